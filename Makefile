@@ -1,0 +1,63 @@
+# SensorDigest developer commands. `make demo` and `make test` do all set-up they need.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TOOLS := .cache/node
+NODE22 := node@22.23.3
+CDK_CLI := aws-cdk@2.1148.1
+export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(PATH)
+export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+
+.PHONY: setup demo test lint synth deploy destroy bench bench-quick clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+.cache/dynamodb-local/DynamoDBLocal.jar: scripts/fetch-dynamodb-local.sh
+	./scripts/fetch-dynamodb-local.sh
+	touch $@
+
+$(TOOLS)/.installed:
+	npm install --silent --no-audit --no-fund --prefix $(TOOLS) $(NODE22) $(CDK_CLI)
+	touch $@
+
+## setup: virtualenv with pinned requirements, DynamoDB Local, Node 22 and the CDK CLI (ignored folders)
+setup: $(VENV)/.installed .cache/dynamodb-local/DynamoDBLocal.jar $(TOOLS)/.installed
+
+## demo: the whole pipeline on this machine against DynamoDB Local (the main command)
+demo: setup
+	$(VENV)/bin/sensor-digest demo
+
+## test: every test: unit, DynamoDB Local integration, infrastructure (template, cdk-nag, cfn-lint)
+test: setup
+	$(PY) -m pytest
+
+## lint: ruff (lint and format check) and mypy
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+## synth: the CloudFormation template into cdk.out/ (no credentials, no Docker, no network)
+synth: setup
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet
+
+deploy: setup
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk deploy
+
+destroy: setup
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk destroy
+
+## bench: the full benchmark (figures in the README); bench-quick: the CI smoke run
+bench: setup
+	$(PY) -m bench
+
+bench-quick: setup
+	$(PY) -m bench --quick
+
+clean:
+	rm -rf $(VENV) .cache cdk.out

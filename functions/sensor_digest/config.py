@@ -1,0 +1,93 @@
+"""Typed configuration, read once from the environment and validated at cold start.
+
+Logic never reads ``os.environ``; handlers call ``*.from_env()`` once and pass the result in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sensor_digest.errors import ConfigurationError
+
+DEFAULT_MARKER_TTL_SECONDS = 29 * 24 * 3600
+"""Queue retention (14 d) + dead-letter retention, the redrive window (14 d) + 1 d margin.
+
+The stack derives the same figure from its own queue settings and passes it as
+``MARKER_TTL_SECONDS`` (``infra/settings.py``); this default only serves local runs.
+"""
+
+
+class DeliveryMode(StrEnum):
+    EXACTLY_ONCE = "exactly-once"
+    AT_LEAST_ONCE = "at-least-once"
+
+
+def _required(env: Mapping[str, str], name: str) -> str:
+    value = env.get(name, "").strip()
+    if not value:
+        raise ConfigurationError(f"environment variable {name} is required")
+    return value
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigurationError(f"DIGEST_TIMEZONE {name!r} is not an IANA time zone") from exc
+
+
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from exc
+    if not low <= value <= high:
+        raise ConfigurationError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    table_name: str
+    ledger_table_name: str
+    dlq_url: str
+    timezone: ZoneInfo
+    delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
+    marker_ttl_seconds: int = DEFAULT_MARKER_TTL_SECONDS
+    max_workers: int = 8
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> IngestSettings:
+        env = os.environ if env is None else env
+        mode_raw = env.get("DELIVERY_MODE", DeliveryMode.EXACTLY_ONCE.value).strip()
+        try:
+            mode = DeliveryMode(mode_raw)
+        except ValueError as exc:
+            allowed = ", ".join(m.value for m in DeliveryMode)
+            raise ConfigurationError(f"DELIVERY_MODE must be one of {allowed}, got {mode_raw!r}") from exc
+        return cls(
+            table_name=_required(env, "TABLE_NAME"),
+            ledger_table_name=_required(env, "LEDGER_TABLE_NAME"),
+            dlq_url=_required(env, "DLQ_URL"),
+            timezone=_zone(env.get("DIGEST_TIMEZONE", "UTC").strip() or "UTC"),
+            delivery_mode=mode,
+            marker_ttl_seconds=_int(env, "MARKER_TTL_SECONDS", DEFAULT_MARKER_TTL_SECONDS, 3600, 366 * 24 * 3600),
+            max_workers=_int(env, "INGEST_MAX_WORKERS", 8, 1, 64),
+        )
+
+
+@dataclass(frozen=True)
+class SummarySettings:
+    table_name: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SummarySettings:
+        env = os.environ if env is None else env
+        return cls(table_name=_required(env, "TABLE_NAME"))

@@ -1,0 +1,254 @@
+"""Day counting: one sensor-day group of messages becomes one write (or a few, past 99 messages).
+
+``exactly-once``: each transaction holds the count change plus one ledger marker per message
+(``attribute_not_exists``), so a redelivered message finds its marker and is dropped, never
+counted twice. The count change follows update -> insert -> update:
+
+1. ``ADD DataCount :n`` on condition that the day item exists;
+2. when step 1 was cancelled because the item is missing: put the item on condition that it
+   still does not exist;
+3. when step 2 was cancelled because another writer inserted first: ``ADD`` without condition.
+
+Why a transaction was cancelled is read from ``CancellationReasons`` (one reason per action, in
+action order): a marker that already exists is a duplicate, dropped from the group; a missing
+or present day item moves to the next step; anything retryable ends the group as a failure.
+
+``at-least-once``: the same three steps as plain ``UpdateItem``/``PutItem`` calls, no markers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sensor_digest import dynamo
+from sensor_digest.config import DeliveryMode
+from sensor_digest.errors import TransientFault
+from sensor_digest.messages import SensorMessage
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+MAX_TRANSACTION_ACTIONS = 100
+MARKERS_PER_TRANSACTION = MAX_TRANSACTION_ACTIONS - 1  # one action is the count change
+
+ATTR_SENSOR_ID = "SensorId"
+ATTR_DATE = "Date"
+ATTR_DATA_COUNT = "DataCount"
+ATTR_LEDGER_KEY = "pk"
+ATTR_EXPIRES_AT = "ExpiresAt"
+
+
+class Step(Enum):
+    """The three steps of update -> insert -> update."""
+
+    UPDATE_IF_EXISTS = "update"
+    INSERT_IF_MISSING = "insert"
+    UPDATE = "update-again"
+
+    def after_condition_failed(self) -> Step:
+        if self is Step.UPDATE_IF_EXISTS:
+            return Step.INSERT_IF_MISSING
+        if self is Step.INSERT_IF_MISSING:
+            return Step.UPDATE
+        raise TransientFault("an unconditional update reported a failed condition")
+
+
+@dataclass
+class GroupOutcome:
+    """What became of each message of one sensor-day group."""
+
+    counted: list[SensorMessage] = field(default_factory=list)
+    duplicates: list[SensorMessage] = field(default_factory=list)
+    failed: list[SensorMessage] = field(default_factory=list)
+    reason: str | None = None
+    requests: int = 0
+    steps: list[str] = field(default_factory=list)
+
+
+def day_key(sensor_id: int, day: str) -> dict[str, Any]:
+    return {ATTR_SENSOR_ID: {"N": str(sensor_id)}, ATTR_DATE: {"S": day}}
+
+
+class DayCounter:
+    """Writes sensor-day groups to the digest table (and the ledger, in ``exactly-once``)."""
+
+    def __init__(
+        self,
+        *,
+        table_name: str,
+        ledger_table_name: str,
+        client: DynamoDBClient,
+        mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE,
+        marker_ttl_seconds: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._table = table_name
+        self._ledger = ledger_table_name
+        self._client = client
+        self._mode = mode
+        self._ttl = marker_ttl_seconds
+        self._clock = clock
+
+    def count_group(self, sensor_id: int, day: str, messages: Sequence[SensorMessage]) -> GroupOutcome:
+        """Count one group; never raises for a write failure (it lands in ``failed``)."""
+        outcome = GroupOutcome()
+        if self._mode is DeliveryMode.AT_LEAST_ONCE:
+            self._count_plain(sensor_id, day, messages, outcome)
+            return outcome
+        leaders, followers = _dedupe_by_marker(messages)
+        for start in range(0, len(leaders), MARKERS_PER_TRANSACTION):
+            chunk = leaders[start : start + MARKERS_PER_TRANSACTION]
+            try:
+                self._count_chunk(sensor_id, day, chunk, outcome)
+            except TransientFault as fault:
+                outcome.failed.extend(leaders[start:])
+                outcome.reason = fault.reason
+                break
+        _settle_followers(followers, outcome)
+        return outcome
+
+    # -- exactly-once ---------------------------------------------------------------------
+
+    def _count_chunk(self, sensor_id: int, day: str, chunk: list[SensorMessage], outcome: GroupOutcome) -> None:
+        pending = list(chunk)
+        step = Step.UPDATE_IF_EXISTS
+        # Each round either succeeds, drops at least one duplicate, or advances the step.
+        for _ in range(len(chunk) + 3):
+            if not pending:
+                return
+            actions = [self._count_action(step, sensor_id, day, sum(m.count for m in pending))]
+            actions += [self._marker_action(m) for m in pending]
+            outcome.requests += 1
+            outcome.steps.append(step.value)
+            try:
+                self._client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+            except ClientError as exc:
+                if dynamo.error_code(exc) != dynamo.TRANSACTION_CANCELED:
+                    raise dynamo.fault_from(exc, "TransactWriteItems") from exc
+                step, pending = _after_cancellation(exc, step, pending, outcome)
+                continue
+            except BotoCoreError as exc:
+                raise dynamo.fault_from(exc, "TransactWriteItems") from exc
+            outcome.counted.extend(pending)
+            return
+        raise TransientFault("transaction kept being cancelled")  # pragma: no cover - bounded above
+
+    def _count_action(self, step: Step, sensor_id: int, day: str, total: int) -> dict[str, Any]:
+        key = day_key(sensor_id, day)
+        if step is Step.INSERT_IF_MISSING:
+            return {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": {**key, ATTR_DATA_COUNT: {"N": str(total)}},
+                    "ConditionExpression": "attribute_not_exists(#pk)",
+                    "ExpressionAttributeNames": {"#pk": ATTR_SENSOR_ID},
+                }
+            }
+        update: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": key,
+            "UpdateExpression": "ADD #count :n",
+            "ExpressionAttributeNames": {"#count": ATTR_DATA_COUNT},
+            "ExpressionAttributeValues": {":n": {"N": str(total)}},
+        }
+        if step is Step.UPDATE_IF_EXISTS:
+            update["ConditionExpression"] = "attribute_exists(#pk)"
+            update["ExpressionAttributeNames"]["#pk"] = ATTR_SENSOR_ID
+        return {"Update": update}
+
+    def _marker_action(self, message: SensorMessage) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self._ledger,
+                "Item": {
+                    ATTR_LEDGER_KEY: {"S": message.ledger_key},
+                    ATTR_EXPIRES_AT: {"N": str(int(self._clock()) + self._ttl)},
+                    "Day": {"S": message.day},
+                    "Count": {"N": str(message.count)},
+                },
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": ATTR_LEDGER_KEY},
+            }
+        }
+
+    # -- at-least-once --------------------------------------------------------------------
+
+    def _count_plain(self, sensor_id: int, day: str, messages: Sequence[SensorMessage], outcome: GroupOutcome) -> None:
+        total = sum(m.count for m in messages)
+        step = Step.UPDATE_IF_EXISTS
+        try:
+            while True:
+                action = self._count_action(step, sensor_id, day, total)
+                outcome.requests += 1
+                outcome.steps.append(step.value)
+                if "Put" in action:
+                    done = dynamo.call(
+                        "PutItem",
+                        lambda a=action: self._client.put_item(**a["Put"]),
+                        tolerate="ConditionalCheckFailedException",
+                    )
+                else:
+                    done = dynamo.call(
+                        "UpdateItem",
+                        lambda a=action: self._client.update_item(**a["Update"]),
+                        tolerate="ConditionalCheckFailedException",
+                    )
+                if done is not None:
+                    outcome.counted.extend(messages)
+                    return
+                step = step.after_condition_failed()
+        except TransientFault as fault:
+            outcome.failed.extend(messages)
+            outcome.reason = fault.reason
+
+
+def _after_cancellation(
+    exc: ClientError, step: Step, pending: list[SensorMessage], outcome: GroupOutcome
+) -> tuple[Step, list[SensorMessage]]:
+    """Read ``CancellationReasons``: drop duplicates, advance the step, or give up as a fault."""
+    codes = dynamo.cancellation_codes(exc)
+    if len(codes) != 1 + len(pending):
+        raise TransientFault(f"transaction cancelled without a reason per action: {codes}")
+    retryable = sorted({c for c in codes if c in dynamo.RETRYABLE_CANCELLATION_CODES})
+    if retryable:
+        raise TransientFault(f"transaction cancelled (retryable): {', '.join(retryable)}")
+    unexpected = sorted({c for c in codes if c not in ("None", dynamo.CONDITIONAL_CHECK_FAILED)})
+    if unexpected:
+        raise TransientFault(f"transaction cancelled (unexpected): {', '.join(unexpected)}")
+    marker_codes = codes[1:]
+    duplicates = [m for m, c in zip(pending, marker_codes, strict=True) if c == dynamo.CONDITIONAL_CHECK_FAILED]
+    outcome.duplicates.extend(duplicates)
+    remaining = [m for m, c in zip(pending, marker_codes, strict=True) if c != dynamo.CONDITIONAL_CHECK_FAILED]
+    if codes[0] == dynamo.CONDITIONAL_CHECK_FAILED:
+        step = step.after_condition_failed()
+    return step, remaining
+
+
+def _dedupe_by_marker(
+    messages: Sequence[SensorMessage],
+) -> tuple[list[SensorMessage], dict[str, list[SensorMessage]]]:
+    """One leader per ledger key (a transaction may touch an item once); the rest follow it."""
+    leaders: dict[str, SensorMessage] = {}
+    followers: dict[str, list[SensorMessage]] = {}
+    for message in messages:
+        key = message.ledger_key
+        if key in leaders:
+            followers.setdefault(key, []).append(message)
+        else:
+            leaders[key] = message
+    return list(leaders.values()), followers
+
+
+def _settle_followers(followers: dict[str, list[SensorMessage]], outcome: GroupOutcome) -> None:
+    """A repeat of a counted (or already known) message is a duplicate; of a failed one, failed."""
+    if not followers:
+        return
+    failed_keys = {m.ledger_key for m in outcome.failed}
+    for key, repeats in followers.items():
+        (outcome.failed if key in failed_keys else outcome.duplicates).extend(repeats)

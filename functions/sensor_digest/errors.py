@@ -1,0 +1,32 @@
+"""One place for the failures a caller must tell apart.
+
+``RejectedMessage`` is permanent: the input breaks the contract and retrying cannot help.
+``TransientFault`` is anything worth retrying (throttling, conflicts, timeouts, 5xx).
+``ClientError`` codes become these at the DynamoDB boundary (``dynamo.py``) and nowhere else.
+"""
+
+from __future__ import annotations
+
+
+class SensorDigestError(Exception):
+    """Base of every error raised on purpose by SensorDigest."""
+
+
+class ConfigurationError(SensorDigestError):
+    """The environment or settings are missing or invalid (raised at cold start)."""
+
+
+class RejectedMessage(SensorDigestError):
+    """A message breaks the contract's message schema; it is kept in the DLQ, never retried."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class TransientFault(SensorDigestError):
+    """A fault worth retrying: throttling, transaction conflict, timeout, server error."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

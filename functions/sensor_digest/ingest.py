@@ -1,0 +1,174 @@
+"""The ingest use case: a batch of SQS messages in, a partial batch response out.
+
+parse and validate every message -> reject the bad ones into the dead-letter queue ->
+group the rest by (sensor, day) -> write the groups concurrently -> list what must be retried.
+Nothing here raises for a per-message problem: each message ends counted, duplicate, rejected
+or failed, and only failed ones are handed back to SQS.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.errors import RejectedMessage
+from sensor_digest.messages import SensorMessage, ZoneLookup, clip_reason, parse_message
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+LOG = Logger(child=True)
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """The parts of an SQS record that ingest reads."""
+
+    message_id: str
+    body: Any
+    sent_timestamp: str | None = None
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> InboundMessage:
+        attributes = record.get("attributes") or {}
+        return cls(
+            message_id=str(record.get("messageId", "")),
+            body=record.get("body"),
+            sent_timestamp=attributes.get("SentTimestamp") if isinstance(attributes, dict) else None,
+        )
+
+
+@dataclass
+class BatchReport:
+    """The fate of every message of one batch, and what it cost."""
+
+    counted: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    failed_ids: list[str] = field(default_factory=list)
+    requests: int = 0
+    groups: int = 0
+
+    @property
+    def failed(self) -> int:
+        return len(self.failed_ids)
+
+    def response(self) -> dict[str, list[dict[str, str]]]:
+        """Lambda's partial batch response (each failed message once, in batch order)."""
+        return {"batchItemFailures": [{"itemIdentifier": mid} for mid in dict.fromkeys(self.failed_ids)]}
+
+
+class DeadLetterSink:
+    """Keeps rejected messages: the original body, with the reason in the ``error`` attribute."""
+
+    def __init__(self, *, queue_url: str, client: SQSClient) -> None:
+        self._queue_url = queue_url
+        self._client = client
+
+    def reject(self, message: InboundMessage, reason: str) -> bool:
+        """``True`` once the message is kept; ``False`` if SQS refused (then SQS must redeliver)."""
+        body = message.body if isinstance(message.body, str) and message.body else "<empty body>"
+        try:
+            self._client.send_message(
+                QueueUrl=self._queue_url,
+                MessageBody=body,
+                MessageAttributes={
+                    "error": {"DataType": "String", "StringValue": clip_reason(reason)},
+                    "source_message_id": {"DataType": "String", "StringValue": message.message_id or "unknown"},
+                },
+            )
+        except (ClientError, BotoCoreError):
+            LOG.exception("dead-letter send failed", message_id=message.message_id)
+            return False
+        return True
+
+
+class IngestService:
+    """Validates, groups and counts one batch; the handler wires it to Lambda."""
+
+    def __init__(
+        self,
+        *,
+        counter: DayCounter,
+        dead_letters: DeadLetterSink,
+        default_zone: tzinfo,
+        zone_for: ZoneLookup | None = None,
+        max_workers: int = 8,
+        on_group: Callable[[int, str, GroupOutcome], None] | None = None,
+    ) -> None:
+        self._counter = counter
+        self._dead_letters = dead_letters
+        self._zone = default_zone
+        self._zone_for = zone_for
+        self._max_workers = max_workers
+        self._on_group = on_group
+
+    def process(self, messages: Sequence[InboundMessage]) -> BatchReport:
+        report = BatchReport()
+        groups: dict[tuple[int, str], list[SensorMessage]] = defaultdict(list)
+        for inbound in messages:
+            try:
+                parsed = parse_message(
+                    message_id=inbound.message_id,
+                    body=inbound.body,
+                    sent_timestamp=inbound.sent_timestamp,
+                    default_zone=self._zone,
+                    zone_for=self._zone_for,
+                )
+            except RejectedMessage as rejection:
+                self._reject(inbound, rejection.reason, report)
+                continue
+            groups[(parsed.sensor_id, parsed.day)].append(parsed)
+        report.groups = len(groups)
+        for (sensor_id, day), outcome in self._write(groups):
+            report.counted += len(outcome.counted)
+            report.duplicates += len(outcome.duplicates)
+            report.failed_ids.extend(m.message_id for m in outcome.failed)
+            report.requests += outcome.requests
+            if outcome.failed:
+                LOG.warning(
+                    "group failed, its messages will be redelivered",
+                    sensor_id=sensor_id,
+                    day=day,
+                    reason=outcome.reason,
+                    message_ids=[m.message_id for m in outcome.failed],
+                )
+            if self._on_group is not None:
+                self._on_group(sensor_id, day, outcome)
+        order = {m.message_id: i for i, m in enumerate(messages)}
+        report.failed_ids.sort(key=lambda mid: order.get(mid, -1))
+        return report
+
+    def _reject(self, inbound: InboundMessage, reason: str, report: BatchReport) -> None:
+        LOG.info("message rejected", message_id=inbound.message_id, reason=clip_reason(reason))
+        if self._dead_letters.reject(inbound, reason):
+            report.rejected += 1
+        else:
+            report.failed_ids.append(inbound.message_id)
+
+    def _write(
+        self, groups: dict[tuple[int, str], list[SensorMessage]]
+    ) -> Iterable[tuple[tuple[int, str], GroupOutcome]]:
+        if not groups:
+            return []
+        items = list(groups.items())
+        if len(items) == 1 or self._max_workers == 1:
+            return [(key, self._safe_count(key, msgs)) for key, msgs in items]
+        with ThreadPoolExecutor(max_workers=min(self._max_workers, len(items))) as pool:
+            futures = [(key, pool.submit(self._safe_count, key, msgs)) for key, msgs in items]
+            return [(key, future.result()) for key, future in futures]
+
+    def _safe_count(self, key: tuple[int, str], messages: list[SensorMessage]) -> GroupOutcome:
+        try:
+            return self._counter.count_group(key[0], key[1], messages)
+        except Exception as exc:  # a bug must fail this group only, never the batch
+            LOG.exception("group raised", sensor_id=key[0], day=key[1])
+            return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")

@@ -1,0 +1,185 @@
+"""The sensor message schema of ``shared/contract.md``: parse, validate, assign the day.
+
+Every rule of the contract lives here, and every violation raises ``RejectedMessage`` with a
+reason a person can act on. Nothing in here touches the network.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+
+from sensor_digest.errors import RejectedMessage
+
+MAX_SENSOR_ID = 2**53 - 1
+MAX_COUNT = 1_000_000
+MAX_EVENT_ID_LENGTH = 128
+MAX_REASON_LENGTH = 500
+
+ZoneLookup = Callable[[int], tzinfo | None]
+"""Gives the time zone a sensor's days are counted in (registry, else ``DIGEST_TIMEZONE``)."""
+
+
+@dataclass(frozen=True)
+class SensorMessage:
+    """A valid message, reduced to what counting needs."""
+
+    message_id: str
+    sensor_id: int
+    day: str
+    count: int
+    event_id: str
+
+    @property
+    def ledger_key(self) -> str:
+        """The marker key of the contract: ``MSG#<sensor_id>#<event_id>``."""
+        return f"MSG#{self.sensor_id}#{self.event_id}"
+
+
+def _reject_constant(name: str) -> Any:
+    raise RejectedMessage(f"body is not valid JSON: {name} is not a JSON number")
+
+
+def _load_object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, str):
+        raise RejectedMessage("body is missing or not text")
+    try:
+        value = json.loads(body, parse_constant=_reject_constant)
+    except RejectedMessage:
+        raise
+    except RecursionError:
+        raise RejectedMessage("body is not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, and integers past Python's digit limit
+        raise RejectedMessage(f"body is not valid JSON: {_short(str(exc))}") from None
+    if not isinstance(value, dict):
+        raise RejectedMessage(f"body must be a JSON object, got {_json_type(value)}")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _strict_int(fields: Mapping[str, Any], name: str, low: int, high: int) -> int:
+    value = fields[name]
+    if type(value) is not int:  # bool is an int subclass; floats and strings are refused too
+        raise RejectedMessage(f"{name} must be an integer, got {_json_type(value)}")
+    if not low <= value <= high:
+        raise RejectedMessage(f"{name} must be between {low} and {high}, got {_short(str(value))}")
+    return value
+
+
+def _parse_sensor_id(fields: Mapping[str, Any]) -> int:
+    if "sensor_id" not in fields:
+        raise RejectedMessage("sensor_id is required")
+    return _strict_int(fields, "sensor_id", 0, MAX_SENSOR_ID)
+
+
+def _parse_count(fields: Mapping[str, Any]) -> int:
+    if "count" not in fields:
+        return 1
+    return _strict_int(fields, "count", 1, MAX_COUNT)
+
+
+def _parse_event_id(fields: Mapping[str, Any], message_id: str) -> str:
+    if "event_id" not in fields:
+        return message_id
+    value = fields["event_id"]
+    if not isinstance(value, str):
+        raise RejectedMessage(f"event_id must be a string, got {_json_type(value)}")
+    if not 1 <= len(value) <= MAX_EVENT_ID_LENGTH:
+        raise RejectedMessage(f"event_id must have 1 to {MAX_EVENT_ID_LENGTH} characters, got {len(value)}")
+    if not value.isprintable():
+        raise RejectedMessage("event_id must contain printable characters only")
+    return value
+
+
+def _from_epoch(seconds: float, what: str) -> datetime:
+    if not math.isfinite(seconds):
+        raise RejectedMessage(f"{what} must be a finite number")
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        raise RejectedMessage(f"{what} {_short(repr(seconds))} is out of range") from None
+
+
+def _parse_moment(fields: Mapping[str, Any], sent_timestamp: str | None, zone: tzinfo) -> datetime:
+    if "timestamp" not in fields:
+        if sent_timestamp is None:
+            raise RejectedMessage("timestamp is absent and the SQS SentTimestamp attribute is missing")
+        try:
+            millis = int(sent_timestamp)
+        except ValueError:
+            raise RejectedMessage("the SQS SentTimestamp attribute is not an integer") from None
+        return _from_epoch(millis / 1000, "SentTimestamp")
+    value = fields["timestamp"]
+    if isinstance(value, bool) or value is None:
+        raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_json_type(value)}")
+    if isinstance(value, int | float):
+        return _from_epoch(float(value) if isinstance(value, float) else value, "timestamp")
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            raise RejectedMessage(f"timestamp {_short(repr(value))} is not ISO-8601") from None
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
+    raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_json_type(value)}")
+
+
+def _day(moment: datetime, zone: tzinfo) -> str:
+    try:
+        local = moment.astimezone(zone)
+    except (OverflowError, ValueError):
+        raise RejectedMessage("timestamp is out of range") from None
+    return local.date().isoformat()
+
+
+def parse_message(
+    *,
+    message_id: str,
+    body: Any,
+    sent_timestamp: str | None,
+    default_zone: tzinfo,
+    zone_for: ZoneLookup | None = None,
+) -> SensorMessage:
+    """Validate one SQS message body against the contract; raise ``RejectedMessage`` if it breaks it.
+
+    ``zone_for`` names the sensor's own time zone where the project keeps one; without it, or
+    when it gives ``None``, days are counted in ``default_zone`` (``DIGEST_TIMEZONE``).
+    """
+    fields = _load_object(body)
+    sensor_id = _parse_sensor_id(fields)
+    count = _parse_count(fields)
+    event_id = _parse_event_id(fields, message_id)
+    zone = (zone_for(sensor_id) if zone_for else None) or default_zone
+    moment = _parse_moment(fields, sent_timestamp, zone)
+    return SensorMessage(
+        message_id=message_id,
+        sensor_id=sensor_id,
+        day=_day(moment, zone),
+        count=count,
+        event_id=event_id,
+    )
+
+
+def clip_reason(reason: str) -> str:
+    """A reason short enough for an SQS message attribute and a log line."""
+    return reason if len(reason) <= MAX_REASON_LENGTH else reason[: MAX_REASON_LENGTH - 3] + "..."

@@ -1,0 +1,97 @@
+"""Lambda-shaped events, exactly as AWS documents them, for the local runtime and the tests.
+
+SQS: https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html (example event).
+DynamoDB Streams: https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html (example event).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:SensorDigestQueue"
+REGION = "us-east-1"
+
+
+@dataclass
+class QueuedMessage:
+    """One SQS message as the queue keeps it (id, body, timestamps, receive count)."""
+
+    body: str
+    message_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    sent_timestamp_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    receive_count: int = 0
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+def sqs_record(message: QueuedMessage, queue_arn: str = QUEUE_ARN) -> dict[str, Any]:
+    now_ms = str(int(time.time() * 1000))
+    return {
+        "messageId": message.message_id,
+        "receiptHandle": f"{message.message_id}#{message.receive_count}",
+        "body": message.body,
+        "attributes": {
+            "ApproximateReceiveCount": str(max(message.receive_count, 1)),
+            "SentTimestamp": str(message.sent_timestamp_ms),
+            "SenderId": "AIDAIENQZJOLO23YVJ4VO",
+            "ApproximateFirstReceiveTimestamp": now_ms,
+        },
+        "messageAttributes": dict(message.attributes),
+        "md5OfBody": hashlib.md5(message.body.encode(), usedforsecurity=False).hexdigest(),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": REGION,
+    }
+
+
+def sqs_event(messages: Iterable[QueuedMessage], queue_arn: str = QUEUE_ARN) -> dict[str, Any]:
+    return {"Records": [sqs_record(m, queue_arn) for m in messages]}
+
+
+def stream_event(records: Iterable[Mapping[str, Any]], stream_arn: str) -> dict[str, Any]:
+    """Lambda's DynamoDB Streams event from records of the ``dynamodbstreams`` API."""
+    out = []
+    for record in records:
+        shaped = {
+            "eventID": record["eventID"],
+            "eventName": record["eventName"],
+            "eventVersion": record.get("eventVersion", "1.1"),
+            "eventSource": "aws:dynamodb",
+            "awsRegion": record.get("awsRegion", REGION),
+            "dynamodb": _plain_stream_record(record["dynamodb"]),
+            "eventSourceARN": stream_arn,
+        }
+        out.append(shaped)
+    return {"Records": out}
+
+
+def _plain_stream_record(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The API gives ``ApproximateCreationDateTime`` as a datetime; Lambda gives epoch seconds."""
+    shaped = dict(data)
+    created = shaped.get("ApproximateCreationDateTime")
+    if created is not None and not isinstance(created, int | float):
+        shaped["ApproximateCreationDateTime"] = int(created.timestamp())
+    return shaped
+
+
+class FakeContext:
+    """The parts of ``LambdaContext`` that Powertools reads."""
+
+    function_name = "sensor-digest-local"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:000000000000:function:sensor-digest-local"
+    aws_request_id = "local"
+    log_group_name = "/aws/lambda/sensor-digest-local"
+    log_stream_name = "local"
+
+    def __init__(self, request_id: str | None = None) -> None:
+        self.aws_request_id = request_id or str(uuid.uuid4())
+
+    @staticmethod
+    def get_remaining_time_in_millis() -> int:
+        return 300_000

@@ -1,0 +1,61 @@
+"""Shared fixtures. Engines: DynamoDB Local (AWS's own engine) for every DynamoDB claim; moto for SQS.
+
+The session starts one DynamoDB Local on a free port (or uses ``AWS_ENDPOINT_URL_DYNAMODB`` when it
+is already set and answers), and every test gets its own freshly named tables.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from sensor_digest_local.engine import create_tables, local_client, running_engine
+
+# No test may ever reach AWS: fake credentials and a fixed region before any client exists.
+os.environ["AWS_ACCESS_KEY_ID"] = "local"
+os.environ["AWS_SECRET_ACCESS_KEY"] = "local"
+os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
+os.environ.pop("AWS_PROFILE", None)
+os.environ.pop("AWS_SESSION_TOKEN", None)
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "SensorDigest")
+os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def ddb_endpoint() -> Iterator[str]:
+    preset = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
+    with running_engine(preset) as engine:
+        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = engine.endpoint
+        os.environ["AWS_ENDPOINT_URL_DYNAMODBSTREAMS"] = engine.endpoint
+        yield engine.endpoint
+
+
+@pytest.fixture
+def ddb(ddb_endpoint: str) -> Any:
+    return local_client(ddb_endpoint, max_pool_connections=32)
+
+
+@dataclass(frozen=True)
+class Tables:
+    table: str
+    ledger: str
+
+
+@pytest.fixture
+def tables(ddb: Any, monkeypatch: pytest.MonkeyPatch) -> Tables:
+    """A fresh digest table and ledger on DynamoDB Local, named in the handlers' environment."""
+    suffix = f"{next(_counter)}-{uuid.uuid4().hex[:6]}"
+    names = Tables(table=f"SensorDigest-{suffix}", ledger=f"SensorDigestLedger-{suffix}")
+    create_tables(ddb, names.table, names.ledger)
+    monkeypatch.setenv("TABLE_NAME", names.table)
+    monkeypatch.setenv("LEDGER_TABLE_NAME", names.ledger)
+    return names

@@ -1,0 +1,100 @@
+"""A test-only fault layer around the boto3 DynamoDB client the handlers use.
+
+Engines cannot be made to throttle or time out on demand, so this wrapper injects the faults
+that DynamoDB produces in production, at the call boundary, with the exact error shapes
+botocore raises:
+
+- ``throttle``: a ``ProvisionedThroughputExceededException`` before the call (nothing written);
+- ``conflict``: a ``TransactionCanceledException`` whose reasons say ``TransactionConflict``
+  (nothing written);
+- ``timeout_after``: the call runs and commits, then a ``ReadTimeoutError`` is raised: the
+  ambiguous case where the caller cannot know the write happened;
+- ``invalid``: a ``ValidationException`` before the call (an error no retry cures);
+- ``crash``: a ``Crash`` (not a botocore error) escapes, as if the process died mid-batch.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError, ReadTimeoutError
+
+Rule = Callable[[str, dict[str, Any]], str | None]
+"""Given (operation name, call kwargs), the fault to inject or ``None``."""
+
+WRITE_OPERATIONS = ("transact_write_items", "update_item", "put_item")
+
+
+class Crash(BaseException):
+    """Escapes every ``except Exception``: models a process dying in the middle of a batch."""
+
+
+def throttling_error(operation: str) -> ClientError:
+    return ClientError(
+        {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "Rate exceeded (injected)"}},
+        operation,
+    )
+
+
+def conflict_error(kwargs: dict[str, Any]) -> ClientError:
+    actions = kwargs.get("TransactItems", [{}])
+    reasons = [{"Code": "None"} for _ in actions]
+    reasons[0] = {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item (injected)"}
+    return ClientError(
+        {
+            "Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled (injected)"},
+            "CancellationReasons": reasons,
+        },
+        "TransactWriteItems",
+    )
+
+
+@dataclass
+class FaultyClient:
+    """Delegates to ``inner``; write calls consult ``rule`` first. Counts what it did."""
+
+    inner: Any
+    rule: Rule
+    calls: dict[str, int] = field(default_factory=dict)
+    injected: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+        if name not in WRITE_OPERATIONS:
+            return target
+
+        def call(**kwargs: Any) -> Any:
+            fault = self.rule(name, kwargs)
+            with self._lock:
+                self.calls[name] = self.calls.get(name, 0) + 1
+                if fault:
+                    self.injected[fault] = self.injected.get(fault, 0) + 1
+            if fault == "throttle":
+                raise throttling_error(name)
+            if fault == "conflict" and name == "transact_write_items":
+                raise conflict_error(kwargs)
+            if fault == "invalid":
+                raise ClientError({"Error": {"Code": "ValidationException", "Message": "injected"}}, name)
+            if fault == "crash":
+                raise Crash(name)
+            result = target(**kwargs)
+            if fault == "timeout_after":
+                raise ReadTimeoutError(endpoint_url="http://dynamodb.local (injected)")
+            return result
+
+        return call
+
+
+def touches_sensor(kwargs: dict[str, Any], sensor_id: int) -> bool:
+    """Whether a write call touches the day item of ``sensor_id``."""
+    actions = kwargs.get("TransactItems") or [{"Call": kwargs}]
+    for action in actions:
+        body = next(iter(action.values()))
+        key = body.get("Key") or body.get("Item") or {}
+        if key.get("SensorId", {}).get("N") == str(sensor_id):
+            return True
+    return False

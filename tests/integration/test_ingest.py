@@ -1,0 +1,294 @@
+"""Ingest path on DynamoDB Local (every test here); the dead-letter queue is moto's SQS."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from collections import Counter
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from sensor_digest.config import DeliveryMode
+from sensor_digest.counting import DayCounter
+from sensor_digest.ingest import InboundMessage, IngestService
+from tests.conftest import Tables
+from tests.faults import FaultyClient, touches_sensor
+from tests.helpers import FakeContext, QueuedMessage, day_counts, scan_all, sqs_event
+from tests.integration.conftest import DeadLetters, body_of
+
+pytestmark = pytest.mark.dynamodb_local
+UTC_ZONE = ZoneInfo("UTC")
+
+
+class KeptRejects:
+    """A fake dead-letter sink for service-level tests (the handler tests use moto's SQS)."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[str, str]] = []
+
+    def reject(self, message: InboundMessage, reason: str) -> bool:
+        self.kept.append((message.message_id, reason))
+        return True
+
+
+def make_service(client: Any, tables: Tables, mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE, **kw: Any) -> Any:
+    counter = DayCounter(
+        table_name=tables.table,
+        ledger_table_name=tables.ledger,
+        client=client,
+        mode=mode,
+        marker_ttl_seconds=3600,
+    )
+    sink: Any = KeptRejects()
+    return IngestService(counter=counter, dead_letters=sink, default_zone=UTC_ZONE, **kw)
+
+
+def inbound(sensor_id: int, day: str, mid: str | None = None, **extra: Any) -> InboundMessage:
+    q = QueuedMessage(body=body_of(sensor_id, day, **extra))
+    return InboundMessage(message_id=mid or q.message_id, body=q.body, sent_timestamp=str(q.sent_timestamp_ms))
+
+
+def test_first_message_of_a_day_creates_the_item_and_later_ones_update_it(ddb: Any, tables: Tables) -> None:
+    steps: list[list[str]] = []
+    service = make_service(ddb, tables, on_group=lambda s, d, outcome: steps.append(outcome.steps))
+
+    first = service.process([inbound(7, "2024-05-01", count=3)])
+    second = service.process([inbound(7, "2024-05-01"), inbound(7, "2024-05-01", count=5)])
+
+    assert (first.counted, second.counted) == (1, 2)
+    assert steps == [["update", "insert"], ["update"]]
+    assert day_counts(ddb, tables.table) == {(7, "2024-05-01"): 9}
+    markers = scan_all(ddb, tables.ledger)
+    assert len(markers) == 3
+    assert all(int(m["ExpiresAt"]["N"]) > 0 and m["pk"]["S"].startswith("MSG#7#") for m in markers)
+
+
+class PauseAfterFirstTransaction:
+    """Holds each thread after its first transaction until the other thread got there too."""
+
+    def __init__(self, inner: Any, barrier: threading.Barrier) -> None:
+        self.inner = inner
+        self.barrier = barrier
+        self.local = threading.local()
+
+    def transact_write_items(self, **kwargs: Any) -> Any:
+        try:
+            return self.inner.transact_write_items(**kwargs)
+        finally:
+            if not getattr(self.local, "paused", False):
+                self.local.paused = True
+                self.barrier.wait()
+
+
+def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(ddb: Any, tables: Tables) -> None:
+    # Given two writers that both find the day item missing before either inserts it
+    client = PauseAfterFirstTransaction(ddb, threading.Barrier(2, timeout=30))
+    outcomes: list[Any] = []
+
+    def writer(count: int) -> None:
+        service = make_service(client, tables, on_group=lambda s, d, outcome: outcomes.append(outcome))
+        service.process([inbound(1, "2024-05-02", count=count)])
+
+    # When both run at once
+    threads = [threading.Thread(target=writer, args=(n,)) for n in (4, 6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    # Then the sum is exact: one inserted, the other fell back to the plain update (step 3)
+    assert day_counts(ddb, tables.table) == {(1, "2024-05-02"): 10}
+    assert sorted(o.steps for o in outcomes) == [["update", "insert"], ["update", "insert", "update-again"]]
+    assert all(len(o.counted) == 1 for o in outcomes)
+
+
+def test_same_batch_delivered_twice_counts_once(ddb: Any, tables: Tables, ingest_handler: Any) -> None:
+    batch = [QueuedMessage(body=body_of(s, "2024-05-01", count=c)) for s, c in [(1, 2), (2, 1), (1, 1), (3, 7)]]
+    event = sqs_event(batch)
+
+    first = ingest_handler(event, FakeContext())
+    second = ingest_handler(event, FakeContext())
+
+    assert first == second == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 3, (2, "2024-05-01"): 1, (3, "2024-05-01"): 7}
+    assert len(scan_all(ddb, tables.ledger)) == 4
+
+
+def test_poison_message_goes_to_the_dlq_with_its_reason_and_the_others_count(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters
+) -> None:
+    good = [QueuedMessage(body=body_of(5, "2024-05-01")) for _ in range(3)]
+    poison = QueuedMessage(body='{"sensor_id": "five", "timestamp": "2024-05-01T00:00:00Z"}')
+
+    response = ingest_handler(sqs_event([good[0], poison, good[1], good[2]]), FakeContext())
+
+    assert response == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table) == {(5, "2024-05-01"): 3}
+    kept = dead_letters.drain()
+    assert kept == [
+        {
+            "body": poison.body,
+            "error": "sensor_id must be an integer, got string",
+            "source_message_id": poison.message_id,
+        }
+    ]
+    assert len(scan_all(ddb, tables.ledger)) == 3  # the poison left no marker
+
+
+def test_throttling_in_one_group_fails_only_that_groups_messages(ddb: Any, tables: Tables) -> None:
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: "throttle" if touches_sensor(kw, 2) else None)
+    service = make_service(client, tables)
+    batch = [
+        inbound(1, "2024-05-01", mid="a"),
+        inbound(2, "2024-05-01", mid="b"),
+        inbound(3, "2024-05-01", mid="c"),
+        inbound(2, "2024-05-01", mid="d"),
+    ]
+
+    report = service.process(batch)
+
+    assert report.response() == {"batchItemFailures": [{"itemIdentifier": "b"}, {"itemIdentifier": "d"}]}
+    assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 1, (3, "2024-05-01"): 1}
+    assert client.injected == {"throttle": 1}
+
+
+def test_redelivery_after_a_failed_group_counts_it_exactly_once(ddb: Any, tables: Tables) -> None:
+    # Call 1: TransactionConflict. Call 2: step 1 finds no item. Call 3: the insert commits, then times out.
+    plan = {1: "conflict", 3: "timeout_after"}
+    calls = iter(range(1, 100))
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: plan.get(next(calls)))
+    service = make_service(client, tables)
+    batch = [inbound(4, "2024-05-01", mid="x", count=2), inbound(4, "2024-05-01", mid="y", count=3)]
+
+    conflicted = service.process(batch)  # TransactionConflict: nothing written
+    ambiguous = service.process(batch)  # committed, then the response timed out
+    redelivered = service.process(batch)  # SQS redelivers: markers exist, nothing added
+
+    assert conflicted.failed_ids == ["x", "y"]
+    assert ambiguous.failed_ids == ["x", "y"]
+    assert (redelivered.failed, redelivered.duplicates, redelivered.counted) == (0, 2, 0)
+    assert day_counts(ddb, tables.table) == {(4, "2024-05-01"): 5}
+
+
+def test_a_group_past_99_messages_is_split_and_counted_exactly(ddb: Any, tables: Tables) -> None:
+    messages = [inbound(9, "2024-05-03", mid=f"m{i}") for i in range(250)]
+    service = make_service(ddb, tables)
+    service.process(messages[100:120])  # some of them were counted before
+
+    report = service.process(messages)
+
+    assert (report.counted, report.duplicates, report.failed) == (230, 20, 0)
+    assert report.requests >= 3  # 250 markers need at least three transactions of 100 actions
+    assert day_counts(ddb, tables.table) == {(9, "2024-05-03"): 250}
+    assert len(scan_all(ddb, tables.ledger)) == 250
+
+
+def test_the_same_event_id_twice_in_one_batch_counts_once(ddb: Any, tables: Tables) -> None:
+    service = make_service(ddb, tables)
+    batch = [
+        inbound(3, "2024-05-01", mid="p", event_id="e-1"),
+        inbound(3, "2024-05-01", mid="q", event_id="e-1"),
+        inbound(3, "2024-05-02", mid="r", event_id="e-1"),
+    ]  # same report, re-sent across midnight
+
+    report = service.process(batch)
+
+    assert (report.counted, report.duplicates, report.failed) == (1, 2, 0)
+    assert sum(day_counts(ddb, tables.table).values()) == 1
+
+
+def test_event_ids_are_never_pasted_into_expressions(ddb: Any, tables: Tables) -> None:
+    hostile = ["#a", ":v", ")", "attribute_exists(x)", "MSG#1#x", "é ✓ 日本"]
+    service = make_service(ddb, tables)
+
+    report = service.process([inbound(1, "2024-05-01", event_id=e) for e in hostile])
+
+    assert (report.counted, report.failed) == (len(hostile), 0)
+    assert {m["pk"]["S"] for m in scan_all(ddb, tables.ledger)} == {f"MSG#1#{e}" for e in hostile}
+
+
+def test_at_least_once_writes_one_request_per_group_and_keeps_no_markers(ddb: Any, tables: Tables) -> None:
+    service = make_service(ddb, tables, mode=DeliveryMode.AT_LEAST_ONCE)
+    batch = [inbound(s, "2024-05-01") for s in (1, 1, 2)]
+    service.process(batch)
+
+    again = service.process(batch)
+
+    assert again.requests == 2  # the day items exist: one conditional update per group
+    assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 4, (2, "2024-05-01"): 2}  # overcounts by design
+    assert scan_all(ddb, tables.ledger) == []
+
+
+def test_handler_accepts_the_sqs_event_exactly_as_aws_documents_it(
+    ddb: Any, tables: Tables, ingest_handler: Any
+) -> None:
+    # The example event of the Lambda developer guide ("Using Lambda with Amazon SQS"), body replaced.
+    event = {
+        "Records": [
+            {
+                "messageId": "059f36b4-87a3-44ab-83d2-661975830a7d",
+                "receiptHandle": "AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a...",
+                "body": json.dumps({"sensor_id": 12}),
+                "attributes": {
+                    "ApproximateReceiveCount": "1",
+                    "SentTimestamp": "1545082649183",
+                    "SenderId": "AIDAIENQZJOLO23YVJ4VO",
+                    "ApproximateFirstReceiveTimestamp": "1545082649185",
+                },
+                "messageAttributes": {},
+                "md5OfBody": "e4e68fb7bd0e697a0ae8f1bb342846b3",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-2:123456789012:my-queue",
+                "awsRegion": "us-east-2",
+            }
+        ]
+    }
+
+    assert ingest_handler(event, FakeContext()) == {"batchItemFailures": []}
+    # No timestamp in the body: the day comes from SentTimestamp (2018-12-17T21:37:29Z).
+    assert day_counts(ddb, tables.table) == {(12, "2018-12-17"): 1}
+
+
+def test_ten_thousand_messages_delivered_one_to_three_times_give_exact_counts(
+    ddb: Any, tables: Tables, ingest_handler: Any
+) -> None:
+    # Given 10,000 messages over 50 sensors and 3 days, each delivered 1-3 times, in shuffled batches of <= 100
+    rng = random.Random(20241122)
+    days = ["2024-05-01", "2024-05-02", "2024-05-03"]
+    messages = []
+    truth: Counter[tuple[int, str]] = Counter()
+    for i in range(10_000):
+        sensor, day, count = rng.randrange(50), rng.choice(days), rng.randint(1, 3)
+        messages.append(QueuedMessage(body=body_of(sensor, day, count=count, event_id=f"ev-{i}")))
+        truth[(sensor, day)] += count
+    deliveries = [m for m in messages for _ in range(rng.randint(1, 3))]
+    rng.shuffle(deliveries)
+
+    # When they go through the handler, failures redelivered until none is left
+    failures = 0
+    queue = list(deliveries)
+    while queue:
+        size = rng.randint(1, 100)
+        batch, queue = queue[:size], queue[size:]
+        response = ingest_handler(sqs_event(batch), FakeContext())
+        failed_ids = {f["itemIdentifier"] for f in response["batchItemFailures"]}
+        failures += len(failed_ids)
+        queue += [m for m in batch if m.message_id in failed_ids]
+
+    # Then every count is exact and every message left exactly one marker
+    assert day_counts(ddb, tables.table) == dict(truth)
+    assert len(scan_all(ddb, tables.ledger)) == 10_000
+    assert failures == 0
+
+
+def test_unexpected_client_errors_fail_the_group_not_the_batch(ddb: Any, tables: Tables) -> None:
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: "invalid" if touches_sensor(kw, 8) else None)
+    service = make_service(client, tables)
+
+    report = service.process([inbound(8, "2024-05-01", mid="bad"), inbound(1, "2024-05-01", mid="ok")])
+
+    assert report.failed_ids == ["bad"]
+    assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 1}

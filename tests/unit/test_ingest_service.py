@@ -1,0 +1,87 @@
+"""The ingest service's accounting, with a fake counter and sink (no network, no engine)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sensor_digest.counting import GroupOutcome
+from sensor_digest.ingest import InboundMessage, IngestService
+
+
+class FakeCounter:
+    """Counts every group, except the sensors it is told to fail (or to blow up on)."""
+
+    def __init__(self, failing: set[int], exploding: set[int]) -> None:
+        self.failing = failing
+        self.exploding = exploding
+
+    def count_group(self, sensor_id: int, day: str, messages: list[Any]) -> GroupOutcome:
+        if sensor_id in self.exploding:
+            raise RuntimeError("bug")
+        if sensor_id in self.failing:
+            return GroupOutcome(failed=list(messages), reason="throttled")
+        return GroupOutcome(counted=list(messages), requests=1)
+
+
+class Sink:
+    def __init__(self, refuse: bool) -> None:
+        self.refuse = refuse
+        self.kept: list[str] = []
+
+    def reject(self, message: InboundMessage, reason: str) -> bool:
+        if self.refuse:
+            return False
+        self.kept.append(message.message_id)
+        return True
+
+
+BODIES = st.one_of(
+    st.text(max_size=50),
+    st.builds(lambda s, c: json.dumps({"sensor_id": s, "count": c}), st.integers(-1, 6), st.integers(0, 3)),
+    st.builds(lambda s: json.dumps({"sensor_id": s, "timestamp": "2024-05-01T00:00:00Z"}), st.integers(0, 6)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    bodies=st.lists(BODIES, max_size=30),
+    failing=st.sets(st.integers(0, 6)),
+    exploding=st.sets(st.integers(0, 6), max_size=1),
+    refuse=st.booleans(),
+)
+def test_every_record_ends_counted_rejected_or_failed_and_nothing_raises(
+    bodies: list[str], failing: set[int], exploding: set[int], refuse: bool
+) -> None:
+    messages = [
+        InboundMessage(message_id=f"m{i}", body=b, sent_timestamp="1714564800000") for i, b in enumerate(bodies)
+    ]
+    sink = Sink(refuse)
+    service = IngestService(
+        counter=FakeCounter(failing, exploding),  # type: ignore[arg-type]
+        dead_letters=sink,  # type: ignore[arg-type]
+        default_zone=ZoneInfo("UTC"),
+        max_workers=3,
+    )
+
+    report = service.process(messages)
+
+    assert report.counted + report.duplicates + report.rejected + report.failed == len(messages)
+    assert len(set(report.failed_ids)) == report.failed
+    assert report.rejected == len(sink.kept)
+    response_ids = [f["itemIdentifier"] for f in report.response()["batchItemFailures"]]
+    assert response_ids == sorted(response_ids, key=lambda mid: int(mid[1:]))  # batch order
+
+
+def test_a_refused_dead_letter_send_lists_the_message_for_redelivery() -> None:
+    service = IngestService(
+        counter=FakeCounter(set(), set()),  # type: ignore[arg-type]
+        dead_letters=Sink(refuse=True),  # type: ignore[arg-type]
+        default_zone=ZoneInfo("UTC"),
+    )
+    report = service.process([InboundMessage(message_id="bad", body="{", sent_timestamp=None)])
+    assert report.response() == {"batchItemFailures": [{"itemIdentifier": "bad"}]}

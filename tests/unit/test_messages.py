@@ -1,0 +1,128 @@
+"""Message parsing and validation (no network, no engine)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sensor_digest.errors import RejectedMessage
+from sensor_digest.messages import MAX_SENSOR_ID, parse_message
+
+UTC = ZoneInfo("UTC")
+SENT_MS = "1714564800000"  # 2024-05-01T12:00:00Z
+
+
+def parse(body: Any, zone: ZoneInfo = UTC, sent: str | None = SENT_MS, **kw: Any) -> Any:
+    text = body if isinstance(body, str) else json.dumps(body)
+    return parse_message(message_id="mid-1", body=text, sent_timestamp=sent, default_zone=zone, **kw)
+
+
+def reason(body: Any, **kw: Any) -> str:
+    with pytest.raises(RejectedMessage) as info:
+        parse(body, **kw)
+    return info.value.reason
+
+
+def test_a_minimal_message_counts_one_on_the_sent_day_with_the_message_id_as_event_id() -> None:
+    parsed = parse({"sensor_id": 42})
+    assert (parsed.sensor_id, parsed.day, parsed.count, parsed.event_id) == (42, "2024-05-01", 1, "mid-1")
+    assert parsed.ledger_key == "MSG#42#mid-1"
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "zone", "day"),
+    [
+        ("2024-05-01T23:30:00Z", "UTC", "2024-05-01"),
+        ("2024-05-01T23:30:00+00:00", "Asia/Tokyo", "2024-05-02"),
+        ("2024-05-01T23:30:00", "Asia/Tokyo", "2024-05-01"),  # no offset: read in the digest zone
+        ("2024-05-01T02:00:00-07:00", "UTC", "2024-05-01"),
+        ("2024-05-01T20:00:00-07:00", "UTC", "2024-05-02"),
+        (1714607999, "UTC", "2024-05-01"),
+        (1714608000, "UTC", "2024-05-02"),
+        (1714608000.5, "America/Los_Angeles", "2024-05-01"),
+        ("2024-05-01", "UTC", "2024-05-01"),
+    ],
+)
+def test_the_day_is_the_calendar_day_of_the_timestamp_in_the_zone(timestamp: Any, zone: str, day: str) -> None:
+    assert parse({"sensor_id": 1, "timestamp": timestamp}, zone=ZoneInfo(zone)).day == day
+
+
+def test_a_sensor_zone_overrides_the_digest_zone() -> None:
+    body = {"sensor_id": 9, "timestamp": "2024-05-01T20:00:00Z"}
+    assert parse(body, zone_for=lambda s: ZoneInfo("Asia/Tokyo") if s == 9 else None).day == "2024-05-02"
+    assert parse({**body, "sensor_id": 8}, zone_for=lambda s: None).day == "2024-05-01"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("not json", "body is not valid JSON"),
+        ("[1, 2]", "body must be a JSON object, got array"),
+        ("", "body is not valid JSON"),
+        ('{"sensor_id": NaN}', "NaN is not a JSON number"),
+        ('{"sensor_id": Infinity}', "Infinity is not a JSON number"),
+        ({}, "sensor_id is required"),
+        ({"sensor_id": True}, "sensor_id must be an integer, got boolean"),
+        ({"sensor_id": 1.0}, "sensor_id must be an integer, got number"),
+        ({"sensor_id": "1"}, "sensor_id must be an integer, got string"),
+        ({"sensor_id": None}, "sensor_id must be an integer, got null"),
+        ({"sensor_id": -1}, "sensor_id must be between 0 and 9007199254740991"),
+        ({"sensor_id": MAX_SENSOR_ID + 1}, "sensor_id must be between 0 and 9007199254740991"),
+        ({"sensor_id": 1, "count": 0}, "count must be between 1 and 1000000"),
+        ({"sensor_id": 1, "count": 1_000_001}, "count must be between 1 and 1000000"),
+        ({"sensor_id": 1, "count": False}, "count must be an integer, got boolean"),
+        ({"sensor_id": 1, "count": 2.5}, "count must be an integer, got number"),
+        ({"sensor_id": 1, "event_id": ""}, "event_id must have 1 to 128 characters, got 0"),
+        ({"sensor_id": 1, "event_id": "x" * 129}, "event_id must have 1 to 128 characters, got 129"),
+        ({"sensor_id": 1, "event_id": "a\nb"}, "event_id must contain printable characters only"),
+        ({"sensor_id": 1, "event_id": 7}, "event_id must be a string, got number"),
+        ({"sensor_id": 1, "timestamp": "yesterday"}, "timestamp 'yesterday' is not ISO-8601"),
+        ({"sensor_id": 1, "timestamp": True}, "timestamp must be an ISO-8601 string or epoch seconds, got boolean"),
+        ({"sensor_id": 1, "timestamp": None}, "timestamp must be an ISO-8601 string or epoch seconds, got null"),
+        ({"sensor_id": 1, "timestamp": [1]}, "timestamp must be an ISO-8601 string or epoch seconds, got array"),
+        ({"sensor_id": 1, "timestamp": 1e300}, "timestamp 1e+300 is out of range"),
+        ('{"sensor_id": 1, "timestamp": 1e999}', "timestamp must be a finite number"),
+        ("[" * 100_000 + "]" * 100_000, "body is not valid JSON: nested too deeply"),
+        ('{"sensor_id": ' + "9" * 5000 + "}", "body is not valid JSON"),
+    ],
+)
+def test_a_message_that_breaks_a_rule_is_rejected_with_the_reason(body: Any, expected: str) -> None:
+    assert expected in reason(body)
+
+
+def test_without_timestamp_and_without_sent_timestamp_the_message_is_rejected() -> None:
+    assert "SentTimestamp attribute is missing" in reason({"sensor_id": 1}, sent=None)
+
+
+def test_unknown_fields_are_ignored() -> None:
+    assert parse({"sensor_id": 1, "extra": {"deep": [1, 2]}, "count": 4}).count == 4
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+FIELDS = st.fixed_dictionaries(
+    {},
+    optional={"sensor_id": JSON | st.integers(-5, 2**54), "timestamp": JSON, "count": JSON, "event_id": JSON},
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(body=st.one_of(st.text(), st.binary().map(lambda b: b.decode("latin-1")), FIELDS.map(json.dumps)))
+def test_any_body_is_either_parsed_within_the_rules_or_rejected(body: str) -> None:
+    try:
+        parsed = parse(body)
+    except RejectedMessage as rejection:
+        assert rejection.reason
+        return
+    assert 0 <= parsed.sensor_id <= MAX_SENSOR_ID
+    assert 1 <= parsed.count <= 1_000_000
+    assert len(parsed.day) == 10
+    assert 1 <= len(parsed.event_id) <= 128
