@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -188,15 +189,15 @@ class DayCounter:
                 outcome.requests += 1
                 outcome.steps.append(step.value)
                 if "Put" in action:
-                    done = dynamo.call(
-                        "PutItem",
-                        lambda a=action: self._client.put_item(**a["Put"]),
-                        tolerate="ConditionalCheckFailedException",
+                    put = action["Put"]
+                    done: object = dynamo.call(
+                        "PutItem", partial(self._client.put_item, **put), tolerate="ConditionalCheckFailedException"
                     )
                 else:
+                    update = action["Update"]
                     done = dynamo.call(
                         "UpdateItem",
-                        lambda a=action: self._client.update_item(**a["Update"]),
+                        partial(self._client.update_item, **update),
                         tolerate="ConditionalCheckFailedException",
                     )
                 if done is not None:

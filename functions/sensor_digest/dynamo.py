@@ -54,7 +54,8 @@ def make_client(max_pool_connections: int = 16) -> DynamoDBClient:
         connect_timeout=3,
         read_timeout=10,
     )
-    return boto3.client("dynamodb", config=config)
+    client: DynamoDBClient = boto3.client("dynamodb", config=config)
+    return client
 
 
 def error_code(exc: ClientError) -> str:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import random
 import threading
-from collections import Counter
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -18,6 +16,7 @@ from tests.conftest import Tables
 from tests.faults import FaultyClient, touches_sensor
 from tests.helpers import FakeContext, QueuedMessage, day_counts, scan_all, sqs_event
 from tests.integration.conftest import DeadLetters, body_of
+from tests.scenarios import deliver, generate
 
 pytestmark = pytest.mark.dynamodb_local
 UTC_ZONE = ZoneInfo("UTC")
@@ -256,30 +255,13 @@ def test_ten_thousand_messages_delivered_one_to_three_times_give_exact_counts(
     ddb: Any, tables: Tables, ingest_handler: Any
 ) -> None:
     # Given 10,000 messages over 50 sensors and 3 days, each delivered 1-3 times, in shuffled batches of <= 100
-    rng = random.Random(20241122)
-    days = ["2024-05-01", "2024-05-02", "2024-05-03"]
-    messages = []
-    truth: Counter[tuple[int, str]] = Counter()
-    for i in range(10_000):
-        sensor, day, count = rng.randrange(50), rng.choice(days), rng.randint(1, 3)
-        messages.append(QueuedMessage(body=body_of(sensor, day, count=count, event_id=f"ev-{i}")))
-        truth[(sensor, day)] += count
-    deliveries = [m for m in messages for _ in range(rng.randint(1, 3))]
-    rng.shuffle(deliveries)
+    scenario = generate(10_000, sensors=50)
 
     # When they go through the handler, failures redelivered until none is left
-    failures = 0
-    queue = list(deliveries)
-    while queue:
-        size = rng.randint(1, 100)
-        batch, queue = queue[:size], queue[size:]
-        response = ingest_handler(sqs_event(batch), FakeContext())
-        failed_ids = {f["itemIdentifier"] for f in response["batchItemFailures"]}
-        failures += len(failed_ids)
-        queue += [m for m in batch if m.message_id in failed_ids]
+    failures = deliver(ingest_handler, scenario.deliveries)
 
     # Then every count is exact and every message left exactly one marker
-    assert day_counts(ddb, tables.table) == dict(truth)
+    assert day_counts(ddb, tables.table) == dict(scenario.truth)
     assert len(scan_all(ddb, tables.ledger)) == 10_000
     assert failures == 0
 

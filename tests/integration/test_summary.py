@@ -1,0 +1,248 @@
+"""Summary path on DynamoDB Local, fed with real records read from the local table's stream."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+
+from sensor_digest.sizing import MAX_ITEM_BYTES, item_bytes, write_units
+from sensor_digest.streams import DAY_ITEM_FILTER, matches_filter
+from sensor_digest.summary import SummaryService, SummaryWriter
+from sensor_digest_local.events import FakeContext, stream_event
+from sensor_digest_local.streams import StreamReader
+from summary import handler as summary_module
+from tests.conftest import Tables
+from tests.faults import FaultyClient
+from tests.helpers import day_counts, scan_all
+from tests.scenarios import deliver, generate
+
+pytestmark = pytest.mark.dynamodb_local
+
+
+@pytest.fixture
+def summary_handler(tables: Tables) -> Iterator[Any]:
+    summary_module.service.cache_clear()
+    yield summary_module.handler
+    summary_module.service.cache_clear()
+
+
+@pytest.fixture
+def reader(ddb_endpoint: str, tables: Tables) -> StreamReader:
+    return StreamReader(ddb_endpoint, tables.table)
+
+
+def summaries(client: Any, table: str) -> dict[int, dict[str, int]]:
+    out = {}
+    for item in scan_all(client, table):
+        if item["Date"]["S"] == "SUMMARY":
+            out[int(item["SensorId"]["N"])] = {d: int(v["N"]) for d, v in item["DailyCounts"]["M"].items()}
+    return out
+
+
+def expected_summaries(counts: dict[tuple[int, str], int]) -> dict[int, dict[str, int]]:
+    out: dict[int, dict[str, int]] = {}
+    for (sensor, day), n in counts.items():
+        out.setdefault(sensor, {})[day] = n
+    return out
+
+
+def feed(handler: Any, records: list[dict[str, Any]], arn: str, batch_size: int = 100) -> int:
+    """Hand batches to the handler as Lambda does: retry from the reported checkpoint. Returns retries."""
+    retries = 0
+    position = 0
+    while position < len(records):
+        batch = records[position : position + batch_size]
+        response = handler(stream_event(batch, arn), FakeContext())
+        failures = response["batchItemFailures"]
+        if not failures:
+            position += len(batch)
+            continue
+        retries += 1
+        sequence = failures[0]["itemIdentifier"]
+        position += next(i for i, r in enumerate(batch) if r["dynamodb"]["SequenceNumber"] == sequence)
+    return retries
+
+
+def put_counts(ddb: Any, table: str, counts: dict[tuple[int, str], list[int]]) -> None:
+    """Write day items through a sequence of values, as ingest would (each write is a stream record)."""
+    for (sensor, day), values in counts.items():
+        for value in values:
+            ddb.put_item(
+                TableName=table,
+                Item={"SensorId": {"N": str(sensor)}, "Date": {"S": day}, "DataCount": {"N": str(value)}},
+            )
+
+
+def test_after_ingest_every_sensors_daily_counts_equal_its_day_items(
+    ddb: Any, tables: Tables, ingest_handler: Any, summary_handler: Any, reader: StreamReader
+) -> None:
+    scenario = generate(600, sensors=8)
+    deliver(ingest_handler, scenario.deliveries)
+
+    records = [r for r in reader.poll() if matches_filter(r, DAY_ITEM_FILTER)]
+    feed(summary_handler, records, reader.stream_arn)
+
+    assert summaries(ddb, tables.table) == expected_summaries(day_counts(ddb, tables.table))
+    assert day_counts(ddb, tables.table) == dict(scenario.truth)
+
+
+def test_replayed_reversed_and_duplicated_batches_do_not_change_the_result(
+    ddb: Any, tables: Tables, summary_handler: Any, reader: StreamReader
+) -> None:
+    put_counts(ddb, tables.table, {(1, "2024-05-01"): [1, 2, 5], (1, "2024-05-02"): [3], (2, "2024-05-01"): [4, 9]})
+    records = reader.poll()
+    feed(summary_handler, records, reader.stream_arn)
+    settled = summaries(ddb, tables.table)
+
+    feed(summary_handler, records, reader.stream_arn)  # replayed
+    feed(summary_handler, list(reversed(records)), reader.stream_arn, batch_size=2)  # reversed, low after high
+    feed(summary_handler, [r for r in records for _ in range(2)], reader.stream_arn, batch_size=3)  # duplicated
+
+    assert settled == {1: {"2024-05-01": 5, "2024-05-02": 3}, 2: {"2024-05-01": 9}}
+    assert summaries(ddb, tables.table) == settled
+
+
+def test_the_summary_items_own_records_and_remove_records_are_ignored(
+    ddb: Any, tables: Tables, summary_handler: Any, reader: StreamReader
+) -> None:
+    put_counts(ddb, tables.table, {(3, "2024-05-01"): [2], (3, "2024-05-02"): [6]})
+    feed(summary_handler, reader.poll(), reader.stream_arn)
+    ddb.delete_item(TableName=tables.table, Key={"SensorId": {"N": "3"}, "Date": {"S": "2024-05-02"}})
+    records = reader.poll()  # the summary item's INSERT and MODIFY, and the day item's REMOVE
+    kinds = sorted((r["eventName"], r["dynamodb"]["Keys"]["Date"]["S"]) for r in records)
+    assert kinds == [("INSERT", "SUMMARY"), ("MODIFY", "SUMMARY"), ("REMOVE", "2024-05-02")]
+
+    report = summary_module.service().process(records)
+
+    assert (report.ignored, report.requests, report.checkpoint) == (3, 0, None)
+    assert not any(matches_filter(r) for r in records)  # the stack's filter would not even invoke it
+    assert summaries(ddb, tables.table) == {3: {"2024-05-01": 2, "2024-05-02": 6}}
+
+
+class PauseAfterFirstUpdate:
+    """Holds each thread after its first UpdateItem until the other thread got there too."""
+
+    def __init__(self, inner: Any, barrier: threading.Barrier) -> None:
+        self.inner = inner
+        self.barrier = barrier
+        self.local = threading.local()
+
+    def update_item(self, **kwargs: Any) -> Any:
+        try:
+            return self.inner.update_item(**kwargs)
+        finally:
+            if not getattr(self.local, "paused", False):
+                self.local.paused = True
+                self.barrier.wait()
+
+
+def test_two_writers_creating_the_same_map_lose_no_element(ddb: Any, tables: Tables) -> None:
+    # Given two writers that both find no map before either creates it
+    writer = SummaryWriter(table_name=tables.table, client=PauseAfterFirstUpdate(ddb, threading.Barrier(2, timeout=30)))
+    outcomes: list[Any] = []
+    threads = [
+        threading.Thread(target=lambda d=day, n=n: outcomes.append(writer.upsert(5, d, n)))
+        for day, n in (("2024-05-01", 4), ("2024-05-02", 7))
+    ]
+
+    # When both run at once
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    # Then both elements are there: one created the map, the other fell back to step 3
+    assert summaries(ddb, tables.table) == {5: {"2024-05-01": 4, "2024-05-02": 7}}
+    assert sorted(o.steps for o in outcomes) == [
+        ["update-element", "create-map"],
+        ["update-element", "create-map", "update-element-again"],
+    ]
+
+
+def test_a_stale_record_is_a_success_told_apart_from_a_missing_map(ddb: Any, tables: Tables) -> None:
+    writer = SummaryWriter(table_name=tables.table, client=ddb)
+
+    created = writer.upsert(6, "2024-05-01", 5)
+    stale = writer.upsert(6, "2024-05-01", 3)
+    equal = writer.upsert(6, "2024-05-01", 5)
+    added = writer.upsert(6, "2024-05-02", 1)
+
+    assert created.steps == ["update-element", "create-map"]
+    assert (stale.stale, stale.written, stale.requests) == (True, False, 1)
+    assert (equal.stale, equal.requests) == (True, 1)
+    assert (added.written, added.requests) == (True, 1)
+    assert summaries(ddb, tables.table) == {6: {"2024-05-01": 5, "2024-05-02": 1}}
+
+
+def test_a_transient_fault_checkpoints_at_the_first_record_that_did_not_succeed(
+    ddb: Any, tables: Tables, reader: StreamReader
+) -> None:
+    put_counts(
+        ddb,
+        tables.table,
+        {(1, "2024-05-01"): [1], (2, "2024-05-01"): [2], (3, "2024-05-01"): [3], (2, "2024-05-02"): [4]},
+    )
+    records = reader.poll()
+    throttled = FaultyClient(inner=ddb, rule=lambda op, kw: "throttle" if kw["Key"]["SensorId"]["N"] == "2" else None)
+    service = SummaryService(writer=SummaryWriter(table_name=tables.table, client=throttled))
+
+    report = service.process(records)
+
+    assert report.response() == {"batchItemFailures": [{"itemIdentifier": records[1]["dynamodb"]["SequenceNumber"]}]}
+    assert report.failed == 2
+    assert summaries(ddb, tables.table) == {1: {"2024-05-01": 1}, 3: {"2024-05-01": 3}}
+
+
+def test_a_batch_is_coalesced_to_one_write_per_sensor_day(ddb: Any, tables: Tables, reader: StreamReader) -> None:
+    put_counts(ddb, tables.table, {(4, "2024-05-01"): [1, 2, 3, 4], (4, "2024-05-02"): [7, 8]})
+    records = reader.poll()
+    service = SummaryService(writer=SummaryWriter(table_name=tables.table, client=ddb))
+
+    report = service.process(records)
+
+    assert (report.records, report.coalesced, report.written) == (6, 2, 2)
+    assert summaries(ddb, tables.table) == {4: {"2024-05-01": 4, "2024-05-02": 8}}
+
+
+def test_a_sensor_with_3650_days_stays_far_below_the_item_size_limit(ddb: Any, tables: Tables) -> None:
+    # Given ten years of days with seven-digit counts (the worst case below 10 million a day)
+    days = [(date(2015, 1, 1) + timedelta(days=i)).isoformat() for i in range(3650)]
+    key = {"SensorId": {"N": "77"}, "Date": {"S": "SUMMARY"}}
+    daily = {day: {"N": str(9_999_999 - 2 * i)} for i, day in enumerate(days[:-1])}
+    ddb.put_item(TableName=tables.table, Item={**key, "DailyCounts": {"M": daily}})
+
+    # When the summary path adds the last day through the map upsert
+    outcome = SummaryWriter(table_name=tables.table, client=ddb).upsert(77, days[-1], 9_999_999)
+
+    # Then the item holds all 3650 days at a small fraction of the 400 KB limit
+    item = ddb.get_item(TableName=tables.table, Key=key)["Item"]
+    size = item_bytes(item)
+    consumed = ddb.put_item(TableName=tables.table, Item=item, ReturnConsumedCapacity="TOTAL")["ConsumedCapacity"]
+    print(f"\nsummary item with 3650 days: {size} bytes = {size / MAX_ITEM_BYTES:.1%} of the 400 KB limit")
+    assert (outcome.written, outcome.requests) == (True, 1)
+    assert len(item["DailyCounts"]["M"]) == 3650
+    assert consumed["CapacityUnits"] == write_units(size)  # the engine agrees with the documented size rules
+    assert size < MAX_ITEM_BYTES / 6
+
+
+def test_after_the_ten_thousand_message_scenario_shuffled_replayed_stream_batches_give_exact_summaries(
+    ddb: Any, tables: Tables, ingest_handler: Any, summary_handler: Any, reader: StreamReader
+) -> None:
+    scenario = generate(10_000, sensors=50)
+    deliver(ingest_handler, scenario.deliveries)
+    records = [r for r in reader.poll() if matches_filter(r)]
+    rng = random.Random(5)
+    batches = [records[i : i + 100] for i in range(0, len(records), 100)]
+    replayed = batches + rng.sample(batches, k=len(batches) // 3)  # a third of the batches twice
+    rng.shuffle(replayed)
+
+    for batch in replayed:
+        feed(summary_handler, batch, reader.stream_arn)
+
+    assert day_counts(ddb, tables.table) == dict(scenario.truth)
+    assert summaries(ddb, tables.table) == expected_summaries(dict(scenario.truth))
