@@ -1,0 +1,1 @@
+"""The SensorDigest CDK app: one construct per capability, composed by ``stack.py``."""

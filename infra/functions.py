@@ -1,0 +1,66 @@
+"""What both functions share: runtime, architecture, Powertools layer, asset, logs, tracing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration, Fn, RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.settings import Settings
+
+RUNTIME = lambda_.Runtime.PYTHON_3_14
+
+
+def python_function(
+    scope: Construct,
+    construct_id: str,
+    *,
+    settings: Settings,
+    asset: Path,
+    handler: str,
+    service: str,
+    timeout_seconds: int,
+    memory_mb: int,
+    environment: dict[str, str],
+) -> lambda_.Function:
+    log_group = logs.LogGroup(
+        scope,
+        f"{construct_id}Logs",
+        retention=RETENTION[settings.log_retention_days],
+        removal_policy=RemovalPolicy.DESTROY if settings.destroy else RemovalPolicy.RETAIN,
+    )
+    powertools = lambda_.LayerVersion.from_layer_version_arn(
+        scope, f"{construct_id}Powertools", Fn.sub(settings.powertools_layer_arn)
+    )
+    return lambda_.Function(
+        scope,
+        construct_id,
+        runtime=RUNTIME,
+        architecture=lambda_.Architecture.ARM_64,
+        code=lambda_.Code.from_asset(str(asset)),
+        handler=handler,
+        layers=[powertools],
+        timeout=Duration.seconds(timeout_seconds),
+        memory_size=memory_mb,
+        tracing=lambda_.Tracing.ACTIVE,
+        log_group=log_group,
+        logging_format=lambda_.LoggingFormat.JSON,
+        environment={
+            "POWERTOOLS_SERVICE_NAME": service,
+            "POWERTOOLS_METRICS_NAMESPACE": "SensorDigest",
+            "POWERTOOLS_LOG_LEVEL": "INFO",
+            **environment,
+        },
+    )
+
+
+RETENTION = {
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    90: logs.RetentionDays.THREE_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+}

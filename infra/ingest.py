@@ -1,0 +1,81 @@
+"""The ingest capability: the queue, its dead-letter queue, the function and its SQS event source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra.functions import python_function
+from infra.settings import Settings
+
+MAX_SQS_MESSAGE_BYTES = 1_048_576
+
+
+class Ingest(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: Settings,
+        asset: Path,
+        table_name: str,
+        ledger_table_name: str,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        removal = RemovalPolicy.DESTROY if settings.destroy else RemovalPolicy.RETAIN
+        # Rejected messages keep their original body plus an `error` attribute, so the
+        # dead-letter queue takes the largest SQS message.
+        self.dead_letter_queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(settings.dead_letter_retention_days),
+            max_message_size_bytes=MAX_SQS_MESSAGE_BYTES,
+            removal_policy=removal,
+        )
+        self.queue = sqs.Queue(
+            self,
+            "Queue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(settings.queue_retention_days),
+            visibility_timeout=settings.visibility_timeout,
+            dead_letter_queue=sqs.DeadLetterQueue(
+                queue=self.dead_letter_queue, max_receive_count=settings.max_receive_count
+            ),
+            removal_policy=removal,
+        )
+        self.function = python_function(
+            self,
+            "Function",
+            settings=settings,
+            asset=asset,
+            handler="ingest.handler.handler",
+            service="sensor-digest-ingest",
+            timeout_seconds=settings.ingest_timeout_seconds,
+            memory_mb=settings.ingest_memory_mb,
+            environment={
+                "TABLE_NAME": table_name,
+                "LEDGER_TABLE_NAME": ledger_table_name,
+                "DLQ_URL": self.dead_letter_queue.queue_url,
+                "DIGEST_TIMEZONE": settings.digest_timezone,
+                "DELIVERY_MODE": settings.delivery_mode,
+                "MARKER_TTL_SECONDS": str(settings.marker_ttl_seconds),
+                "INGEST_MAX_WORKERS": str(settings.ingest_max_workers),
+            },
+        )
+        self.function.add_event_source(
+            sources.SqsEventSource(
+                self.queue,
+                batch_size=settings.ingest_batch_size,
+                max_batching_window=Duration.seconds(settings.ingest_batching_window_seconds),
+                report_batch_item_failures=True,
+                max_concurrency=settings.ingest_max_concurrency,
+            )
+        )

@@ -1,0 +1,124 @@
+"""Every tunable of the stack in one place, with the context keys that override them.
+
+``cdk deploy -c stackName=SensorDigestDev -c removal=destroy -c billing=provisioned`` and so on;
+see the README's "Context options". Derived figures (visibility timeout, marker lifetime) are
+computed here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from aws_cdk import Duration
+
+POWERTOOLS_LAYER_ACCOUNT = "017000801446"
+POWERTOOLS_LAYER_VERSION = 36  # Powertools for AWS Lambda (Python) 3.31.1, as pinned in requirements.txt
+LAMBDA_PYTHON = "python314"
+
+
+class SettingsError(ValueError):
+    """A context value is missing its meaning or out of range."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    stack_name: str = "SensorDigest"
+    # storage
+    billing: str = "on-demand"  # or "provisioned"
+    read_capacity: int = 5
+    write_capacity: int = 5
+    removal: str = "retain"  # or "destroy" (a dev stack: tables, queues and logs go with the stack)
+    # queue
+    queue_retention_days: int = 14
+    dead_letter_retention_days: int = 14
+    max_receive_count: int = 5
+    # ingest
+    ingest_timeout_seconds: int = 30
+    ingest_memory_mb: int = 512
+    ingest_batch_size: int = 100
+    ingest_batching_window_seconds: int = 5
+    ingest_max_concurrency: int = 10
+    ingest_max_workers: int = 8
+    delivery_mode: str = "exactly-once"
+    digest_timezone: str = "UTC"
+    # summary
+    summary_timeout_seconds: int = 60
+    summary_memory_mb: int = 256
+    summary_batch_size: int = 100
+    summary_batching_window_seconds: int = 2
+    summary_retry_attempts: int = 10
+    summary_max_record_age_hours: int = 24
+    # monitoring
+    log_retention_days: int = 30
+    iterator_age_alarm_seconds: int = 300
+    alarm_email: str = ""
+
+    # -- derived, in one place -------------------------------------------------------------
+
+    @property
+    def table_name(self) -> str:
+        """The contract's ``SensorDigest`` for the default stack; a dev stack gets its own tables."""
+        return self.stack_name
+
+    @property
+    def ledger_table_name(self) -> str:
+        return f"{self.stack_name}Ledger"
+
+    @property
+    def visibility_timeout(self) -> Duration:
+        """Six times the function timeout plus the batching window (AWS's guidance for SQS sources)."""
+        return Duration.seconds(6 * self.ingest_timeout_seconds + self.ingest_batching_window_seconds)
+
+    @property
+    def marker_ttl_seconds(self) -> int:
+        """A marker must outlive every redelivery of its message: the queue's retention, plus the
+        dead-letter queue's retention (the window in which a redrive can bring it back), plus a day."""
+        return (self.queue_retention_days + self.dead_letter_retention_days + 1) * 24 * 3600
+
+    @property
+    def destroy(self) -> bool:
+        return self.removal == "destroy"
+
+    @property
+    def powertools_layer_arn(self) -> str:
+        return (
+            f"arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:{POWERTOOLS_LAYER_ACCOUNT}:layer:"
+            f"AWSLambdaPowertoolsPythonV3-{LAMBDA_PYTHON}-arm64:{POWERTOOLS_LAYER_VERSION}"
+        )
+
+    # -- reading the context -----------------------------------------------------------------
+
+    @classmethod
+    def from_context(cls, get: Any) -> Settings:
+        """``get`` is ``node.try_get_context``; context keys are the camelCase field names."""
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            key = "".join(w.capitalize() if i else w for i, w in enumerate(field.name.split("_")))
+            raw = get(key)
+            if raw is None:
+                continue
+            values[field.name] = int(raw) if field.type == "int" else str(raw)
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        checks = {
+            "billing must be on-demand or provisioned": self.billing in ("on-demand", "provisioned"),
+            "removal must be retain or destroy": self.removal in ("retain", "destroy"),
+            "deliveryMode must be exactly-once or at-least-once": self.delivery_mode
+            in ("exactly-once", "at-least-once"),
+            "maxReceiveCount must be at least 5": self.max_receive_count >= 5,
+            "ingestBatchSize must be 1 to 10000": 1 <= self.ingest_batch_size <= 10_000,
+            "ingestBatchingWindowSeconds must be 0 to 300": 0 <= self.ingest_batching_window_seconds <= 300,
+            "ingestMaxConcurrency must be 2 to 1000": 2 <= self.ingest_max_concurrency <= 1000,
+            "queue retention must be 1 to 14 days": 1 <= self.queue_retention_days <= 14,
+            "summaryMaxRecordAgeHours must be 1 to 168": 1 <= self.summary_max_record_age_hours <= 168,
+            "summaryRetryAttempts must be 0 to 10000": 0 <= self.summary_retry_attempts <= 10_000,
+            "logRetentionDays must be 7, 14, 30, 90 or 365": self.log_retention_days in (7, 14, 30, 90, 365),
+            "stackName must be 3 to 200 letters, digits, . _ -": 3 <= len(self.stack_name) <= 200,
+        }
+        failed = [message for message, ok in checks.items() if not ok]
+        if failed:
+            raise SettingsError("; ".join(failed))
