@@ -1,0 +1,240 @@
+"""An in-process SQS for the local runtime: SQS's semantics, served to every boto3 client here.
+
+``install(session)`` registers on botocore's ``before-call.sqs.*`` hook: each SQS call made by
+a client of that session (the ingest handler's own client included) is answered from memory
+with the response SQS would send, so the handlers run unchanged. What it keeps of SQS:
+
+- at-least-once delivery: a received message stays in the queue, invisible for the visibility
+  timeout, until it is deleted with its latest receipt handle; an older receipt handle is
+  accepted but deletes nothing (as SQS documents);
+- ``ApproximateReceiveCount``, ``SentTimestamp``, ``ApproximateFirstReceiveTimestamp``;
+- the redrive policy: a message received ``maxReceiveCount`` times and still not deleted is
+  moved to the dead-letter queue, with its id, body, attributes and sent time, instead of being
+  delivered again;
+- message attributes, ``SendMessageBatch`` and ``DeleteMessageBatch`` of up to ten entries.
+
+It exists because moto's SQS scans its whole queue several times per call, which is too slow for
+the thousands of messages the demo moves; ``sensor-digest up`` still uses moto's server, which
+other processes can reach over HTTP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.awsrequest import AWSResponse
+
+ENDPOINT = "http://sqs.in-process.invalid"
+REGION = "us-east-1"
+ACCOUNT = "000000000000"
+
+
+@dataclass
+class _Message:
+    message_id: str
+    body: str
+    attributes: dict[str, Any]
+    sent_ms: int
+    receive_count: int = 0
+    first_receive_ms: int | None = None
+    visible_at: float = 0.0
+    receipt: str | None = None
+
+
+@dataclass
+class _Queue:
+    name: str
+    visibility_timeout: float
+    dead_letter: str | None = None
+    max_receive_count: int | None = None
+    messages: OrderedDict[str, _Message] = field(default_factory=OrderedDict)
+
+    @property
+    def url(self) -> str:
+        return f"{ENDPOINT}/{ACCOUNT}/{self.name}"
+
+    @property
+    def arn(self) -> str:
+        return f"arn:aws:sqs:{REGION}:{ACCOUNT}:{self.name}"
+
+
+class QueueDoesNotExist(KeyError):
+    pass
+
+
+def _md5(text: str) -> str:
+    return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
+
+
+class LocalSqsBroker:
+    def __init__(self) -> None:
+        self._queues: dict[str, _Queue] = {}
+        self._lock = threading.Lock()
+
+    # -- the queue model ------------------------------------------------------------------
+
+    def create_queue(
+        self,
+        name: str,
+        *,
+        visibility_timeout: float = 30,
+        dead_letter_url: str | None = None,
+        max_receive_count: int | None = None,
+    ) -> str:
+        dead_letter = self._queue(dead_letter_url).name if dead_letter_url else None
+        queue = _Queue(name, visibility_timeout, dead_letter, max_receive_count)
+        with self._lock:
+            self._queues[name] = queue
+        return queue.url
+
+    def _queue(self, url: str) -> _Queue:
+        try:
+            return self._queues[url.rstrip("/").rsplit("/", 1)[-1]]
+        except KeyError:
+            raise QueueDoesNotExist(url) from None
+
+    def send(self, url: str, body: str, attributes: dict[str, Any] | None = None) -> str:
+        queue = self._queue(url)
+        message = _Message(str(uuid.uuid4()), body, dict(attributes or {}), int(time.time() * 1000))
+        with self._lock:
+            queue.messages[message.message_id] = message
+        return message.message_id
+
+    def receive(self, url: str, max_messages: int = 1, visibility_timeout: float | None = None) -> list[_Message]:
+        queue = self._queue(url)
+        timeout = queue.visibility_timeout if visibility_timeout is None else visibility_timeout
+        now = time.monotonic()
+        received: list[_Message] = []
+        with self._lock:
+            for message in list(queue.messages.values()):
+                if len(received) >= max_messages:
+                    break
+                if message.visible_at > now:
+                    continue
+                if queue.max_receive_count is not None and message.receive_count >= queue.max_receive_count:
+                    self._move_to_dead_letter(queue, message)
+                    continue
+                message.receive_count += 1
+                message.first_receive_ms = message.first_receive_ms or int(time.time() * 1000)
+                message.visible_at = now + timeout
+                message.receipt = f"{message.message_id}#{message.receive_count}#{uuid.uuid4().hex[:8]}"
+                received.append(message)
+        return received
+
+    def _move_to_dead_letter(self, queue: _Queue, message: _Message) -> None:
+        del queue.messages[message.message_id]
+        if queue.dead_letter is not None:
+            moved = _Message(
+                message.message_id, message.body, message.attributes, message.sent_ms, message.receive_count
+            )
+            self._queues[queue.dead_letter].messages[moved.message_id] = moved
+
+    def delete(self, url: str, receipt: str) -> None:
+        queue = self._queue(url)
+        message_id = receipt.split("#", 1)[0]
+        with self._lock:
+            message = queue.messages.get(message_id)
+            if message is not None and message.receipt == receipt:
+                del queue.messages[message_id]
+
+    def change_visibility(self, url: str, receipt: str, timeout: float) -> None:
+        queue = self._queue(url)
+        with self._lock:
+            message = queue.messages.get(receipt.split("#", 1)[0])
+            if message is not None and message.receipt == receipt:
+                message.visible_at = time.monotonic() + timeout
+
+    def counts(self, url: str) -> tuple[int, int]:
+        """(visible, in flight)."""
+        queue = self._queue(url)
+        now = time.monotonic()
+        with self._lock:
+            in_flight = sum(1 for m in queue.messages.values() if m.visible_at > now)
+            return len(queue.messages) - in_flight, in_flight
+
+    # -- the SQS API, served to boto3 ------------------------------------------------------
+
+    def install(self, session: Any) -> None:
+        session.events.register("before-parameter-build.sqs", self._keep_params)
+        session.events.register("before-call.sqs", self._serve)
+
+    @staticmethod
+    def _keep_params(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context["sensor_digest_params"] = dict(params)
+
+    def _serve(self, model: Any, context: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        params = context.get("sensor_digest_params", {})
+        try:
+            parsed = getattr(self, f"_api_{model.name}")(params)
+            status = 200
+        except QueueDoesNotExist as exc:
+            parsed = {"Error": {"Code": "AWS.SimpleQueueService.NonExistentQueue", "Message": f"no queue {exc}"}}
+            status = 400
+        except AttributeError:
+            parsed = {"Error": {"Code": "InvalidAction", "Message": f"{model.name} is not emulated"}}
+            status = 400
+        parsed["ResponseMetadata"] = {"HTTPStatusCode": status}
+        return AWSResponse(url=ENDPOINT, status_code=status, headers={}, raw=None), parsed
+
+    def _api_SendMessage(self, p: dict[str, Any]) -> dict[str, Any]:
+        message_id = self.send(p["QueueUrl"], p["MessageBody"], p.get("MessageAttributes"))
+        return {"MessageId": message_id, "MD5OfMessageBody": _md5(p["MessageBody"])}
+
+    def _api_SendMessageBatch(self, p: dict[str, Any]) -> dict[str, Any]:
+        ok = []
+        for entry in p["Entries"]:
+            message_id = self.send(p["QueueUrl"], entry["MessageBody"], entry.get("MessageAttributes"))
+            ok.append({"Id": entry["Id"], "MessageId": message_id, "MD5OfMessageBody": _md5(entry["MessageBody"])})
+        return {"Successful": ok, "Failed": []}
+
+    def _api_ReceiveMessage(self, p: dict[str, Any]) -> dict[str, Any]:
+        messages = self.receive(p["QueueUrl"], int(p.get("MaxNumberOfMessages", 1)), p.get("VisibilityTimeout"))
+        out = []
+        for m in messages:
+            out.append(
+                {
+                    "MessageId": m.message_id,
+                    "ReceiptHandle": m.receipt,
+                    "MD5OfBody": _md5(m.body),
+                    "Body": m.body,
+                    "Attributes": {
+                        "SenderId": "AIDAIENQZJOLO23YVJ4VO",
+                        "SentTimestamp": str(m.sent_ms),
+                        "ApproximateReceiveCount": str(m.receive_count),
+                        "ApproximateFirstReceiveTimestamp": str(m.first_receive_ms),
+                    },
+                    "MessageAttributes": m.attributes,
+                }
+            )
+        return {"Messages": out} if out else {}
+
+    def _api_DeleteMessage(self, p: dict[str, Any]) -> dict[str, Any]:
+        self.delete(p["QueueUrl"], p["ReceiptHandle"])
+        return {}
+
+    def _api_DeleteMessageBatch(self, p: dict[str, Any]) -> dict[str, Any]:
+        for entry in p["Entries"]:
+            self.delete(p["QueueUrl"], entry["ReceiptHandle"])
+        return {"Successful": [{"Id": e["Id"]} for e in p["Entries"]], "Failed": []}
+
+    def _api_ChangeMessageVisibility(self, p: dict[str, Any]) -> dict[str, Any]:
+        self.change_visibility(p["QueueUrl"], p["ReceiptHandle"], float(p["VisibilityTimeout"]))
+        return {}
+
+    def _api_GetQueueAttributes(self, p: dict[str, Any]) -> dict[str, Any]:
+        queue = self._queue(p["QueueUrl"])
+        visible, in_flight = self.counts(p["QueueUrl"])
+        return {
+            "Attributes": {
+                "QueueArn": queue.arn,
+                "ApproximateNumberOfMessages": str(visible),
+                "ApproximateNumberOfMessagesNotVisible": str(in_flight),
+                "VisibilityTimeout": str(int(queue.visibility_timeout)),
+            }
+        }

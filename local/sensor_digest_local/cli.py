@@ -1,0 +1,360 @@
+"""``sensor-digest``: the local pipeline and the commands that act on it or on a deployed stack."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date
+from typing import Annotated, Any, TypeVar
+
+import typer
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sensor_digest_local import queries
+from sensor_digest_local.engine import EngineError
+from sensor_digest_local.targets import Target, TargetError, clear_local, resolve, save_local
+
+app = typer.Typer(
+    help="SensorDigest: exact per-sensor daily counts from SQS into DynamoDB, on a laptop or on AWS.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+dlq_app = typer.Typer(help="Inspect the dead-letter queue, or redrive it to the queue.", no_args_is_help=True)
+app.add_typer(dlq_app, name="dlq")
+console = Console()
+T = TypeVar("T")
+
+Stack = Annotated[str | None, typer.Option("--stack", help="A deployed stack: its outputs name the resources.")]
+Region = Annotated[str | None, typer.Option("--region", help="AWS region of the stack (default: your AWS config).")]
+QueueUrl = Annotated[str | None, typer.Option("--queue-url", help="The ingest queue, instead of --stack.")]
+DlqUrl = Annotated[str | None, typer.Option("--dlq-url", help="The dead-letter queue, instead of --stack.")]
+TableOpt = Annotated[str | None, typer.Option("--table", help="The digest table, instead of --stack.")]
+Sensor = Annotated[int, typer.Option("--sensor", min=0, max=2**53 - 1, help="The sensor id.")]
+
+
+def _date(value: str) -> str:
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a date (YYYY-MM-DD)") from None
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Every expected failure becomes one clear line and exit code 1."""
+    try:
+        yield
+    except (TargetError, EngineError) as exc:
+        _fail(str(exc))
+    except EndpointConnectionError as exc:
+        _fail(
+            f"nothing answers at {exc.kwargs.get('endpoint_url')}: is the local pipeline (`sensor-digest up`) running?"
+        )
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        message = exc.response.get("Error", {}).get("Message", str(exc))
+        if code == "ResourceNotFoundException":
+            _fail(f"table not found: {message}")
+        if code in ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"):
+            _fail(f"queue not found: {message}")
+        _fail(f"{code}: {message}")
+    except BotoCoreError as exc:
+        _fail(str(exc))
+
+
+def _fail(message: str) -> None:
+    console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(1)
+
+
+def _target(stack: str | None, region: str | None, **explicit: str | None) -> Target:
+    return resolve(stack=stack, region=region, **explicit)
+
+
+# -- demo and up ----------------------------------------------------------------------------
+
+
+@app.command()
+def demo(
+    messages: Annotated[int, typer.Option(min=1, help="Sensor reports to send.")] = 5000,
+    sensors: Annotated[int, typer.Option(min=1, help="Distinct sensors.")] = 20,
+    days: Annotated[int, typer.Option(min=1, max=3650, help="Distinct days.")] = 3,
+    duplicate_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of deliveries SQS repeats.")] = 0.1,
+    poison_rate: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Share of reports that break the schema.")
+    ] = 0.01,
+    fault_rate: Annotated[float, typer.Option(min=0.0, max=0.5, help="Share of DynamoDB writes throttled.")] = 0.01,
+    seed: Annotated[int, typer.Option(help="Random seed of the traffic and the faults.")] = 7,
+    mode: Annotated[str, typer.Option(help="exactly-once or at-least-once.")] = "exactly-once",
+    batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="SQS batch size.")] = 100,
+    verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
+) -> None:
+    """Run the whole pipeline locally on synthetic traffic and check every count against the truth."""
+
+    from sensor_digest_local.demo import DemoOptions, run_demo
+
+    if mode not in ("exactly-once", "at-least-once"):
+        raise typer.BadParameter("mode must be exactly-once or at-least-once", param_hint="--mode")
+    options = DemoOptions(
+        messages=messages,
+        sensors=sensors,
+        days=days,
+        duplicate_rate=duplicate_rate,
+        poison_rate=poison_rate,
+        fault_rate=fault_rate,
+        seed=seed,
+        delivery_mode=mode,
+        batch_size=batch_size,
+        engine_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
+        verbose=verbose,
+    )
+    with (
+        _errors(),
+        Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        ) as bar,
+    ):
+        task = bar.add_task("messages handled", total=messages)
+        result = run_demo(options, progress=lambda done, total: bar.update(task, completed=done, total=total))
+    _print_demo(result)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def _print_demo(result: Any) -> None:
+    truth = dict(result.traffic.truth)
+    days = sorted({d for _, d in truth} | {d for _, d in result.counts})
+    sensors = sorted({s for s, _ in truth} | {s for s, _ in result.counts})
+    shown = sensors[:10]
+    table = Table(title=f"Per-day counts (DynamoDB day items; {len(shown)} of {len(sensors)} sensors)")
+    table.add_column("sensor", justify="right")
+    for day in days:
+        table.add_column(day, justify="right")
+    for sensor in shown:
+        cells = []
+        for day in days:
+            got, want = result.counts.get((sensor, day)), truth.get((sensor, day))
+            mark = "" if got == want else f" [red](want {want})[/]"
+            cells.append(f"{got if got is not None else '-'}{mark}")
+        table.add_row(str(sensor), *cells)
+    console.print(table)
+
+    expected = result.traffic.summaries()
+    summary = Table(title="Summaries (DailyCounts of each sensor's SUMMARY item)")
+    for column in ("sensor", "days", "total", "matches its day items"):
+        summary.add_column(column, justify="right")
+    for sensor in shown:
+        got = result.summaries.get(sensor, {})
+        summary.add_row(
+            str(sensor),
+            str(len(got)),
+            str(sum(got.values())),
+            "[green]yes[/]" if got == expected.get(sensor) else "[red]no[/]",
+        )
+    console.print(summary)
+
+    stats, figures = result.stats, result.figures
+    facts = Table(title="Run", show_header=False)
+    facts.add_column("what")
+    facts.add_column("value", justify="right")
+    rows = [
+        ("messages sent (valid + poison)", f"{stats['messages']} ({stats['valid']} + {stats['poison']})"),
+        ("deliveries to the ingest handler", str(stats["deliveries"])),
+        ("duplicate deliveries (lost deletes)", str(stats["duplicates_injected"])),
+        ("DynamoDB faults injected", str(stats["faults_injected"])),
+        ("failures listed, redelivered by SQS", str(stats["failures_listed"])),
+        ("stream records read / filtered out", f"{stats['stream_records']} / {stats['stream_filtered_out']}"),
+        ("summary retries from a checkpoint", str(stats["stream_retries"])),
+        ("elapsed", f"{figures['elapsed_s']:.1f} s"),
+        ("messages per second", f"{figures['messages_per_s']:.0f}"),
+        ("DynamoDB requests per message: ingest", f"{figures['ingest_requests_per_message']:.3f}"),
+        ("DynamoDB requests per message: summary", f"{figures['summary_requests_per_message']:.3f}"),
+        ("lag send -> summary p50 / p95", f"{figures['lag_p50_s']:.2f} s / {figures['lag_p95_s']:.2f} s"),
+    ]
+    for row in rows:
+        facts.add_row(*row)
+    console.print(facts)
+
+    reasons = sorted({d["error"] for d in result.dead_letters if d["error"]})
+    checks = [
+        ("every day count equals the truth", result.counts_exact),
+        ("every summary equals its day items", result.summaries_exact),
+        (f"every poison message is in the DLQ with its reason ({len(result.poison_ids)})", result.poison_kept),
+        ("no emulator error", not result.errors),
+    ]
+    for text, ok in checks:
+        console.print(f"{'[green]PASS[/]' if ok else '[bold red]FAIL[/]'} {text}")
+    for reason in reasons[:5]:
+        console.print(f"  [dim]DLQ reason:[/] {reason}")
+    for error in result.errors:
+        console.print(f"  [red]{error}[/]")
+    console.print("[bold green]exact[/]" if result.ok else "[bold red]counts are wrong[/]")
+
+
+@app.command()
+def up(
+    duration: Annotated[float, typer.Option(help="Stop after this many seconds (0: until Ctrl-C).")] = 0,
+    mode: Annotated[str, typer.Option(help="exactly-once or at-least-once.")] = "exactly-once",
+    verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
+) -> None:
+    """Keep a local pipeline running (engine, queue, both handlers) for send/counts/summary/dlq."""
+
+    from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
+
+    with _errors():
+        pipeline = LocalPipeline(
+            PipelineOptions(delivery_mode=mode, verbose=verbose, sqs="server"),
+            engine_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
+        )
+        target = pipeline.start()
+        path = save_local(target)
+        console.print(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
+        console.print(f"queue {target.queue_url}\ntables {target.table}, {target.ledger}\nstate {path}")
+        console.print("other commands now act on it; Ctrl-C stops it")
+        try:
+            deadline = time.monotonic() + duration if duration > 0 else None
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            clear_local()
+            pipeline.stop()
+
+
+# -- commands on a pipeline -------------------------------------------------------------------
+
+
+@app.command()
+def send(
+    sensor: Sensor,
+    count: Annotated[int, typer.Option(min=1, max=1_000_000, help="Data points in the report.")] = 1,
+    timestamp: Annotated[str | None, typer.Option(help="ISO-8601 time or epoch seconds (default: now).")] = None,
+    event_id: Annotated[str | None, typer.Option(help="The producer's id of the report.")] = None,
+    repeat: Annotated[int, typer.Option(min=1, max=10_000, help="Send this many reports.")] = 1,
+    stack: Stack = None,
+    region: Region = None,
+    queue_url: QueueUrl = None,
+) -> None:
+    """Send sensor reports to the ingest queue."""
+    with _errors():
+        target = _target(stack, region, queue_url=queue_url).need("queue_url")
+        sqs = target.sqs()
+        sent = []
+        for i in range(repeat):
+            body: dict[str, Any] = {"sensor_id": sensor, "count": count}
+            if timestamp is not None:
+                body["timestamp"] = float(timestamp) if timestamp.replace(".", "", 1).isdigit() else timestamp
+            if event_id is not None:
+                body["event_id"] = event_id if repeat == 1 else f"{event_id}-{i}"
+            sent.append(sqs.send_message(QueueUrl=target.queue_url, MessageBody=json.dumps(body))["MessageId"])
+        console.print(f"sent {len(sent)} report(s) for sensor {sensor} to {target.queue_url}")
+
+
+@app.command()
+def counts(
+    sensor: Sensor,
+    start: Annotated[str, typer.Option("--from", callback=_date, help="First day, YYYY-MM-DD.")],
+    end: Annotated[str, typer.Option("--to", callback=_date, help="Last day, YYYY-MM-DD.")],
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+) -> None:
+    """A sensor's day counts over a date range."""
+    if end < start:
+        raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
+    with _errors():
+        target = _target(stack, region, table=table).need("table")
+        rows = queries.sensor_days(target.dynamodb(), str(target.table), sensor, start, end)
+    out = Table(title=f"Sensor {sensor}, {start} to {end}")
+    out.add_column("day")
+    out.add_column("DataCount", justify="right")
+    for day, n in rows:
+        out.add_row(day, str(n))
+    out.add_row("[bold]total[/]", f"[bold]{sum(n for _, n in rows)}[/]")
+    console.print(out)
+
+
+@app.command()
+def summary(sensor: Sensor, stack: Stack = None, region: Region = None, table: TableOpt = None) -> None:
+    """A sensor's summary item: DailyCounts, one element per day."""
+    with _errors():
+        target = _target(stack, region, table=table).need("table")
+        daily = queries.summary_of(target.dynamodb(), str(target.table), sensor)
+    if daily is None:
+        console.print(f"sensor {sensor} has no summary yet")
+        raise typer.Exit(1)
+    out = Table(title=f"Summary of sensor {sensor}")
+    out.add_column("day")
+    out.add_column("count", justify="right")
+    for day, n in daily.items():
+        out.add_row(day, str(n))
+    out.add_row("[bold]total[/]", f"[bold]{sum(daily.values())}[/]")
+    console.print(out)
+
+
+@dlq_app.command("list")
+def dlq_list(
+    limit: Annotated[int, typer.Option(min=1, help="At most this many messages.")] = 100,
+    stack: Stack = None,
+    region: Region = None,
+    dlq_url: DlqUrl = None,
+) -> None:
+    """List the dead-letter queue's messages with their reasons (they stay in the queue)."""
+    with _errors():
+        target = _target(stack, region, dlq_url=dlq_url).need("dlq_url")
+        entries = queries.dead_letters(target.sqs(), str(target.dlq_url), limit=limit)
+    out = Table(title=f"Dead-letter queue: {len(entries)} message(s)")
+    out.add_column("message id")
+    out.add_column("error")
+    out.add_column("body")
+    for entry in entries:
+        body = entry["body"] if len(entry["body"]) <= 60 else entry["body"][:57] + "..."
+        out.add_row(entry["source_message_id"], entry["error"] or "(failed maxReceiveCount times)", body)
+    console.print(out)
+
+
+@dlq_app.command("redrive")
+def dlq_redrive(
+    limit: Annotated[int, typer.Option(min=1, help="At most this many messages.")] = 10_000,
+    stack: Stack = None,
+    region: Region = None,
+    queue_url: QueueUrl = None,
+    dlq_url: DlqUrl = None,
+) -> None:
+    """Move dead-letter messages back to the queue (each is deleted only once it was re-sent)."""
+    with _errors():
+        target = _target(stack, region, queue_url=queue_url, dlq_url=dlq_url).need("queue_url", "dlq_url")
+        sqs = target.sqs()
+        moved = _redrive(sqs, str(target.dlq_url), str(target.queue_url), limit)
+    console.print(f"redrove {moved} message(s) to {target.queue_url}")
+
+
+def _redrive(sqs: Any, source: str, destination: str, limit: int) -> int:
+    moved = 0
+    while moved < limit:
+        got = sqs.receive_message(
+            QueueUrl=source, MaxNumberOfMessages=min(10, limit - moved), VisibilityTimeout=60, WaitTimeSeconds=0
+        ).get("Messages", [])
+        if not got:
+            return moved
+        for message in got:
+            sqs.send_message(QueueUrl=destination, MessageBody=message["Body"])
+            sqs.delete_message(QueueUrl=source, ReceiptHandle=message["ReceiptHandle"])
+            moved += 1
+    return moved
+
+
+def main() -> None:  # pragma: no cover - the console script calls app() directly
+    app()

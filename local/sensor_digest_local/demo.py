@@ -1,0 +1,198 @@
+"""``sensor-digest demo``: synthetic traffic through the whole local pipeline, checked against the truth."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
+from sensor_digest_local.queries import day_counts, dead_letters, summaries
+from sensor_digest_local.traffic import Traffic, generate
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    messages: int = 5000
+    sensors: int = 20
+    days: int = 3
+    duplicate_rate: float = 0.1
+    poison_rate: float = 0.01
+    fault_rate: float = 0.01
+    seed: int = 7
+    delivery_mode: str = "exactly-once"
+    batch_size: int = 100
+    engine_endpoint: str | None = None
+    verbose: bool = False
+
+
+@dataclass
+class DemoResult:
+    options: DemoOptions
+    traffic: Traffic
+    counts: dict[tuple[int, str], int]
+    summaries: dict[int, dict[str, int]]
+    dead_letters: list[dict[str, Any]]
+    poison_ids: set[str]
+    figures: dict[str, float]
+    stats: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def counts_exact(self) -> bool:
+        return self.counts == dict(self.traffic.truth)
+
+    @property
+    def summaries_exact(self) -> bool:
+        return self.summaries == self.traffic.summaries()
+
+    @property
+    def poison_kept(self) -> bool:
+        rejected = {d["source_message_id"] for d in self.dead_letters if d["error"]}
+        return rejected == self.poison_ids and all(d["error"] for d in self.dead_letters)
+
+    @property
+    def ok(self) -> bool:
+        return self.counts_exact and self.summaries_exact and self.poison_kept and not self.errors
+
+
+def send_traffic(
+    sqs: Any, queue_url: str, traffic: Traffic, backlog: Callable[[], int] | None = None, max_backlog: int = 400
+) -> tuple[dict[str, float], set[str]]:
+    """Send every body (SendMessageBatch, ten at a time); when each was sent, and the poison ids.
+
+    Sensors report in real time, so the sender keeps at most ``max_backlog`` messages waiting
+    (moto's SQS also scans its whole queue on every call, which a deep backlog makes slow).
+    """
+    sent_at: dict[str, float] = {}
+    poison_ids: set[str] = set()
+    for start in range(0, len(traffic.bodies), 10):
+        while backlog is not None and start % 100 == 0 and backlog() > max_backlog:
+            time.sleep(0.02)
+        entries = [
+            {"Id": str(i), "MessageBody": traffic.bodies[i]} for i in range(start, min(start + 10, len(traffic.bodies)))
+        ]
+        response = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
+        if response.get("Failed"):
+            raise RuntimeError(f"SQS refused messages: {response['Failed']}")
+        now = time.monotonic()
+        for ok in response["Successful"]:
+            sent_at[ok["MessageId"]] = now
+            if int(ok["Id"]) in traffic.poison:
+                poison_ids.add(ok["MessageId"])
+    return sent_at, poison_ids
+
+
+def lags(
+    sent_at: dict[str, float], done_at: dict[str, float], cycles: list[tuple[float, float]], skip: set[str]
+) -> list[float]:
+    """Send -> summary for each counted message: the end of the first stream cycle that began after
+    the message's batch was done (that cycle read the message's stream record and summarised it)."""
+    starts = [c[0] for c in cycles]
+    out = []
+    for message_id, sent in sent_at.items():
+        done = done_at.get(message_id)
+        if message_id in skip or done is None:
+            continue
+        index = bisect_left(starts, done)
+        if index < len(cycles):
+            out.append(cycles[index][1] - sent)
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None = None) -> DemoResult:
+    traffic = generate(
+        messages=options.messages,
+        sensors=options.sensors,
+        days=options.days,
+        poison_rate=options.poison_rate,
+        seed=options.seed,
+    )
+    pipeline = LocalPipeline(
+        PipelineOptions(
+            delivery_mode=options.delivery_mode,
+            batch_size=options.batch_size,
+            duplicate_rate=options.duplicate_rate,
+            fault_rate=options.fault_rate,
+            seed=options.seed,
+            verbose=options.verbose,
+        ),
+        engine_endpoint=options.engine_endpoint,
+    )
+    with pipeline:
+        target = pipeline.target
+        started = time.monotonic()
+        sent: dict[str, Any] = {}
+
+        def sender() -> None:
+            sent["at"], sent["poison"] = send_traffic(
+                target.sqs(), str(target.queue_url), traffic, backlog=pipeline.sqs_source.in_queue
+            )
+
+        sending = threading.Thread(target=sender, name="sensor-digest-sender")
+        sending.start()
+
+        def tick() -> None:
+            if progress is not None:
+                progress(len(pipeline.sqs_source.stats.done_at), len(traffic.bodies))
+
+        while sending.is_alive():
+            tick()
+            time.sleep(0.1)
+        sending.join()
+        drained = pipeline.wait_until_drained(tick=tick)
+        elapsed = time.monotonic() - started
+        tick()
+        ddb, sqs = target.dynamodb(), target.sqs()
+        result = DemoResult(
+            options=options,
+            traffic=traffic,
+            counts=day_counts(ddb, str(target.table)),
+            summaries=summaries(ddb, str(target.table)),
+            dead_letters=dead_letters(sqs, str(target.dlq_url), consume=True),
+            poison_ids=sent["poison"],
+            figures={},
+        )
+        sqs_stats, stream_stats = pipeline.sqs_source.stats, pipeline.stream_source.stats
+        lag = lags(sent["at"], sqs_stats.done_at, stream_stats.cycles, skip=sent["poison"])
+        valid = traffic.valid
+        result.figures = {
+            "elapsed_s": elapsed,
+            "messages_per_s": len(traffic.bodies) / elapsed,
+            "ingest_requests_per_message": pipeline.meter.counts["ingest"] / max(valid, 1),
+            "summary_requests_per_message": pipeline.meter.counts["summary"] / max(valid, 1),
+            "lag_p50_s": percentile(lag, 50),
+            "lag_p95_s": percentile(lag, 95),
+            "lag_max_s": max(lag) if lag else float("nan"),
+        }
+        result.stats = {
+            "messages": len(traffic.bodies),
+            "valid": valid,
+            "poison": len(traffic.poison),
+            "deliveries": sqs_stats.deliveries,
+            "redeliveries": sqs_stats.redeliveries,
+            "duplicates_injected": sqs_stats.duplicates_injected,
+            "faults_injected": pipeline.faults.injected,
+            "failures_listed": sqs_stats.failures_listed,
+            "ingest_batches": sqs_stats.batches,
+            "stream_records": stream_stats.records_read,
+            "stream_filtered_out": stream_stats.records_filtered_out,
+            "stream_batches": stream_stats.batches,
+            "stream_retries": stream_stats.retries,
+        }
+        result.errors = [repr(e) for e in pipeline.errors]
+        if not drained:
+            result.errors.append("the pipeline did not drain within the time limit")
+    return result

@@ -1,0 +1,97 @@
+"""Reading results back: day counts, summaries, dead letters (for the CLI, the demo and the tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _scan(client: Any, table: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for page in client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
+        items.extend(page["Items"])
+    return items
+
+
+def day_counts(client: Any, table: str) -> dict[tuple[int, str], int]:
+    return {
+        (int(i["SensorId"]["N"]), i["Date"]["S"]): int(i["DataCount"]["N"])
+        for i in _scan(client, table)
+        if "DataCount" in i
+    }
+
+
+def summaries(client: Any, table: str) -> dict[int, dict[str, int]]:
+    return {
+        int(i["SensorId"]["N"]): {d: int(v["N"]) for d, v in i["DailyCounts"]["M"].items()}
+        for i in _scan(client, table)
+        if i["Date"]["S"] == "SUMMARY" and "DailyCounts" in i
+    }
+
+
+def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) -> list[tuple[str, int]]:
+    """A sensor's day counts from ``first`` to ``last`` (inclusive), by date."""
+    out: list[tuple[str, int]] = []
+    paginator = client.get_paginator("query")
+    for page in paginator.paginate(
+        TableName=table,
+        KeyConditionExpression="#s = :s AND #d BETWEEN :a AND :b",
+        ExpressionAttributeNames={"#s": "SensorId", "#d": "Date"},
+        ExpressionAttributeValues={":s": {"N": str(sensor_id)}, ":a": {"S": first}, ":b": {"S": last}},
+        ConsistentRead=True,
+    ):
+        out.extend((i["Date"]["S"], int(i["DataCount"]["N"])) for i in page["Items"] if "DataCount" in i)
+    return out
+
+
+def summary_of(client: Any, table: str, sensor_id: int) -> dict[str, int] | None:
+    item = client.get_item(
+        TableName=table, Key={"SensorId": {"N": str(sensor_id)}, "Date": {"S": "SUMMARY"}}, ConsistentRead=True
+    ).get("Item")
+    if not item or "DailyCounts" not in item:
+        return None
+    return {d: int(v["N"]) for d, v in sorted(item["DailyCounts"]["M"].items())}
+
+
+def dead_letters(sqs: Any, url: str, *, consume: bool = False, limit: int = 10_000) -> list[dict[str, Any]]:
+    """The DLQ's messages (body, error, ids). Listing leaves them in place: each received message
+    is made visible again at once; ``consume`` deletes them instead."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    while len(out) < limit:
+        got = sqs.receive_message(
+            QueueUrl=url,
+            MaxNumberOfMessages=10,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+            VisibilityTimeout=30,
+            WaitTimeSeconds=0,
+        ).get("Messages", [])
+        fresh = [m for m in got if m["MessageId"] not in seen]
+        if not fresh:
+            for m in got:
+                _settle(sqs, url, m, consume)
+            break
+        for m in fresh:
+            seen.add(m["MessageId"])
+            attrs = m.get("MessageAttributes", {})
+            out.append(
+                {
+                    "message_id": m["MessageId"],
+                    "body": m["Body"],
+                    "error": attrs.get("error", {}).get("StringValue"),
+                    "source_message_id": attrs.get("source_message_id", {}).get("StringValue") or m["MessageId"],
+                    "receipt_handle": m["ReceiptHandle"],
+                }
+            )
+    if not consume:
+        for entry in out:
+            sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=entry["receipt_handle"], VisibilityTimeout=0)
+    else:
+        for entry in out:
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=entry["receipt_handle"])
+    return out
+
+
+def _settle(sqs: Any, url: str, message: dict[str, Any], consume: bool) -> None:
+    if not consume:
+        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
