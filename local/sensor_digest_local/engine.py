@@ -45,11 +45,13 @@ def free_port() -> int:
 
 
 def local_client(endpoint: str, service: str = "dynamodb", **config: object) -> DynamoDBClient:
+    """A client of a local endpoint with the local credentials; ``config`` overrides botocore's Config."""
+    options: dict[str, object] = {"retries": {"mode": "standard", "max_attempts": 3}, **config}
     return boto3.client(  # type: ignore[no-any-return, call-overload]
         service,
         endpoint_url=endpoint,
         region_name=LOCAL_REGION,
-        config=Config(retries={"mode": "standard", "max_attempts": 3}, **config),  # type: ignore[arg-type]
+        config=Config(**options),  # type: ignore[arg-type]
         **LOCAL_CREDENTIALS,
     )
 

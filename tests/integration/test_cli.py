@@ -1,0 +1,208 @@
+"""The ``sensor-digest`` command line through Typer's test runner.
+
+Engines: DynamoDB Local (the session's engine, reached through AWS_ENDPOINT_URL_DYNAMODB); SQS is
+the in-process broker for ``demo`` and moto's server for a running local pipeline; ``--stack`` is
+read from moto's CloudFormation.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+from typer.testing import CliRunner
+
+from sensor_digest_local import queries
+from sensor_digest_local.cli import app
+from sensor_digest_local.engine import free_port
+from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
+from sensor_digest_local.targets import Target, save_local
+from tests.integration.conftest import PASSTHROUGH
+
+pytestmark = pytest.mark.dynamodb_local
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def state_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Never touch a developer's running pipeline: the state file lives in the test's tmp dir."""
+    path = tmp_path / "local-pipeline.json"
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(path))
+    monkeypatch.setenv("COLUMNS", "200")  # tables unwrapped, so that assertions read whole cells
+    return path
+
+
+def invoke(*args: str) -> Any:
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def running(ddb_endpoint: str) -> Iterator[LocalPipeline]:
+    """A local pipeline as `sensor-digest up` runs it: moto's SQS server, the session's DynamoDB Local."""
+    pipeline = LocalPipeline(PipelineOptions(sqs="server", visibility_timeout=1), engine_endpoint=ddb_endpoint)
+    pipeline.start()
+    yield pipeline
+    pipeline.stop()
+
+
+def wait_for(check: Any, seconds: float = 20) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def test_the_demo_runs_the_whole_pipeline_and_reports_exact_counts(ddb_endpoint: str) -> None:
+    result = invoke("demo", "--messages", "400", "--sensors", "6", "--poison-rate", "0.05", "--fault-rate", "0.05")
+
+    assert result.exit_code == 0, result.output
+    assert "PASS every day count equals the truth" in result.output
+    assert "PASS every poison message is in the DLQ with its reason" in result.output
+    assert "exact" in result.output
+
+
+def test_the_demo_fails_when_counts_are_wrong(ddb_endpoint: str) -> None:
+    # at-least-once with many duplicate deliveries overcounts: the demo must see it and exit non-zero
+    result = invoke("demo", "--messages", "200", "--sensors", "3", "--duplicate-rate", "0.5", "--mode", "at-least-once")
+
+    assert result.exit_code == 1
+    assert "FAIL every day count equals the truth" in result.output
+    assert "counts are wrong" in result.output
+
+
+def test_send_counts_and_summary_act_on_the_running_local_pipeline(running: LocalPipeline) -> None:
+    save_local(running.target)
+
+    sent = invoke(
+        "send",
+        "--sensor",
+        "41",
+        "--count",
+        "3",
+        "--timestamp",
+        "2024-05-01T10:00:00Z",
+        "--repeat",
+        "2",
+        "--event-id",
+        "cli",
+    )
+    ddb = running.target.dynamodb()
+    wait_for(lambda: queries.summary_of(ddb, str(running.target.table), 41))
+    counts = invoke("counts", "--sensor", "41", "--from", "2024-05-01", "--to", "2024-05-02")
+    summary = invoke("summary", "--sensor", "41")
+
+    assert sent.exit_code == 0 and "sent 2 report(s) for sensor 41" in sent.output
+    assert counts.exit_code == 0 and "2024-05-01" in counts.output and "│         6 │" in counts.output
+    assert summary.exit_code == 0 and "2024-05-01" in summary.output
+
+
+def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPipeline) -> None:
+    save_local(running.target)
+    sqs = running.target.sqs()
+    sqs.send_message(QueueUrl=running.target.queue_url, MessageBody='{"sensor_id": "x"}')
+    wait_for(lambda: queries.dead_letters(sqs, str(running.target.dlq_url)))
+
+    listed = invoke("dlq", "list")
+    again = invoke("dlq", "list")  # listing leaves the messages in place
+    redriven = invoke("dlq", "redrive")
+
+    assert listed.exit_code == 0 and "sensor_id must be an integer, got string" in listed.output
+    assert "1 message(s)" in again.output
+    assert redriven.exit_code == 0 and "redrove 1 message(s)" in redriven.output
+    # rejected again on its way back through the pipeline, so it is kept again
+    wait_for(lambda: queries.dead_letters(sqs, str(running.target.dlq_url)))
+
+
+def test_the_commands_read_a_deployed_stack_from_its_outputs(running: LocalPipeline) -> None:
+    template = {
+        "Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+        "Outputs": {
+            "TableName": {"Value": str(running.target.table)},
+            "LedgerTableName": {"Value": str(running.target.ledger)},
+            "QueueUrl": {"Value": "https://sqs.us-east-1.amazonaws.com/000000000000/q"},
+            "DeadLetterQueueUrl": {"Value": "https://sqs.us-east-1.amazonaws.com/000000000000/dlq"},
+        },
+    }
+    running.target.dynamodb().put_item(
+        TableName=str(running.target.table),
+        Item={"SensorId": {"N": "77"}, "Date": {"S": "2024-06-01"}, "DataCount": {"N": "12"}},
+    )
+    with mock_aws(config=PASSTHROUGH):  # type: ignore[arg-type]
+        boto3.client("cloudformation", region_name="us-east-1").create_stack(
+            StackName="SensorDigestTest", TemplateBody=json.dumps(template)
+        )
+        found = invoke(
+            "counts",
+            "--stack",
+            "SensorDigestTest",
+            "--region",
+            "us-east-1",
+            "--sensor",
+            "77",
+            "--from",
+            "2024-06-01",
+            "--to",
+            "2024-06-30",
+        )
+        missing = invoke(
+            "counts",
+            "--stack",
+            "NoSuchStack",
+            "--region",
+            "us-east-1",
+            "--sensor",
+            "1",
+            "--from",
+            "2024-06-01",
+            "--to",
+            "2024-06-30",
+        )
+
+    assert found.exit_code == 0 and "│        12 │" in found.output
+    assert missing.exit_code == 1 and "stack 'NoSuchStack' does not exist" in missing.output
+
+
+def test_bad_dates_are_refused_with_a_clear_error() -> None:
+    bad = invoke("counts", "--sensor", "1", "--from", "2024-13-01", "--to", "2024-05-02", "--table", "t")
+    backwards = invoke("counts", "--sensor", "1", "--from", "2024-05-02", "--to", "2024-05-01", "--table", "t")
+
+    assert bad.exit_code == 2 and "is not a date (YYYY-MM-DD)" in bad.output
+    assert backwards.exit_code == 2 and "is before --from" in backwards.output
+
+
+def test_a_missing_engine_and_a_missing_table_are_named(ddb_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing_table = invoke("summary", "--sensor", "1", "--table", "NoSuchTable")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", f"http://127.0.0.1:{free_port()}")
+    no_engine = invoke("summary", "--sensor", "1", "--table", "SensorDigest")
+
+    assert missing_table.exit_code == 1 and "table not found" in missing_table.output
+    assert no_engine.exit_code == 1 and "nothing answers at" in no_engine.output
+
+
+def test_without_a_pipeline_the_commands_say_how_to_get_one() -> None:
+    result = invoke("summary", "--sensor", "1")
+    assert result.exit_code == 1
+    assert "start the local one with `sensor-digest up`" in result.output
+
+
+@pytest.mark.parametrize(
+    "command", [[], ["demo"], ["up"], ["send"], ["counts"], ["summary"], ["dlq"], ["dlq", "list"], ["dlq", "redrive"]]
+)
+def test_every_command_has_help(command: list[str]) -> None:
+    result = invoke(*command, "--help")
+    assert result.exit_code == 0
+    assert "Usage" in result.output
+
+
+def test_the_state_file_names_the_local_pipeline(state_file: Path) -> None:
+    save_local(Target(table="T", queue_url="Q", dynamodb_endpoint="http://127.0.0.1:1", origin="local pipeline"))
+    assert json.loads(state_file.read_text())["table"] == "T"

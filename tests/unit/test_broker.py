@@ -1,0 +1,96 @@
+"""The in-process SQS broker's semantics, through a real boto3 client (no network)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import boto3
+import pytest
+
+from sensor_digest_local.broker import ENDPOINT, LocalSqsBroker
+
+
+@pytest.fixture
+def broker() -> LocalSqsBroker:
+    return LocalSqsBroker()
+
+
+@pytest.fixture
+def sqs(broker: LocalSqsBroker) -> Any:
+    session = boto3.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
+    broker.install(session)
+    return session.client("sqs", endpoint_url=ENDPOINT)
+
+
+@pytest.fixture
+def queues(broker: LocalSqsBroker) -> tuple[str, str]:
+    dlq = broker.create_queue("dlq")
+    return broker.create_queue("q", visibility_timeout=0.2, dead_letter_url=dlq, max_receive_count=2), dlq
+
+
+def receive(sqs: Any, url: str, n: int = 10) -> list[dict[str, Any]]:
+    return sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=n, AttributeNames=["All"]).get("Messages", [])
+
+
+def test_a_message_is_invisible_while_in_flight_and_comes_back_after_the_timeout(sqs: Any, queues: Any) -> None:
+    url, _ = queues
+    sqs.send_message(QueueUrl=url, MessageBody="a")
+    first = receive(sqs, url)
+
+    hidden = receive(sqs, url)
+    time.sleep(0.25)
+    again = receive(sqs, url)
+
+    assert [m["Attributes"]["ApproximateReceiveCount"] for m in first + again] == ["1", "2"]
+    assert hidden == []
+    assert first[0]["MessageId"] == again[0]["MessageId"]
+    assert first[0]["ReceiptHandle"] != again[0]["ReceiptHandle"]
+
+
+def test_a_stale_receipt_handle_deletes_nothing_and_the_latest_one_deletes(sqs: Any, queues: Any) -> None:
+    url, _ = queues
+    sqs.send_message(QueueUrl=url, MessageBody="a")
+    stale = receive(sqs, url)[0]["ReceiptHandle"]
+    time.sleep(0.25)
+    latest = receive(sqs, url)[0]["ReceiptHandle"]
+
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=stale)
+    still_there = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=latest)
+    gone = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+
+    assert still_there["ApproximateNumberOfMessagesNotVisible"] == "1"
+    assert (gone["ApproximateNumberOfMessages"], gone["ApproximateNumberOfMessagesNotVisible"]) == ("0", "0")
+
+
+def test_past_max_receive_count_a_message_moves_to_the_dead_letter_queue(sqs: Any, queues: Any) -> None:
+    url, dlq = queues
+    sent = sqs.send_message(
+        QueueUrl=url, MessageBody="poison", MessageAttributes={"k": {"DataType": "String", "StringValue": "v"}}
+    )["MessageId"]
+    for _ in range(2):
+        assert len(receive(sqs, url)) == 1
+        time.sleep(0.25)
+
+    assert receive(sqs, url) == []  # the third receive moves it instead of delivering it
+    moved = sqs.receive_message(QueueUrl=dlq, MessageAttributeNames=["All"])["Messages"]
+    assert [(m["MessageId"], m["Body"]) for m in moved] == [(sent, "poison")]
+    assert moved[0]["MessageAttributes"] == {"k": {"DataType": "String", "StringValue": "v"}}
+
+
+def test_batches_send_and_delete_ten_at_a_time_in_order(sqs: Any, queues: Any) -> None:
+    url, _ = queues
+    entries = [{"Id": str(i), "MessageBody": f"m{i}"} for i in range(10)]
+    assert len(sqs.send_message_batch(QueueUrl=url, Entries=entries)["Successful"]) == 10
+    got = receive(sqs, url)
+    sqs.delete_message_batch(
+        QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
+    )
+    assert [m["Body"] for m in got] == [f"m{i}" for i in range(10)]
+    assert sqs.get_queue_attributes(QueueUrl=url)["Attributes"]["ApproximateNumberOfMessages"] == "0"
+
+
+def test_an_unknown_queue_is_the_error_sqs_gives(sqs: Any) -> None:
+    with pytest.raises(sqs.exceptions.ClientError, match="NonExistentQueue"):
+        sqs.send_message(QueueUrl=f"{ENDPOINT}/000000000000/nope", MessageBody="x")
