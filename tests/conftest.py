@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from sensor_digest_local.engine import create_tables, local_client, running_engine
+from sensor_digest_local.engine import create_tables, local_client, running_engine, start_engine
 
 # No test may ever reach AWS: fake credentials and a fixed region before any client exists.
 os.environ["AWS_ACCESS_KEY_ID"] = "local"
@@ -40,8 +40,27 @@ def ddb_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def ddb(ddb_endpoint: str) -> Any:
-    return local_client(ddb_endpoint, max_pool_connections=32)
+def engine_endpoint(
+    request: pytest.FixtureRequest, ddb_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """The session's engine; a test marked ``fresh_engine`` gets a DynamoDB Local of its own.
+
+    DynamoDB Local keeps one in-memory database and does not get faster when tables are deleted,
+    so the scenarios that move tens of thousands of items each start from an empty engine.
+    """
+    if request.node.get_closest_marker("fresh_engine") is None:
+        yield ddb_endpoint
+        return
+    engine = start_engine()
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", engine.endpoint)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODBSTREAMS", engine.endpoint)
+    yield engine.endpoint
+    engine.stop()
+
+
+@pytest.fixture
+def ddb(engine_endpoint: str) -> Any:
+    return local_client(engine_endpoint, max_pool_connections=32)
 
 
 @dataclass(frozen=True)
@@ -51,11 +70,17 @@ class Tables:
 
 
 @pytest.fixture
-def tables(ddb: Any, monkeypatch: pytest.MonkeyPatch) -> Tables:
-    """A fresh digest table and ledger on DynamoDB Local, named in the handlers' environment."""
+def tables(ddb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tables]:
+    """A fresh digest table and ledger on DynamoDB Local, named in the handlers' environment.
+
+    They are deleted afterwards: DynamoDB Local keeps everything in one in-memory database and
+    slows down as tables (and their streams) pile up.
+    """
     suffix = f"{next(_counter)}-{uuid.uuid4().hex[:6]}"
     names = Tables(table=f"SensorDigest-{suffix}", ledger=f"SensorDigestLedger-{suffix}")
     create_tables(ddb, names.table, names.ledger)
     monkeypatch.setenv("TABLE_NAME", names.table)
     monkeypatch.setenv("LEDGER_TABLE_NAME", names.ledger)
-    return names
+    yield names
+    for name in (names.table, names.ledger):
+        ddb.delete_table(TableName=name)

@@ -7,8 +7,9 @@ botocore raises:
 - ``throttle``: a ``ProvisionedThroughputExceededException`` before the call (nothing written);
 - ``conflict``: a ``TransactionCanceledException`` whose reasons say ``TransactionConflict``
   (nothing written);
-- ``timeout_after``: the call runs and commits, then a ``ReadTimeoutError`` is raised: the
-  ambiguous case where the caller cannot know the write happened;
+- ``timeout_after``: the call runs (and commits, if DynamoDB accepts it), then a
+  ``ReadTimeoutError`` hides the answer: the ambiguous case where the caller cannot know
+  whether the write happened;
 - ``invalid``: a ``ValidationException`` before the call (an error no retry cures);
 - ``crash``: a ``Crash`` (not a botocore error) escapes, as if the process died mid-batch.
 """
@@ -81,7 +82,12 @@ class FaultyClient:
                 raise ClientError({"Error": {"Code": "ValidationException", "Message": "injected"}}, name)
             if fault == "crash":
                 raise Crash(name)
-            result = target(**kwargs)
+            try:
+                result = target(**kwargs)
+            except ClientError:
+                if fault == "timeout_after":  # a timeout hides whatever DynamoDB answered
+                    raise ReadTimeoutError(endpoint_url="http://dynamodb.local (injected)") from None
+                raise
             if fault == "timeout_after":
                 raise ReadTimeoutError(endpoint_url="http://dynamodb.local (injected)")
             return result

@@ -149,7 +149,7 @@ def put_day(ddb: Any, table: str, sensor: int, day: str, n: int) -> None:
 
 
 @pytest.mark.dynamodb_local
-def test_the_stream_side_applies_the_stacks_filter(ddb: Any, ddb_endpoint: str, tables: Tables) -> None:
+def test_the_stream_side_applies_the_stacks_filter(ddb: Any, engine_endpoint: str, tables: Tables) -> None:
     put_day(ddb, tables.table, 1, "2024-05-01", 3)
     ddb.put_item(
         TableName=tables.table,
@@ -157,7 +157,7 @@ def test_the_stream_side_applies_the_stacks_filter(ddb: Any, ddb_endpoint: str, 
     )
     ddb.delete_item(TableName=tables.table, Key={"SensorId": {"N": "1"}, "Date": {"S": "2024-05-01"}})
     handler = StreamRecorder()
-    source = StreamEventSource(reader=StreamReader(ddb_endpoint, tables.table), handler=handler)
+    source = StreamEventSource(reader=StreamReader(engine_endpoint, tables.table), handler=handler)
 
     source.poll_once()
 
@@ -168,11 +168,13 @@ def test_the_stream_side_applies_the_stacks_filter(ddb: Any, ddb_endpoint: str, 
 
 
 @pytest.mark.dynamodb_local
-def test_the_stream_side_checkpoints_at_the_first_reported_failure(ddb: Any, ddb_endpoint: str, tables: Tables) -> None:
+def test_the_stream_side_checkpoints_at_the_first_reported_failure(
+    ddb: Any, engine_endpoint: str, tables: Tables
+) -> None:
     for sensor in range(5):
         put_day(ddb, tables.table, sensor, "2024-05-01", 1)
     handler = StreamRecorder(fail_at=2)
-    source = StreamEventSource(reader=StreamReader(ddb_endpoint, tables.table), handler=handler, retry_delay=0)
+    source = StreamEventSource(reader=StreamReader(engine_endpoint, tables.table), handler=handler, retry_delay=0)
 
     source.poll_once()
 
@@ -183,12 +185,12 @@ def test_the_stream_side_checkpoints_at_the_first_reported_failure(ddb: Any, ddb
 
 @pytest.mark.dynamodb_local
 def test_a_batch_that_keeps_failing_goes_to_the_on_failure_destination(
-    ddb: Any, ddb_endpoint: str, tables: Tables
+    ddb: Any, engine_endpoint: str, tables: Tables
 ) -> None:
     put_day(ddb, tables.table, 1, "2024-05-01", 1)
     handler = StreamRecorder(fail_at=0, failures=100)
     source = StreamEventSource(
-        reader=StreamReader(ddb_endpoint, tables.table), handler=handler, max_retries=2, retry_delay=0
+        reader=StreamReader(engine_endpoint, tables.table), handler=handler, max_retries=2, retry_delay=0
     )
 
     source.poll_once()

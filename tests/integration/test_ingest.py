@@ -251,6 +251,7 @@ def test_handler_accepts_the_sqs_event_exactly_as_aws_documents_it(
     assert day_counts(ddb, tables.table) == {(12, "2018-12-17"): 1}
 
 
+@pytest.mark.fresh_engine
 def test_ten_thousand_messages_delivered_one_to_three_times_give_exact_counts(
     ddb: Any, tables: Tables, ingest_handler: Any
 ) -> None:

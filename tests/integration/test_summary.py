@@ -32,8 +32,8 @@ def summary_handler(tables: Tables) -> Iterator[Any]:
 
 
 @pytest.fixture
-def reader(ddb_endpoint: str, tables: Tables) -> StreamReader:
-    return StreamReader(ddb_endpoint, tables.table)
+def reader(engine_endpoint: str, tables: Tables) -> StreamReader:
+    return StreamReader(engine_endpoint, tables.table)
 
 
 def summaries(client: Any, table: str) -> dict[int, dict[str, int]]:
@@ -230,6 +230,7 @@ def test_a_sensor_with_3650_days_stays_far_below_the_item_size_limit(ddb: Any, t
     assert size < MAX_ITEM_BYTES / 6
 
 
+@pytest.mark.fresh_engine
 def test_after_the_ten_thousand_message_scenario_shuffled_replayed_stream_batches_give_exact_summaries(
     ddb: Any, tables: Tables, ingest_handler: Any, summary_handler: Any, reader: StreamReader
 ) -> None:

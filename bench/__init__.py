@@ -1,0 +1,1 @@
+"""SensorDigest benchmarks: figures printed, never asserted on speed (see README, Benchmarks)."""

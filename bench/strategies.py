@@ -1,0 +1,118 @@
+"""The four strategies, all on the same DynamoDB Local and the same workload.
+
+(a) the blog's flow: one update -> insert -> update per message, no ledger, one at a time;
+(b) Powertools idempotency (its DynamoDB persistence layer) around that same per-message update;
+(c) this project's ingest handler, exactly-once; (d) the same handler, at-least-once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
+from botocore.exceptions import ClientError
+
+from sensor_digest.messages import SensorMessage, parse_message
+from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event, sqs_record
+from sensor_digest_local.pipeline import load_handlers
+
+UTC = ZoneInfo("UTC")
+Strategy = Callable[[Any, dict[str, str], list[QueuedMessage], int], None]
+
+
+def _parsed(message: QueuedMessage) -> SensorMessage:
+    return parse_message(
+        message_id=message.message_id,
+        body=message.body,
+        sent_timestamp=str(message.sent_timestamp_ms),
+        default_zone=UTC,
+    )
+
+
+def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
+    """update -> insert -> update, as the blog post does it, for one message."""
+    key = {"SensorId": {"N": str(parsed.sensor_id)}, "Date": {"S": parsed.day}}
+    n = {":n": {"N": str(parsed.count)}}
+    try:
+        client.update_item(
+            TableName=table,
+            Key=key,
+            UpdateExpression="ADD DataCount :n",
+            ConditionExpression="attribute_exists(SensorId)",
+            ExpressionAttributeValues=n,
+        )
+        return
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+    try:
+        client.put_item(
+            TableName=table,
+            Item={**key, "DataCount": {"N": str(parsed.count)}},
+            ConditionExpression="attribute_not_exists(SensorId)",
+        )
+        return
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+    client.update_item(TableName=table, Key=key, UpdateExpression="ADD DataCount :n", ExpressionAttributeValues=n)
+
+
+def blog(client: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int) -> None:
+    for message in deliveries:
+        blog_update(client, tables["table"], _parsed(message))
+
+
+def powertools_idempotency(
+    client: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int
+) -> None:
+    layer = DynamoDBPersistenceLayer(table_name=tables["idempotency"], boto3_client=client)
+    config = IdempotencyConfig(event_key_jmespath="[sensor_id, event_id]", expires_after_seconds=29 * 86400)
+    config.register_lambda_context(FakeContext())  # as the handler would; sets the in-progress expiry
+
+    @idempotent_function(data_keyword_argument="message", config=config, persistence_store=layer)
+    def count(message: dict[str, Any]) -> dict[str, bool]:
+        original = QueuedMessage(
+            body=message["body"], message_id=message["message_id"], sent_timestamp_ms=message["sent_timestamp_ms"]
+        )
+        blog_update(client, tables["table"], _parsed(original))
+        return {"counted": True}
+
+    for message in deliveries:
+        parsed = _parsed(message)
+        count(
+            message={
+                "body": message.body,
+                "message_id": message.message_id,
+                "sent_timestamp_ms": message.sent_timestamp_ms,
+                "sensor_id": parsed.sensor_id,
+                "event_id": parsed.event_id,
+            }
+        )
+
+
+def _handler_strategy(mode: str) -> Strategy:
+    def run(client: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int) -> None:
+        os.environ.update({"TABLE_NAME": tables["table"], "LEDGER_TABLE_NAME": tables["ledger"], "DELIVERY_MODE": mode})
+        ingest, _ = load_handlers()  # fresh service: reads the environment above
+        queue = [sqs_record(m) for m in deliveries]
+        while queue:
+            batch, queue = queue[:batch_size], queue[batch_size:]
+            response = ingest({"Records": batch}, FakeContext())
+            failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}
+            queue += [r for r in batch if r["messageId"] in failed]
+
+    return run
+
+
+STRATEGIES: dict[str, tuple[str, Strategy]] = {
+    "a": ("(a) blog: per message, no ledger", blog),
+    "b": ("(b) Powertools idempotency, per message", powertools_idempotency),
+    "c": ("(c) SensorDigest exactly-once", _handler_strategy("exactly-once")),
+    "d": ("(d) SensorDigest at-least-once", _handler_strategy("at-least-once")),
+}
+
+__all__ = ["STRATEGIES", "sqs_event"]

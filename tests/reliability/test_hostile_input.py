@@ -1,0 +1,94 @@
+"""Scenario 4: hostile input through the real ingest handler (DynamoDB Local; the DLQ is moto's SQS).
+
+Each message is counted or rejected into the dead-letter queue with its reason; the handler never
+raises and lists nothing; the counts of the well-formed messages around it do not change.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event
+from tests.conftest import Tables
+from tests.helpers import day_counts, scan_all
+from tests.integration.conftest import DeadLetters
+
+pytestmark = pytest.mark.dynamodb_local
+
+EXPRESSION_SYNTAX = [
+    "#a",
+    ":v",
+    ")",
+    "attribute_exists(x)",
+    "SET #c = :n",
+    "MSG#1#x",
+    "' OR 1=1 --",
+    "\u200b",
+    "日本語",
+]
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**70), 2**70),
+    st.text(max_size=20),
+    st.sampled_from(EXPRESSION_SYNTAX),
+)
+VALUES = st.recursive(
+    SCALARS, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=8
+)
+HOSTILE_SENSOR = st.one_of(st.integers(1000, 2**53 - 1), st.integers(2**53, 2**64), VALUES)
+
+
+def body_text(fields: dict[str, Any]) -> str:
+    return json.dumps(fields, allow_nan=True)  # NaN/Infinity on purpose: the parser must refuse them
+
+
+HOSTILE = st.one_of(
+    st.fixed_dictionaries(
+        {"sensor_id": HOSTILE_SENSOR},
+        optional={
+            "timestamp": VALUES | st.text(max_size=30),
+            "count": VALUES,
+            "event_id": VALUES | st.sampled_from(EXPRESSION_SYNTAX),
+        },
+    ).map(lambda fields: ("fields", fields)),
+    st.text(max_size=200).map(lambda text: ("raw", text)),  # not JSON, or JSON that is not an object
+    st.integers(1, 4000).map(lambda depth: ("raw", '{"sensor_id": 1000, "x": ' + "[" * depth + "]" * depth + "}")),
+    st.integers(1000, 1100).map(lambda s: ("raw", json.dumps({"sensor_id": s, "pad": "x" * 250_000}))),  # 250 KB
+)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(hostile=st.lists(HOSTILE, min_size=1, max_size=6))
+def test_hostile_messages_are_counted_or_kept_and_never_disturb_the_others(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters, hostile: list[tuple[str, Any]]
+) -> None:
+    before_counts = day_counts(ddb, tables.table)
+    before_markers = len(scan_all(ddb, tables.ledger))
+    good = [
+        QueuedMessage(body=json.dumps({"sensor_id": s, "timestamp": "2024-05-01T09:00:00Z", "count": 2}))
+        for s in (1, 2, 3)
+    ]
+    bad = [QueuedMessage(body=body_text(value) if kind == "fields" else value) for kind, value in hostile]
+
+    response = ingest_handler(sqs_event(good[:2] + bad + good[2:]), FakeContext())
+
+    kept = dead_letters.drain()
+    new_markers = len(scan_all(ddb, tables.ledger)) - before_markers - len(good)
+    after = day_counts(ddb, tables.table)
+    assert response == {"batchItemFailures": []}
+    for sensor in (1, 2, 3):  # the well-formed messages counted exactly, whatever came between them
+        assert after[(sensor, "2024-05-01")] == before_counts.get((sensor, "2024-05-01"), 0) + 2
+    assert all(k["error"] for k in kept)  # every kept message says why
+    assert {k["source_message_id"] for k in kept} <= {m.message_id for m in bad}
+    assert len(kept) + new_markers == len(bad)  # each hostile message ended in exactly one place

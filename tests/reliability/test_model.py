@@ -1,0 +1,217 @@
+"""Scenario 7: a model-based test. Hypothesis drives deliveries, duplicates, faults, crashes and
+stream replays against the real handlers on DynamoDB Local; the invariant is table == model.
+
+While a message is unacknowledged (listed as failed, or its invocation crashed), its write may or
+may not have committed (a timeout after a commit, a crash after k groups), so the invariant
+bounds each count between what was acknowledged and that plus what is in doubt; once everything
+is redelivered without faults, the table must equal the model exactly, and the summaries the
+day items.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from ingest import handler as ingest_module
+from sensor_digest.dynamo import make_client
+from sensor_digest.streams import matches_filter
+from sensor_digest_local.engine import create_tables
+from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event, stream_event
+from sensor_digest_local.streams import StreamReader
+from summary import handler as summary_module
+from tests.faults import Crash, FaultyClient
+from tests.helpers import day_counts, scan_all
+from tests.integration.conftest import DeadLetters
+
+pytestmark = pytest.mark.dynamodb_local
+FAULTS = ("throttle", "timeout_after", "conflict", "crash")
+
+
+class Script:
+    """The faults the next write calls get, in order."""
+
+    def __init__(self) -> None:
+        self.queue: list[str] = []
+
+    def __call__(self, operation: str, kwargs: dict[str, Any]) -> str | None:
+        return self.queue.pop(0) if self.queue else None
+
+
+SCRIPT = Script()
+CONTEXT: dict[str, Any] = {}
+
+
+class PipelineMachine(RuleBasedStateMachine):
+    @initialize()
+    def fresh_tables(self) -> None:
+        self.ddb = CONTEXT["ddb"]
+        suffix = uuid.uuid4().hex[:8]
+        self.table, self.ledger = f"Model-{suffix}", f"ModelLedger-{suffix}"
+        create_tables(self.ddb, self.table, self.ledger)
+        os.environ["TABLE_NAME"], os.environ["LEDGER_TABLE_NAME"] = self.table, self.ledger
+        ingest_module.service.cache_clear()
+        summary_module.service.cache_clear()
+        SCRIPT.queue.clear()
+        self.reader = StreamReader(CONTEXT["endpoint"], self.table)
+        self.records: list[dict[str, Any]] = []
+        self.sent: dict[str, tuple[int, str, int]] = {}  # event id -> (sensor, day, count)
+        self.messages: list[QueuedMessage] = []
+        self.acked: set[str] = set()  # event ids acknowledged at least once
+        self.pending: list[QueuedMessage] = []
+        self.rng = random.Random(0)
+
+    def _event_id(self, message: QueuedMessage) -> str:
+        return str(json.loads(message.body)["event_id"])
+
+    def _deliver(self, batch: list[QueuedMessage]) -> None:
+        if not batch:
+            return
+        try:
+            response = ingest_module.handler(sqs_event(batch), FakeContext())
+        except Crash:
+            self.pending += batch
+            return
+        failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}
+        for message in batch:
+            if message.message_id in failed:
+                self.pending.append(message)
+            else:
+                self.acked.add(self._event_id(message))
+
+    @rule(n=st.integers(1, 12), seed=st.integers(0, 2**16))
+    def deliver_new(self, n: int, seed: int) -> None:
+        rng = random.Random(seed)
+        batch = []
+        for _ in range(n):
+            event_id = f"m{len(self.sent)}"
+            sensor, day, count = rng.randrange(3), rng.choice(["2024-05-01", "2024-05-02"]), rng.randint(1, 3)
+            self.sent[event_id] = (sensor, day, count)
+            message = QueuedMessage(
+                body=json.dumps(
+                    {"sensor_id": sensor, "timestamp": f"{day}T06:00:00Z", "count": count, "event_id": event_id}
+                )
+            )
+            self.messages.append(message)
+            batch.append(message)
+        self._deliver(batch)
+
+    @precondition(lambda self: self.pending)
+    @rule()
+    def redeliver_failures(self) -> None:
+        batch, self.pending = self.pending, []
+        self._deliver(batch)
+
+    @precondition(lambda self: self.messages)
+    @rule(k=st.integers(1, 10), seed=st.integers(0, 2**16))
+    def duplicate(self, k: int, seed: int) -> None:
+        rng = random.Random(seed)
+        self._deliver([rng.choice(self.messages) for _ in range(k)])
+
+    @rule(kind=st.sampled_from(FAULTS), count=st.integers(1, 3))
+    def fault(self, kind: str, count: int) -> None:
+        SCRIPT.queue.extend([kind] * count)
+
+    @rule(seed=st.integers(0, 2**16))
+    def replay_stream(self, seed: int) -> None:
+        self.records += [r for r in self.reader.poll() if matches_filter(r)]
+        if not self.records:
+            return
+        rng = random.Random(seed)
+        schedule = [rng.choice(self.records) for _ in range(rng.randint(1, 2 * len(self.records)))]
+        for start in range(0, len(schedule), 25):
+            response = summary_module.handler(stream_event(schedule[start : start + 25], "arn:stream"), FakeContext())
+            assert response == {"batchItemFailures": []}
+        assert self._summaries_never_ahead()
+
+    def _model(self, event_ids: set[str]) -> Counter[tuple[int, str]]:
+        out: Counter[tuple[int, str]] = Counter()
+        for event_id in event_ids:
+            sensor, day, count = self.sent[event_id]
+            out[(sensor, day)] += count
+        return out
+
+    def _summaries_never_ahead(self) -> bool:
+        counts = day_counts(self.ddb, self.table)
+        for item in scan_all(self.ddb, self.table):
+            if item["Date"]["S"] == "SUMMARY":
+                sensor = int(item["SensorId"]["N"])
+                for day, value in item["DailyCounts"]["M"].items():
+                    if int(value["N"]) > counts.get((sensor, day), 0):
+                        return False
+        return True
+
+    @invariant()
+    def table_matches_model(self) -> None:
+        if not hasattr(self, "table"):
+            return
+        counts = day_counts(self.ddb, self.table)
+        low = self._model(self.acked)
+        doubt = self._model(set(self.sent) - self.acked)
+        for key in set(counts) | set(low) | set(doubt):
+            assert low[key] <= counts.get(key, 0) <= low[key] + doubt[key], (key, counts.get(key), low[key], doubt[key])
+
+    def teardown(self) -> None:
+        if not hasattr(self, "table"):
+            return
+        SCRIPT.queue.clear()
+        for _ in range(20):  # redeliver until nothing is in doubt
+            if not self.pending:
+                break
+            self.redeliver_failures()
+        assert not self.pending
+        assert day_counts(self.ddb, self.table) == dict(self._model(set(self.sent)))
+        self.records += [r for r in self.reader.poll() if matches_filter(r)]
+        for start in range(0, len(self.records), 50):
+            summary_module.handler(stream_event(self.records[start : start + 50], "arn:stream"), FakeContext())
+        expected: dict[int, dict[str, int]] = {}
+        for (sensor, day), n in day_counts(self.ddb, self.table).items():
+            expected.setdefault(sensor, {})[day] = n
+        got = {
+            int(i["SensorId"]["N"]): {d: int(v["N"]) for d, v in i["DailyCounts"]["M"].items()}
+            for i in scan_all(self.ddb, self.table)
+            if i["Date"]["S"] == "SUMMARY"
+        }
+        assert got == expected
+
+
+@pytest.fixture
+def machine_context(
+    ddb: Any, engine_endpoint: str, dead_letters: DeadLetters, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    monkeypatch.setattr(ingest_module, "make_client", lambda **kw: FaultyClient(inner=make_client(**kw), rule=SCRIPT))
+    for name in ("TABLE_NAME", "LEDGER_TABLE_NAME"):
+        monkeypatch.setenv(name, os.environ.get(name, "unset"))  # restored after the machine changed them
+    CONTEXT.update(ddb=ddb, endpoint=engine_endpoint)
+    yield
+    ingest_module.service.cache_clear()
+    summary_module.service.cache_clear()
+
+
+def test_the_tables_always_agree_with_the_model(machine_context: None) -> None:
+    run_state_machine_as_test(
+        PipelineMachine,
+        settings=settings(
+            max_examples=12,
+            stateful_step_count=15,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+        ),
+    )

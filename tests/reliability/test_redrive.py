@@ -1,0 +1,81 @@
+"""Scenario 6: messages that failed maxReceiveCount times land in the dead-letter queue; redriving
+them later counts each exactly once. SQS: the in-process broker with the local SQS event source;
+DynamoDB: DynamoDB Local; the ingest handler is the real one, with the fault layer in its client."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import boto3
+import pytest
+
+from ingest import handler as ingest_module
+from sensor_digest.dynamo import make_client
+from sensor_digest_local.broker import ENDPOINT, LocalSqsBroker
+from sensor_digest_local.cli import _redrive
+from sensor_digest_local.sqs_source import SqsEventSource
+from tests.conftest import Tables
+from tests.faults import FaultyClient, touches_sensor
+from tests.helpers import day_counts, scan_all
+
+pytestmark = pytest.mark.dynamodb_local
+
+
+def test_messages_that_exhausted_their_receives_are_counted_once_when_redriven(
+    ddb: Any, tables: Tables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a queue with redrive after 3 receives, and writes for sensor 7 throttled, for sensor 8
+    # committed but answered with a timeout (the ambiguous case), for as long as the outage lasts
+    broker = LocalSqsBroker()
+    session = boto3.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
+    broker.install(session)
+    sqs = session.client("sqs", endpoint_url=ENDPOINT)
+    dlq = broker.create_queue("dlq")
+    queue = broker.create_queue("q", visibility_timeout=0.05, dead_letter_url=dlq, max_receive_count=3)
+    monkeypatch.setenv("DLQ_URL", dlq)
+    ingest_module.service.cache_clear()
+    outage = {"on": False}
+
+    def rule(operation: str, kwargs: dict[str, Any]) -> str | None:
+        if not outage["on"]:
+            return None
+        if touches_sensor(kwargs, 7):
+            return "throttle"
+        return "timeout_after" if touches_sensor(kwargs, 8) else None
+
+    monkeypatch.setattr(ingest_module, "make_client", lambda **kw: FaultyClient(inner=make_client(**kw), rule=rule))
+    source = SqsEventSource(sqs=sqs, queue_url=queue, handler=ingest_module.handler, batching_window=0.01)
+
+    def drain(seconds: float = 20) -> None:
+        deadline = time.monotonic() + seconds
+        while source.in_queue() and time.monotonic() < deadline:
+            if source.poll_once() == 0:
+                time.sleep(0.02)
+
+    # sensor 8's day item exists before the outage, so its updates commit and then time out
+    sqs.send_message(QueueUrl=queue, MessageBody=json.dumps({"sensor_id": 8, "timestamp": "2024-05-01T01:00:00Z"}))
+    drain()
+    outage["on"] = True
+    for sensor in (6, 7, 8):
+        for i in range(5):
+            body = {"sensor_id": sensor, "timestamp": "2024-05-01T12:00:00Z", "count": 1, "event_id": f"e{i}"}
+            sqs.send_message(QueueUrl=queue, MessageBody=json.dumps(body))
+
+    # When the outage outlasts maxReceiveCount
+    drain()
+    in_dead_letters = broker.counts(dlq)[0]
+    during = day_counts(ddb, tables.table)
+
+    # and the dead letters are redriven once it is over
+    outage["on"] = False
+    redriven = _redrive(sqs, dlq, queue, 100)
+    drain()
+
+    # Then the ten failed messages went to the DLQ, and after the redrive each counts exactly once
+    assert in_dead_letters == 10 and redriven == 10
+    assert during == {(6, "2024-05-01"): 5, (8, "2024-05-01"): 6}  # sensor 8 committed, unacknowledged
+    assert day_counts(ddb, tables.table) == {(6, "2024-05-01"): 5, (7, "2024-05-01"): 5, (8, "2024-05-01"): 6}
+    assert len(scan_all(ddb, tables.ledger)) == 16
+    assert broker.counts(dlq) == (0, 0)
