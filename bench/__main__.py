@@ -130,13 +130,13 @@ def print_workload(results: list[dict[str, Any]], workload: Workload) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="2,000 messages per workload: CI's smoke run")
+    parser.add_argument("--quick", action="store_true", help="500 messages per workload: CI's smoke run")
     parser.add_argument("--messages", type=int, default=100_000, help="messages per workload (default 100,000)")
     parser.add_argument("--workloads", default="W1,W2,W3")
     parser.add_argument("--strategies", default="a,b,c,d")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "latest.json")
     args = parser.parse_args(argv)
-    n = 2000 if args.quick else args.messages
+    n = 500 if args.quick else args.messages
     makers = {"W1": realtime, "W2": skewed, "W3": backfill}
     os.environ.update(
         {
