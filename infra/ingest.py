@@ -68,6 +68,8 @@ class Ingest(Construct):
                 "DELIVERY_MODE": settings.delivery_mode,
                 "MARKER_TTL_SECONDS": str(settings.marker_ttl_seconds),
                 "INGEST_MAX_WORKERS": str(settings.ingest_max_workers),
+                "UNKNOWN_SENSORS": settings.unknown_sensors,
+                "PROFILE_CACHE_SECONDS": str(settings.profile_cache_seconds),
             },
         )
         self.function.add_event_source(

@@ -42,6 +42,8 @@ class Settings:
     ingest_max_workers: int = 8
     delivery_mode: str = "exactly-once"
     digest_timezone: str = "UTC"
+    unknown_sensors: str = "accept"  # or "reject": reports of unregistered sensors go to the DLQ
+    profile_cache_seconds: int = 60
     # summary
     summary_timeout_seconds: int = 60
     summary_memory_mb: int = 256
@@ -110,6 +112,8 @@ class Settings:
             "deliveryMode must be exactly-once or at-least-once": self.delivery_mode
             in ("exactly-once", "at-least-once"),
             "maxReceiveCount must be at least 5": self.max_receive_count >= 5,
+            "unknownSensors must be accept or reject": self.unknown_sensors in ("accept", "reject"),
+            "profileCacheSeconds must be 0 to 3600": 0 <= self.profile_cache_seconds <= 3600,
             "ingestBatchSize must be 1 to 10000": 1 <= self.ingest_batch_size <= 10_000,
             "ingestBatchingWindowSeconds must be 0 to 300": 0 <= self.ingest_batching_window_seconds <= 300,
             "ingestMaxConcurrency must be 2 to 1000": 2 <= self.ingest_max_concurrency <= 1000,

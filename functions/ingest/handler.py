@@ -18,6 +18,7 @@ from sensor_digest.config import IngestSettings
 from sensor_digest.counting import DayCounter
 from sensor_digest.dynamo import make_client
 from sensor_digest.ingest import BatchReport, DeadLetterSink, InboundMessage, IngestService
+from sensor_digest.registry import ProfileCache, Registry
 
 SERVICE = "sensor-digest-ingest"
 logger = Logger(service=SERVICE)
@@ -29,18 +30,22 @@ tracer = Tracer(service=SERVICE)
 def service() -> IngestService:
     """Built on the first invocation (never at import), then reused by the warm container."""
     settings = IngestSettings.from_env()
+    client = make_client(max_pool_connections=settings.max_workers + 2)
     counter = DayCounter(
         table_name=settings.table_name,
         ledger_table_name=settings.ledger_table_name,
-        client=make_client(max_pool_connections=settings.max_workers + 2),
+        client=client,
         mode=settings.delivery_mode,
         marker_ttl_seconds=settings.marker_ttl_seconds,
     )
+    registry = Registry(table_name=settings.table_name, ledger_table_name=settings.ledger_table_name, client=client)
     dead_letters = DeadLetterSink(queue_url=settings.dlq_url, client=boto3.client("sqs"))
     return IngestService(
         counter=counter,
         dead_letters=dead_letters,
         default_zone=settings.timezone,
+        profiles=ProfileCache(registry, ttl=settings.profile_cache_seconds),
+        reject_unknown=settings.unknown_sensors == "reject",
         max_workers=settings.max_workers,
     )
 

@@ -53,6 +53,13 @@ def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -
     return value
 
 
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...]) -> str:
+    value = env.get(name, allowed[0]).strip() or allowed[0]
+    if value not in allowed:
+        raise ConfigurationError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class IngestSettings:
     table_name: str
@@ -62,6 +69,8 @@ class IngestSettings:
     delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
     marker_ttl_seconds: int = DEFAULT_MARKER_TTL_SECONDS
     max_workers: int = 8
+    unknown_sensors: str = "accept"
+    profile_cache_seconds: int = 60
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IngestSettings:
@@ -80,6 +89,8 @@ class IngestSettings:
             delivery_mode=mode,
             marker_ttl_seconds=_int(env, "MARKER_TTL_SECONDS", DEFAULT_MARKER_TTL_SECONDS, 3600, 366 * 24 * 3600),
             max_workers=_int(env, "INGEST_MAX_WORKERS", 8, 1, 64),
+            unknown_sensors=_choice(env, "UNKNOWN_SENSORS", ("accept", "reject")),
+            profile_cache_seconds=_int(env, "PROFILE_CACHE_SECONDS", 60, 0, 3600),
         )
 
 

@@ -19,8 +19,9 @@ from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.counting import DayCounter, GroupOutcome
-from sensor_digest.errors import RejectedMessage
-from sensor_digest.messages import SensorMessage, ZoneLookup, clip_reason, parse_message
+from sensor_digest.errors import RejectedMessage, TransientFault
+from sensor_digest.messages import SensorMessage, clip_reason, parse_message, peek_sensor_id
+from sensor_digest.registry import ProfileCache
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -100,19 +101,28 @@ class IngestService:
         counter: DayCounter,
         dead_letters: DeadLetterSink,
         default_zone: tzinfo,
-        zone_for: ZoneLookup | None = None,
+        profiles: ProfileCache | None = None,
+        reject_unknown: bool = False,
         max_workers: int = 8,
         on_group: Callable[[int, str, GroupOutcome], None] | None = None,
     ) -> None:
         self._counter = counter
         self._dead_letters = dead_letters
         self._zone = default_zone
-        self._zone_for = zone_for
+        self._profiles = profiles
+        self._reject_unknown = reject_unknown and profiles is not None
         self._max_workers = max_workers
         self._on_group = on_group
 
     def process(self, messages: Sequence[InboundMessage]) -> BatchReport:
         report = BatchReport()
+        if self._profiles is not None:
+            try:  # one BatchGetItem for the batch's sensors not cached yet
+                self._profiles.prefetch(i for i in (peek_sensor_id(m.body) for m in messages) if i is not None)
+            except TransientFault as fault:  # without the profiles no day can be trusted: retry it all
+                LOG.warning("profiles unavailable, the batch will be redelivered", reason=fault.reason)
+                report.failed_ids = [m.message_id for m in messages]
+                return report
         groups: dict[tuple[int, str], list[SensorMessage]] = defaultdict(list)
         for inbound in messages:
             try:
@@ -121,8 +131,14 @@ class IngestService:
                     body=inbound.body,
                     sent_timestamp=inbound.sent_timestamp,
                     default_zone=self._zone,
-                    zone_for=self._zone_for,
+                    zone_for=self._profiles.zone if self._profiles is not None else None,
                 )
+                if (
+                    self._reject_unknown
+                    and self._profiles is not None
+                    and self._profiles.profile(parsed.sensor_id) is None
+                ):
+                    raise RejectedMessage(f"sensor {parsed.sensor_id} is not registered (UNKNOWN_SENSORS=reject)")
             except RejectedMessage as rejection:
                 self._reject(inbound, rejection.reason, report)
                 continue

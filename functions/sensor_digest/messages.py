@@ -180,6 +180,15 @@ def parse_message(
     )
 
 
+def peek_sensor_id(body: Any) -> int | None:
+    """The sensor id of a body if it has a valid one (to fetch profiles before parsing), else None."""
+    try:
+        fields = _load_object(body)
+        return _parse_sensor_id(fields)
+    except RejectedMessage:
+        return None
+
+
 def clip_reason(reason: str) -> str:
     """A reason short enough for an SQS message attribute and a log line."""
     return reason if len(reason) <= MAX_REASON_LENGTH else reason[: MAX_REASON_LENGTH - 3] + "..."

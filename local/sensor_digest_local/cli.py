@@ -7,6 +7,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import date
 from typing import Annotated, Any, TypeVar
 
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from sensor_digest.registry import Registry, RegistryError, SensorProfile
 from sensor_digest_local import queries
 from sensor_digest_local.engine import EngineError
 from sensor_digest_local.targets import Target, TargetError, clear_local, resolve, save_local
@@ -27,6 +29,8 @@ app = typer.Typer(
 )
 dlq_app = typer.Typer(help="Inspect the dead-letter queue, or redrive it to the queue.", no_args_is_help=True)
 app.add_typer(dlq_app, name="dlq")
+sensors_app = typer.Typer(help="The sensor registry: profiles, unique serials, time zones.", no_args_is_help=True)
+app.add_typer(sensors_app, name="sensors")
 console = Console()
 T = TypeVar("T")
 
@@ -35,6 +39,7 @@ Region = Annotated[str | None, typer.Option("--region", help="AWS region of the 
 QueueUrl = Annotated[str | None, typer.Option("--queue-url", help="The ingest queue, instead of --stack.")]
 DlqUrl = Annotated[str | None, typer.Option("--dlq-url", help="The dead-letter queue, instead of --stack.")]
 TableOpt = Annotated[str | None, typer.Option("--table", help="The digest table, instead of --stack.")]
+LedgerOpt = Annotated[str | None, typer.Option("--ledger", help="The ledger table, instead of --stack.")]
 Sensor = Annotated[int, typer.Option("--sensor", min=0, max=2**53 - 1, help="The sensor id.")]
 
 
@@ -50,7 +55,7 @@ def _errors() -> Iterator[None]:
     """Every expected failure becomes one clear line and exit code 1."""
     try:
         yield
-    except (TargetError, EngineError) as exc:
+    except (TargetError, EngineError, RegistryError) as exc:
         _fail(str(exc))
     except EndpointConnectionError as exc:
         _fail(
@@ -354,6 +359,111 @@ def _redrive(sqs: Any, source: str, destination: str, limit: int) -> int:
             sqs.delete_message(QueueUrl=source, ReceiptHandle=message["ReceiptHandle"])
             moved += 1
     return moved
+
+
+# -- the sensor registry ------------------------------------------------------------------------
+
+
+def _registry(stack: str | None, region: str | None, table: str | None, ledger: str | None) -> Registry:
+    target = _target(stack, region, table=table, ledger=ledger).need("table", "ledger")
+    return Registry(table_name=str(target.table), ledger_table_name=str(target.ledger), client=target.dynamodb())
+
+
+def _show(profile: SensorProfile, title: str) -> None:
+    out = Table(title=title, show_header=False)
+    out.add_column("field")
+    out.add_column("value")
+    for field, value in (
+        ("sensor", profile.sensor_id),
+        ("name", profile.name),
+        ("serial", profile.serial),
+        ("time zone", profile.timezone),
+        ("version", profile.version),
+    ):
+        out.add_row(field, str(value))
+    console.print(out)
+
+
+@sensors_app.command("register")
+def sensors_register(
+    sensor: Sensor,
+    name: Annotated[str, typer.Option(help="A name for people.")],
+    serial: Annotated[str, typer.Option(help="The serial number (unique across sensors).")],
+    timezone: Annotated[str, typer.Option(help="IANA time zone its days are counted in.")] = "UTC",
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
+) -> None:
+    """Register a sensor; a taken sensor id or serial is refused and named."""
+    with _errors():
+        registry = _registry(stack, region, table, ledger)
+        profile = registry.register(SensorProfile(sensor_id=sensor, name=name, serial=serial, timezone=timezone))
+    _show(profile, f"registered sensor {sensor}")
+
+
+@sensors_app.command("update")
+def sensors_update(
+    sensor: Sensor,
+    name: Annotated[str | None, typer.Option(help="New name.")] = None,
+    serial: Annotated[str | None, typer.Option(help="New serial (its sentinel moves with it).")] = None,
+    timezone: Annotated[str | None, typer.Option(help="New IANA time zone.")] = None,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
+) -> None:
+    """Change a profile with optimistic locking (retried from a fresh read if someone else won)."""
+    if name is None and serial is None and timezone is None:
+        raise typer.BadParameter("nothing to change: give --name, --serial or --timezone")
+
+    def change(current: SensorProfile) -> SensorProfile:
+        return replace(
+            current,
+            name=current.name if name is None else name,
+            serial=current.serial if serial is None else serial,
+            timezone=current.timezone if timezone is None else timezone,
+        )
+
+    with _errors():
+        profile = _registry(stack, region, table, ledger).update(sensor, change)
+    _show(profile, f"updated sensor {sensor}")
+
+
+@sensors_app.command("show")
+def sensors_show(
+    sensor: Sensor, stack: Stack = None, region: Region = None, table: TableOpt = None, ledger: LedgerOpt = None
+) -> None:
+    """A sensor's profile."""
+    with _errors():
+        profile = _registry(stack, region, table, ledger).get(sensor)
+    if profile is None:
+        console.print(f"[bold red]error:[/] sensor {sensor} is not registered")
+        raise typer.Exit(1)
+    _show(profile, f"sensor {sensor}")
+
+
+@sensors_app.command("list")
+def sensors_list(stack: Stack = None, region: Region = None, table: TableOpt = None, ledger: LedgerOpt = None) -> None:
+    """Every registered sensor."""
+    with _errors():
+        profiles = _registry(stack, region, table, ledger).all_profiles()
+    out = Table(title=f"{len(profiles)} registered sensor(s)")
+    for column in ("sensor", "name", "serial", "time zone", "version"):
+        out.add_column(column)
+    for p in profiles:
+        out.add_row(str(p.sensor_id), p.name, p.serial, p.timezone, str(p.version))
+    console.print(out)
+
+
+@sensors_app.command("delete")
+def sensors_delete(
+    sensor: Sensor, stack: Stack = None, region: Region = None, table: TableOpt = None, ledger: LedgerOpt = None
+) -> None:
+    """Delete a profile and its serial's sentinel together (its counts stay)."""
+    with _errors():
+        profile = _registry(stack, region, table, ledger).delete(sensor)
+    console.print(f"deleted sensor {sensor} (serial {profile.serial!r} is free again)")
 
 
 def main() -> None:  # pragma: no cover - the console script calls app() directly

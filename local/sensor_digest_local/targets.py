@@ -104,6 +104,7 @@ def resolve(
     queue_url: str | None = None,
     dlq_url: str | None = None,
     table: str | None = None,
+    ledger: str | None = None,
     region: str | None = None,
 ) -> Target:
     """``--stack`` first, else the running local pipeline; explicit options override either."""
@@ -112,7 +113,8 @@ def resolve(
     else:
         local = load_local()
         base = local if local is not None else Target(region=region, origin="explicit")
-    overrides = {k: v for k, v in {"queue_url": queue_url, "dlq_url": dlq_url, "table": table}.items() if v}
+    explicit = {"queue_url": queue_url, "dlq_url": dlq_url, "table": table, "ledger": ledger}
+    overrides = {k: v for k, v in explicit.items() if v}
     target = replace(base, **overrides)
     if not (target.queue_url or target.table or target.dlq_url):
         raise TargetError(

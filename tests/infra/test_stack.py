@@ -164,6 +164,8 @@ def test_the_ingest_function_gets_the_contract_environment(template: Template) -
                     "DELIVERY_MODE": "exactly-once",
                     "MARKER_TTL_SECONDS": str(29 * DAY),
                     "INGEST_MAX_WORKERS": "8",
+                    "UNKNOWN_SENSORS": "accept",
+                    "PROFILE_CACHE_SECONDS": "60",
                     "POWERTOOLS_SERVICE_NAME": "sensor-digest-ingest",
                     "POWERTOOLS_METRICS_NAMESPACE": "SensorDigest",
                     "POWERTOOLS_LOG_LEVEL": "INFO",
@@ -232,7 +234,14 @@ def test_ingest_may_only_write_items_and_send_to_the_dead_letter_queue(template:
         (a, json.dumps(s["Resource"])) for s in policy_of(template, "ingest.handler.handler") for a in actions(s)
     }
     dynamodb = {(a, r) for a, r in granted if a.startswith("dynamodb:")}
-    assert {a for a, _ in dynamodb} == {"dynamodb:UpdateItem", "dynamodb:PutItem"}
+    assert {a for a, _ in dynamodb} == {
+        "dynamodb:UpdateItem",
+        "dynamodb:PutItem",
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+    }
+    ledger = json.dumps({"Fn::GetAtt": [_table_id(template, "SensorDigestLedger"), "Arn"]})
+    assert {a for a, r in dynamodb if r == ledger} == {"dynamodb:PutItem"}  # markers only
     assert {r for a, r in dynamodb if a == "dynamodb:UpdateItem"} == {
         json.dumps({"Fn::GetAtt": [_table_id(template, "SensorDigest"), "Arn"]})
     }

@@ -194,8 +194,49 @@ def test_without_a_pipeline_the_commands_say_how_to_get_one() -> None:
     assert "start the local one with `sensor-digest up`" in result.output
 
 
+def test_the_sensors_commands_manage_the_registry(running: LocalPipeline) -> None:
+    save_local(running.target)
+
+    registered = invoke(
+        "sensors", "register", "--sensor", "501", "--name", "roof", "--serial", "CLI-501", "--timezone", "Asia/Tokyo"
+    )
+    taken = invoke("sensors", "register", "--sensor", "502", "--name", "other", "--serial", "CLI-501")
+    updated = invoke("sensors", "update", "--sensor", "501", "--serial", "CLI-501B")
+    shown = invoke("sensors", "show", "--sensor", "501")
+    listed = invoke("sensors", "list")
+    deleted = invoke("sensors", "delete", "--sensor", "501")
+    gone = invoke("sensors", "show", "--sensor", "501")
+    bad_zone = invoke("sensors", "register", "--sensor", "503", "--name", "z", "--serial", "Z", "--timezone", "Nowhere")
+
+    assert registered.exit_code == 0 and "Asia/Tokyo" in registered.output
+    assert taken.exit_code == 1 and "serial 'CLI-501' already belongs to another sensor" in taken.output
+    assert updated.exit_code == 0 and "CLI-501B" in updated.output and "│ 2 " in updated.output
+    assert shown.exit_code == 0 and "CLI-501B" in shown.output
+    assert listed.exit_code == 0 and "CLI-501B" in listed.output
+    assert deleted.exit_code == 0 and "serial 'CLI-501B' is free again" in deleted.output
+    assert gone.exit_code == 1 and "sensor 501 is not registered" in gone.output
+    assert bad_zone.exit_code == 1 and "not an IANA time zone" in bad_zone.output
+
+
 @pytest.mark.parametrize(
-    "command", [[], ["demo"], ["up"], ["send"], ["counts"], ["summary"], ["dlq"], ["dlq", "list"], ["dlq", "redrive"]]
+    "command",
+    [
+        [],
+        ["demo"],
+        ["up"],
+        ["send"],
+        ["counts"],
+        ["summary"],
+        ["dlq"],
+        ["dlq", "list"],
+        ["dlq", "redrive"],
+        ["sensors"],
+        ["sensors", "register"],
+        ["sensors", "update"],
+        ["sensors", "show"],
+        ["sensors", "list"],
+        ["sensors", "delete"],
+    ],
 )
 def test_every_command_has_help(command: list[str]) -> None:
     result = invoke(*command, "--help")

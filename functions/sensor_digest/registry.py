@@ -1,0 +1,324 @@
+"""The sensor registry: profiles with a unique serial number and optimistic-lock updates.
+
+A profile is the item (``SensorId``, ``Date = "PROFILE"``) of the digest table: ``Name``,
+``Serial``, ``TimeZone`` (IANA) and ``Version``. A serial is kept unique across sensors by a
+sentinel ``SERIAL#<serial>`` in the ledger, written in the same transaction as the profile:
+
+- register: put the profile and the sentinel, each on ``attribute_not_exists``;
+- update: read, change, write on condition that ``Version`` is still the one read (+1); a serial
+  change moves the sentinel in the same transaction; a lost race is retried from a fresh read a
+  bounded number of times, since every change is a function of the profile it reads;
+- delete: profile and sentinel together, on the same version condition.
+
+Every failure the caller must tell apart is its own error, naming the conflict.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sensor_digest import dynamo
+from sensor_digest.errors import SensorDigestError, TransientFault
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+PROFILE_SORT_KEY = "PROFILE"
+SERIAL_PREFIX = "SERIAL#"
+MAX_NAME = 256
+MAX_SERIAL = 128
+
+
+class RegistryError(SensorDigestError):
+    """A registry operation was refused; the message says why."""
+
+
+class InvalidProfile(RegistryError):
+    pass
+
+
+class SensorExists(RegistryError):
+    pass
+
+
+class SerialTaken(RegistryError):
+    pass
+
+
+class SensorNotFound(RegistryError):
+    pass
+
+
+class VersionConflict(RegistryError):
+    """Someone else changed the profile between our read and our write, every time we tried."""
+
+
+@dataclass(frozen=True)
+class SensorProfile:
+    sensor_id: int
+    name: str
+    serial: str
+    timezone: str = "UTC"
+    version: int = 1
+
+    def validate(self) -> SensorProfile:
+        if not 0 <= self.sensor_id <= 2**53 - 1:
+            raise InvalidProfile(f"sensor id {self.sensor_id} is out of range")
+        if not 1 <= len(self.name) <= MAX_NAME or not self.name.isprintable():
+            raise InvalidProfile(f"name must be 1 to {MAX_NAME} printable characters")
+        if not 1 <= len(self.serial) <= MAX_SERIAL or not self.serial.isprintable():
+            raise InvalidProfile(f"serial must be 1 to {MAX_SERIAL} printable characters")
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InvalidProfile(f"time zone {self.timezone!r} is not an IANA time zone") from None
+        return self
+
+    def item(self) -> dict[str, Any]:
+        return {
+            "SensorId": {"N": str(self.sensor_id)},
+            "Date": {"S": PROFILE_SORT_KEY},
+            "Name": {"S": self.name},
+            "Serial": {"S": self.serial},
+            "TimeZone": {"S": self.timezone},
+            "Version": {"N": str(self.version)},
+        }
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> SensorProfile:
+        return cls(
+            sensor_id=int(item["SensorId"]["N"]),
+            name=item["Name"]["S"],
+            serial=item["Serial"]["S"],
+            timezone=item.get("TimeZone", {}).get("S", "UTC"),
+            version=int(item["Version"]["N"]),
+        )
+
+
+def profile_key(sensor_id: int) -> dict[str, Any]:
+    return {"SensorId": {"N": str(sensor_id)}, "Date": {"S": PROFILE_SORT_KEY}}
+
+
+def sentinel_key(serial: str) -> dict[str, Any]:
+    return {"pk": {"S": f"{SERIAL_PREFIX}{serial}"}}
+
+
+class Registry:
+    def __init__(
+        self, *, table_name: str, ledger_table_name: str, client: DynamoDBClient, max_attempts: int = 8
+    ) -> None:
+        self._table = table_name
+        self._ledger = ledger_table_name
+        self._client = client
+        self._attempts = max_attempts
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def get(self, sensor_id: int) -> SensorProfile | None:
+        response: dict[str, Any] = dict(
+            dynamo.call(
+                "GetItem",
+                lambda: self._client.get_item(TableName=self._table, Key=profile_key(sensor_id), ConsistentRead=True),
+            )
+            or {}
+        )
+        item = response.get("Item")
+        return SensorProfile.from_item(item) if item else None
+
+    def get_many(self, sensor_ids: Iterable[int]) -> dict[int, SensorProfile]:
+        """Profiles of these sensors (those registered), BatchGetItem by 100, unprocessed keys retried."""
+        found: dict[int, SensorProfile] = {}
+        ids = sorted(set(sensor_ids))
+        for start in range(0, len(ids), 100):
+            keys: list[dict[str, Any]] = [profile_key(i) for i in ids[start : start + 100]]
+            for attempt in range(self._attempts):
+                response: dict[str, Any] = dict(
+                    dynamo.call(
+                        "BatchGetItem",
+                        lambda keys=keys: self._client.batch_get_item(  # type: ignore[misc]
+                            RequestItems={self._table: {"Keys": keys, "ConsistentRead": True}}
+                        ),
+                    )
+                    or {}
+                )
+                for item in response.get("Responses", {}).get(self._table, []):
+                    profile = SensorProfile.from_item(item)
+                    found[profile.sensor_id] = profile
+                keys = response.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
+                if not keys:
+                    break
+                time.sleep(0.01 * 2**attempt)
+            if keys:
+                raise TransientFault("BatchGetItem left keys unprocessed")
+        return found
+
+    def all_profiles(self) -> list[SensorProfile]:
+        """Every profile (a Scan: for the command line, never for the Lambda functions)."""
+        out: list[SensorProfile] = []
+        paginator = self._client.get_paginator("scan")
+        for page in paginator.paginate(
+            TableName=self._table,
+            FilterExpression="#d = :p",
+            ExpressionAttributeNames={"#d": "Date"},
+            ExpressionAttributeValues={":p": {"S": PROFILE_SORT_KEY}},
+            ConsistentRead=True,
+        ):
+            out.extend(SensorProfile.from_item(i) for i in page["Items"])
+        return sorted(out, key=lambda p: p.sensor_id)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def register(self, profile: SensorProfile) -> SensorProfile:
+        profile = replace(profile.validate(), version=1)
+        actions = [
+            self._put_profile_if_new(profile),
+            self._put_sentinel(profile),
+        ]
+        codes = self._transact(actions)
+        if codes is not None:
+            if codes[0] == dynamo.CONDITIONAL_CHECK_FAILED:
+                raise SensorExists(f"sensor {profile.sensor_id} is already registered")
+            raise SerialTaken(f"serial {profile.serial!r} already belongs to another sensor")
+        return profile
+
+    def update(self, sensor_id: int, change: Callable[[SensorProfile], SensorProfile]) -> SensorProfile:
+        """Apply ``change`` to the current profile and write it if nobody changed it meanwhile.
+
+        A lost race is retried from a fresh read (``change`` sees the new profile), up to
+        ``max_attempts`` times, then ``VersionConflict``.
+        """
+        for attempt in range(self._attempts):
+            current = self.get(sensor_id)
+            if current is None:
+                raise SensorNotFound(f"sensor {sensor_id} is not registered")
+            wanted = replace(change(current), sensor_id=sensor_id, version=current.version + 1).validate()
+            actions = [self._put_profile_if_version(wanted, current.version)]
+            if wanted.serial != current.serial:
+                actions += [self._delete_sentinel(current), self._put_sentinel(wanted)]
+            codes = self._transact(actions)
+            if codes is None:
+                return wanted
+            if (
+                len(codes) == 3
+                and codes[2] == dynamo.CONDITIONAL_CHECK_FAILED
+                and codes[0] != dynamo.CONDITIONAL_CHECK_FAILED
+            ):
+                raise SerialTaken(f"serial {wanted.serial!r} already belongs to another sensor")
+            time.sleep(random.uniform(0, 0.01 * 2**attempt))  # noqa: S311 - jitter, not security
+        raise VersionConflict(f"sensor {sensor_id} kept changing under us; {self._attempts} attempts lost the race")
+
+    def delete(self, sensor_id: int) -> SensorProfile:
+        for _ in range(self._attempts):
+            current = self.get(sensor_id)
+            if current is None:
+                raise SensorNotFound(f"sensor {sensor_id} is not registered")
+            actions = [
+                {
+                    "Delete": {
+                        "TableName": self._table,
+                        "Key": profile_key(sensor_id),
+                        "ConditionExpression": "#v = :v",
+                        "ExpressionAttributeNames": {"#v": "Version"},
+                        "ExpressionAttributeValues": {":v": {"N": str(current.version)}},
+                    }
+                },
+                self._delete_sentinel(current),
+            ]
+            if self._transact(actions) is None:
+                return current
+        raise VersionConflict(f"sensor {sensor_id} kept changing while it was being deleted")
+
+    # -- actions --------------------------------------------------------------------------
+
+    def _put_profile_if_new(self, profile: SensorProfile) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self._table,
+                "Item": profile.item(),
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": "SensorId"},
+            }
+        }
+
+    def _put_profile_if_version(self, profile: SensorProfile, read_version: int) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self._table,
+                "Item": profile.item(),
+                "ConditionExpression": "#v = :v",
+                "ExpressionAttributeNames": {"#v": "Version"},
+                "ExpressionAttributeValues": {":v": {"N": str(read_version)}},
+            }
+        }
+
+    def _put_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self._ledger,
+                "Item": {**sentinel_key(profile.serial), "SensorId": {"N": str(profile.sensor_id)}},
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": "pk"},
+            }
+        }
+
+    def _delete_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
+        return {
+            "Delete": {
+                "TableName": self._ledger,
+                "Key": sentinel_key(profile.serial),
+                "ConditionExpression": "#s = :s",
+                "ExpressionAttributeNames": {"#s": "SensorId"},
+                "ExpressionAttributeValues": {":s": {"N": str(profile.sensor_id)}},
+            }
+        }
+
+    def _transact(self, actions: list[dict[str, Any]]) -> list[str] | None:
+        """``None`` when committed; the cancellation codes when a condition failed."""
+        try:
+            self._client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+        except ClientError as exc:
+            if dynamo.error_code(exc) != dynamo.TRANSACTION_CANCELED:
+                raise dynamo.fault_from(exc, "TransactWriteItems") from exc
+            codes = dynamo.cancellation_codes(exc)
+            if any(c in dynamo.RETRYABLE_CANCELLATION_CODES for c in codes):
+                return codes  # a conflict with a concurrent transaction: the caller re-reads and retries
+            if dynamo.CONDITIONAL_CHECK_FAILED not in codes:
+                raise dynamo.fault_from(exc, "TransactWriteItems") from exc
+            return codes
+        except BotoCoreError as exc:
+            raise dynamo.fault_from(exc, "TransactWriteItems") from exc
+        return None
+
+
+class ProfileCache:
+    """Per-container cache of sensors' registration and time zone, refreshed after ``ttl`` seconds."""
+
+    def __init__(self, registry: Registry, ttl: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._registry = registry
+        self._ttl = ttl
+        self._clock = clock
+        self._entries: dict[int, tuple[float, SensorProfile | None]] = {}
+
+    def prefetch(self, sensor_ids: Iterable[int]) -> None:
+        now = self._clock()
+        stale = {i for i in sensor_ids if i not in self._entries or self._entries[i][0] <= now}
+        if not stale:
+            return
+        found = self._registry.get_many(stale)
+        for sensor_id in stale:
+            self._entries[sensor_id] = (now + self._ttl, found.get(sensor_id))
+
+    def profile(self, sensor_id: int) -> SensorProfile | None:
+        self.prefetch([sensor_id])
+        return self._entries[sensor_id][1]
+
+    def zone(self, sensor_id: int) -> ZoneInfo | None:
+        found = self.profile(sensor_id)
+        return ZoneInfo(found.timezone) if found is not None else None
