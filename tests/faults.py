@@ -104,3 +104,29 @@ def touches_sensor(kwargs: dict[str, Any], sensor_id: int) -> bool:
         if key.get("SensorId", {}).get("N") == str(sensor_id):
             return True
     return False
+
+
+class PauseAfterFirstCall:
+    """Holds each thread after its first ``operation`` call until ``barrier`` has every thread there:
+    a deterministic race (both writers read the same state before either writes)."""
+
+    def __init__(self, inner: Any, barrier: threading.Barrier, operation: str) -> None:
+        self.inner = inner
+        self.barrier = barrier
+        self.operation = operation
+        self.local = threading.local()
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+        if name != self.operation:
+            return target
+
+        def call(**kwargs: Any) -> Any:
+            try:
+                return target(**kwargs)
+            finally:
+                if not getattr(self.local, "paused", False):
+                    self.local.paused = True
+                    self.barrier.wait()
+
+        return call

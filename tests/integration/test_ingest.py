@@ -13,7 +13,7 @@ from sensor_digest.config import DeliveryMode
 from sensor_digest.counting import DayCounter
 from sensor_digest.ingest import InboundMessage, IngestService
 from tests.conftest import Tables
-from tests.faults import FaultyClient, touches_sensor
+from tests.faults import FaultyClient, PauseAfterFirstCall, touches_sensor
 from tests.helpers import FakeContext, QueuedMessage, day_counts, scan_all, sqs_event
 from tests.integration.conftest import DeadLetters, body_of
 from tests.scenarios import deliver, generate
@@ -65,26 +65,9 @@ def test_first_message_of_a_day_creates_the_item_and_later_ones_update_it(ddb: A
     assert all(int(m["ExpiresAt"]["N"]) > 0 and m["pk"]["S"].startswith("MSG#7#") for m in markers)
 
 
-class PauseAfterFirstTransaction:
-    """Holds each thread after its first transaction until the other thread got there too."""
-
-    def __init__(self, inner: Any, barrier: threading.Barrier) -> None:
-        self.inner = inner
-        self.barrier = barrier
-        self.local = threading.local()
-
-    def transact_write_items(self, **kwargs: Any) -> Any:
-        try:
-            return self.inner.transact_write_items(**kwargs)
-        finally:
-            if not getattr(self.local, "paused", False):
-                self.local.paused = True
-                self.barrier.wait()
-
-
 def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(ddb: Any, tables: Tables) -> None:
     # Given two writers that both find the day item missing before either inserts it
-    client = PauseAfterFirstTransaction(ddb, threading.Barrier(2, timeout=30))
+    client = PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), "transact_write_items")
     outcomes: list[Any] = []
 
     def writer(count: int) -> None:

@@ -17,7 +17,7 @@ from sensor_digest_local.events import FakeContext, stream_event
 from sensor_digest_local.streams import StreamReader
 from summary import handler as summary_module
 from tests.conftest import Tables
-from tests.faults import FaultyClient
+from tests.faults import FaultyClient, PauseAfterFirstCall
 from tests.helpers import day_counts, scan_all
 from tests.scenarios import deliver, generate
 
@@ -124,26 +124,11 @@ def test_the_summary_items_own_records_and_remove_records_are_ignored(
     assert summaries(ddb, tables.table) == {3: {"2024-05-01": 2, "2024-05-02": 6}}
 
 
-class PauseAfterFirstUpdate:
-    """Holds each thread after its first UpdateItem until the other thread got there too."""
-
-    def __init__(self, inner: Any, barrier: threading.Barrier) -> None:
-        self.inner = inner
-        self.barrier = barrier
-        self.local = threading.local()
-
-    def update_item(self, **kwargs: Any) -> Any:
-        try:
-            return self.inner.update_item(**kwargs)
-        finally:
-            if not getattr(self.local, "paused", False):
-                self.local.paused = True
-                self.barrier.wait()
-
-
 def test_two_writers_creating_the_same_map_lose_no_element(ddb: Any, tables: Tables) -> None:
     # Given two writers that both find no map before either creates it
-    writer = SummaryWriter(table_name=tables.table, client=PauseAfterFirstUpdate(ddb, threading.Barrier(2, timeout=30)))
+    writer = SummaryWriter(
+        table_name=tables.table, client=PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), "update_item")
+    )
     outcomes: list[Any] = []
     threads = [
         threading.Thread(target=lambda d=day, n=n: outcomes.append(writer.upsert(5, d, n)))
