@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
 from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event
@@ -29,11 +28,4 @@ def day_counts(client: Any, table: str) -> dict[tuple[int, str], int]:
     for item in scan_all(client, table):
         if "DataCount" in item:
             out[(int(item["SensorId"]["N"]), item["Date"]["S"])] = int(item["DataCount"]["N"])
-    return out
-
-
-def expected_counts(messages: Iterable[tuple[int, str, int]]) -> dict[tuple[int, str], int]:
-    out: dict[tuple[int, str], int] = {}
-    for sensor, day, count in messages:
-        out[(sensor, day)] = out.get((sensor, day), 0) + count
     return out

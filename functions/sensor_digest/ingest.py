@@ -20,7 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.counting import DayCounter, GroupOutcome
 from sensor_digest.errors import RejectedMessage, TransientFault
-from sensor_digest.messages import SensorMessage, clip_reason, parse_message, peek_sensor_id
+from sensor_digest.messages import Report, SensorMessage, clip_reason, read_report
 from sensor_digest.registry import ProfileCache
 
 if TYPE_CHECKING:
@@ -110,35 +110,36 @@ class IngestService:
         self._dead_letters = dead_letters
         self._zone = default_zone
         self._profiles = profiles
-        self._reject_unknown = reject_unknown and profiles is not None
+        self._reject_unknown = reject_unknown
         self._max_workers = max_workers
         self._on_group = on_group
 
     def process(self, messages: Sequence[InboundMessage]) -> BatchReport:
         report = BatchReport()
+        reports: list[tuple[InboundMessage, Report]] = []
+        for inbound in messages:  # each body is loaded and validated once
+            try:
+                reports.append(
+                    (
+                        inbound,
+                        read_report(
+                            message_id=inbound.message_id, body=inbound.body, sent_timestamp=inbound.sent_timestamp
+                        ),
+                    )
+                )
+            except RejectedMessage as rejection:
+                self._reject(inbound, rejection.reason, report)
         if self._profiles is not None:
             try:  # one BatchGetItem for the batch's sensors not cached yet
-                self._profiles.prefetch(i for i in (peek_sensor_id(m.body) for m in messages) if i is not None)
+                self._profiles.prefetch(r.sensor_id for _, r in reports)
             except TransientFault as fault:  # without the profiles no day can be trusted: retry it all
                 LOG.warning("profiles unavailable, the batch will be redelivered", reason=fault.reason)
-                report.failed_ids = [m.message_id for m in messages]
+                report.failed_ids.extend(inbound.message_id for inbound, _ in reports)
                 return report
         groups: dict[tuple[int, str], list[SensorMessage]] = defaultdict(list)
-        for inbound in messages:
+        for inbound, pending in reports:
             try:
-                parsed = parse_message(
-                    message_id=inbound.message_id,
-                    body=inbound.body,
-                    sent_timestamp=inbound.sent_timestamp,
-                    default_zone=self._zone,
-                    zone_for=self._profiles.zone if self._profiles is not None else None,
-                )
-                if (
-                    self._reject_unknown
-                    and self._profiles is not None
-                    and self._profiles.profile(parsed.sensor_id) is None
-                ):
-                    raise RejectedMessage(f"sensor {parsed.sensor_id} is not registered (UNKNOWN_SENSORS=reject)")
+                parsed = pending.in_zone(self._zone_of(pending.sensor_id))
             except RejectedMessage as rejection:
                 self._reject(inbound, rejection.reason, report)
                 continue
@@ -162,6 +163,15 @@ class IngestService:
         order = {m.message_id: i for i, m in enumerate(messages)}
         report.failed_ids.sort(key=lambda mid: order.get(mid, -1))
         return report
+
+    def _zone_of(self, sensor_id: int) -> tzinfo:
+        """The sensor's registered zone, else the digest's; rejects an unknown sensor if told to."""
+        zone = self._profiles.zone(sensor_id) if self._profiles is not None else None
+        if zone is not None:
+            return zone
+        if self._reject_unknown and self._profiles is not None:
+            raise RejectedMessage(f"sensor {sensor_id} is not registered (UNKNOWN_SENSORS=reject)")
+        return self._zone
 
     def _reject(self, inbound: InboundMessage, reason: str, report: BatchReport) -> None:
         LOG.info("message rejected", message_id=inbound.message_id, reason=clip_reason(reason))

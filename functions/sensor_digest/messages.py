@@ -152,6 +152,42 @@ def _day(moment: datetime, zone: tzinfo) -> str:
     return local.date().isoformat()
 
 
+@dataclass(frozen=True)
+class Report:
+    """A body that passed every rule but the timestamp's: what is known before the day."""
+
+    message_id: str
+    sensor_id: int
+    count: int
+    event_id: str
+    fields: dict[str, Any]
+    sent_timestamp: str | None
+
+    def in_zone(self, zone: tzinfo) -> SensorMessage:
+        """The message with its day, the timestamp read in ``zone``; ``RejectedMessage`` if invalid."""
+        moment = _parse_moment(self.fields, self.sent_timestamp, zone)
+        return SensorMessage(
+            message_id=self.message_id,
+            sensor_id=self.sensor_id,
+            day=_day(moment, zone),
+            count=self.count,
+            event_id=self.event_id,
+        )
+
+
+def read_report(*, message_id: str, body: Any, sent_timestamp: str | None) -> Report:
+    """Load and validate a body up to its timestamp (the day needs the sensor's zone)."""
+    fields = _load_object(body)
+    return Report(
+        message_id=message_id,
+        sensor_id=_parse_sensor_id(fields),
+        count=_parse_count(fields),
+        event_id=_parse_event_id(fields, message_id),
+        fields=fields,
+        sent_timestamp=sent_timestamp,
+    )
+
+
 def parse_message(
     *,
     message_id: str,
@@ -165,28 +201,8 @@ def parse_message(
     ``zone_for`` names the sensor's own time zone where the project keeps one; without it, or
     when it gives ``None``, days are counted in ``default_zone`` (``DIGEST_TIMEZONE``).
     """
-    fields = _load_object(body)
-    sensor_id = _parse_sensor_id(fields)
-    count = _parse_count(fields)
-    event_id = _parse_event_id(fields, message_id)
-    zone = (zone_for(sensor_id) if zone_for else None) or default_zone
-    moment = _parse_moment(fields, sent_timestamp, zone)
-    return SensorMessage(
-        message_id=message_id,
-        sensor_id=sensor_id,
-        day=_day(moment, zone),
-        count=count,
-        event_id=event_id,
-    )
-
-
-def peek_sensor_id(body: Any) -> int | None:
-    """The sensor id of a body if it has a valid one (to fetch profiles before parsing), else None."""
-    try:
-        fields = _load_object(body)
-        return _parse_sensor_id(fields)
-    except RejectedMessage:
-        return None
+    report = read_report(message_id=message_id, body=body, sent_timestamp=sent_timestamp)
+    return report.in_zone((zone_for(report.sensor_id) if zone_for else None) or default_zone)
 
 
 def clip_reason(reason: str) -> str:
