@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 
-def _scan(client: Any, table: str) -> list[dict[str, Any]]:
+def scan_all(client: Any, table: str) -> list[dict[str, Any]]:
+    """Every item of the table (consistent reads)."""
     items: list[dict[str, Any]] = []
     for page in client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
         items.extend(page["Items"])
@@ -15,7 +16,7 @@ def _scan(client: Any, table: str) -> list[dict[str, Any]]:
 def day_counts(client: Any, table: str) -> dict[tuple[int, str], int]:
     return {
         (int(i["SensorId"]["N"]), i["Date"]["S"]): int(i["DataCount"]["N"])
-        for i in _scan(client, table)
+        for i in scan_all(client, table)
         if "DataCount" in i
     }
 
@@ -23,9 +24,17 @@ def day_counts(client: Any, table: str) -> dict[tuple[int, str], int]:
 def summaries(client: Any, table: str) -> dict[int, dict[str, int]]:
     return {
         int(i["SensorId"]["N"]): {d: int(v["N"]) for d, v in i["DailyCounts"]["M"].items()}
-        for i in _scan(client, table)
+        for i in scan_all(client, table)
         if i["Date"]["S"] == "SUMMARY" and "DailyCounts" in i
     }
+
+
+def by_sensor(counts: dict[tuple[int, str], int]) -> dict[int, dict[str, int]]:
+    """Day counts regrouped as each sensor's ``DailyCounts``: what its summary must equal."""
+    out: dict[int, dict[str, int]] = {}
+    for (sensor, day), n in counts.items():
+        out.setdefault(sensor, {})[day] = n
+    return out
 
 
 def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) -> list[tuple[str, int]]:

@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
+from sensor_digest_local.queries import by_sensor
+
 POISON_BODIES = [
     "not json at all",
     '{"sensor_id": "seven"}',
@@ -33,10 +35,7 @@ class Traffic:
         return len(self.bodies) - len(self.poison)
 
     def summaries(self) -> dict[int, dict[str, int]]:
-        out: dict[int, dict[str, int]] = {}
-        for (sensor, day), n in self.truth.items():
-            out.setdefault(sensor, {})[day] = n
-        return out
+        return by_sensor(dict(self.truth))
 
 
 def generate(

@@ -18,7 +18,7 @@ from sensor_digest_local.streams import StreamReader
 from summary import handler as summary_module
 from tests.conftest import Tables
 from tests.faults import FaultyClient, PauseAfterFirstCall
-from tests.helpers import day_counts, scan_all
+from tests.helpers import by_sensor, day_counts, summaries
 from tests.scenarios import deliver, generate
 
 pytestmark = pytest.mark.dynamodb_local
@@ -34,21 +34,6 @@ def summary_handler(tables: Tables) -> Iterator[Any]:
 @pytest.fixture
 def reader(engine_endpoint: str, tables: Tables) -> StreamReader:
     return StreamReader(engine_endpoint, tables.table)
-
-
-def summaries(client: Any, table: str) -> dict[int, dict[str, int]]:
-    out = {}
-    for item in scan_all(client, table):
-        if item["Date"]["S"] == "SUMMARY":
-            out[int(item["SensorId"]["N"])] = {d: int(v["N"]) for d, v in item["DailyCounts"]["M"].items()}
-    return out
-
-
-def expected_summaries(counts: dict[tuple[int, str], int]) -> dict[int, dict[str, int]]:
-    out: dict[int, dict[str, int]] = {}
-    for (sensor, day), n in counts.items():
-        out.setdefault(sensor, {})[day] = n
-    return out
 
 
 def feed(handler: Any, records: list[dict[str, Any]], arn: str, batch_size: int = 100) -> int:
@@ -87,7 +72,7 @@ def test_after_ingest_every_sensors_daily_counts_equal_its_day_items(
     records = [r for r in reader.poll() if matches_filter(r, DAY_ITEM_FILTER)]
     feed(summary_handler, records, reader.stream_arn)
 
-    assert summaries(ddb, tables.table) == expected_summaries(day_counts(ddb, tables.table))
+    assert summaries(ddb, tables.table) == by_sensor(day_counts(ddb, tables.table))
     assert day_counts(ddb, tables.table) == dict(scenario.truth)
 
 
@@ -231,4 +216,4 @@ def test_after_the_ten_thousand_message_scenario_shuffled_replayed_stream_batche
         feed(summary_handler, batch, reader.stream_arn)
 
     assert day_counts(ddb, tables.table) == dict(scenario.truth)
-    assert summaries(ddb, tables.table) == expected_summaries(dict(scenario.truth))
+    assert summaries(ddb, tables.table) == by_sensor(dict(scenario.truth))

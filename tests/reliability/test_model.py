@@ -38,7 +38,7 @@ from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event, st
 from sensor_digest_local.streams import StreamReader
 from summary import handler as summary_module
 from tests.faults import Crash, FaultyClient
-from tests.helpers import day_counts, scan_all
+from tests.helpers import by_sensor, day_counts, summaries
 from tests.integration.conftest import DeadLetters
 
 pytestmark = pytest.mark.dynamodb_local
@@ -150,13 +150,8 @@ class PipelineMachine(RuleBasedStateMachine):
 
     def _summaries_never_ahead(self) -> bool:
         counts = day_counts(self.ddb, self.table)
-        for item in scan_all(self.ddb, self.table):
-            if item["Date"]["S"] == "SUMMARY":
-                sensor = int(item["SensorId"]["N"])
-                for day, value in item["DailyCounts"]["M"].items():
-                    if int(value["N"]) > counts.get((sensor, day), 0):
-                        return False
-        return True
+        current = summaries(self.ddb, self.table)
+        return all(n <= counts.get((s, d), 0) for s, days in current.items() for d, n in days.items())
 
     @invariant()
     def table_matches_model(self) -> None:
@@ -181,15 +176,7 @@ class PipelineMachine(RuleBasedStateMachine):
         self.records += [r for r in self.reader.poll() if matches_filter(r)]
         for start in range(0, len(self.records), 50):
             summary_module.handler(stream_event(self.records[start : start + 50], "arn:stream"), FakeContext())
-        expected: dict[int, dict[str, int]] = {}
-        for (sensor, day), n in day_counts(self.ddb, self.table).items():
-            expected.setdefault(sensor, {})[day] = n
-        got = {
-            int(i["SensorId"]["N"]): {d: int(v["N"]) for d, v in i["DailyCounts"]["M"].items()}
-            for i in scan_all(self.ddb, self.table)
-            if i["Date"]["S"] == "SUMMARY"
-        }
-        assert got == expected
+        assert summaries(self.ddb, self.table) == by_sensor(day_counts(self.ddb, self.table))
 
 
 @pytest.fixture

@@ -14,17 +14,9 @@ from sensor_digest_local.events import FakeContext, stream_event
 from sensor_digest_local.streams import StreamReader
 from summary import handler as summary_module
 from tests.conftest import Tables
-from tests.helpers import day_counts, scan_all
+from tests.helpers import by_sensor, day_counts, scan_all, summaries
 
 pytestmark = pytest.mark.dynamodb_local
-
-
-def summaries(ddb: Any, table: str) -> dict[int, dict[str, int]]:
-    return {
-        int(i["SensorId"]["N"]): {d: int(v["N"]) for d, v in i["DailyCounts"]["M"].items()}
-        for i in scan_all(ddb, table)
-        if i["Date"]["S"] == "SUMMARY"
-    }
 
 
 def test_any_schedule_of_stream_batches_converges_to_the_day_items(
@@ -42,9 +34,7 @@ def test_any_schedule_of_stream_batches_converges_to_the_day_items(
                 )
     records = [r for r in StreamReader(engine_endpoint, tables.table).poll() if matches_filter(r)]
     arn = "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/x"
-    expected: dict[int, dict[str, int]] = {}
-    for (sensor, day), n in day_counts(ddb, tables.table).items():
-        expected.setdefault(sensor, {})[day] = n
+    expected = by_sensor(day_counts(ddb, tables.table))
     summary_module.service.cache_clear()
 
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
