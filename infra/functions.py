@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Duration, Fn, RemovalPolicy
+from aws_cdk import Duration, Fn
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -30,7 +30,7 @@ def python_function(
         scope,
         f"{construct_id}Logs",
         retention=RETENTION[settings.log_retention_days],
-        removal_policy=RemovalPolicy.DESTROY if settings.destroy else RemovalPolicy.RETAIN,
+        removal_policy=settings.removal_policy,
     )
     powertools = lambda_.LayerVersion.from_layer_version_arn(
         scope, f"{construct_id}Powertools", Fn.sub(settings.powertools_layer_arn)

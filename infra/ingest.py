@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.functions import python_function
+from infra.queues import secure_queue
 from infra.settings import Settings
 
 MAX_SQS_MESSAGE_BYTES = 1_048_576
@@ -27,29 +28,24 @@ class Ingest(Construct):
         ledger_table_name: str,
     ) -> None:
         super().__init__(scope, construct_id)
-        removal = RemovalPolicy.DESTROY if settings.destroy else RemovalPolicy.RETAIN
         # Rejected messages keep their original body plus an `error` attribute, so the
         # dead-letter queue takes the largest SQS message.
-        self.dead_letter_queue = sqs.Queue(
+        self.dead_letter_queue = secure_queue(
             self,
             "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
+            settings=settings,
             retention_period=Duration.days(settings.dead_letter_retention_days),
             max_message_size_bytes=MAX_SQS_MESSAGE_BYTES,
-            removal_policy=removal,
         )
-        self.queue = sqs.Queue(
+        self.queue = secure_queue(
             self,
             "Queue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
+            settings=settings,
             retention_period=Duration.days(settings.queue_retention_days),
             visibility_timeout=settings.visibility_timeout,
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter_queue, max_receive_count=settings.max_receive_count
             ),
-            removal_policy=removal,
         )
         self.function = python_function(
             self,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from aws_cdk import Duration
+from aws_cdk import Duration, RemovalPolicy
 
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 POWERTOOLS_LAYER_VERSION = 36  # Powertools for AWS Lambda (Python) 3.31.1, as pinned in requirements.txt
@@ -81,6 +81,11 @@ class Settings:
     @property
     def destroy(self) -> bool:
         return self.removal == "destroy"
+
+    @property
+    def removal_policy(self) -> RemovalPolicy:
+        """Of every stateful resource: tables, queues, log groups."""
+        return RemovalPolicy.DESTROY if self.destroy else RemovalPolicy.RETAIN
 
     @property
     def powertools_layer_arn(self) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
@@ -12,7 +11,6 @@ from infra.settings import Settings
 class Storage(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings) -> None:
         super().__init__(scope, construct_id)
-        removal = RemovalPolicy.DESTROY if settings.destroy else RemovalPolicy.RETAIN
         provisioned = settings.billing == "provisioned"
         common = {
             "billing_mode": dynamodb.BillingMode.PROVISIONED if provisioned else dynamodb.BillingMode.PAY_PER_REQUEST,
@@ -22,7 +20,7 @@ class Storage(Construct):
             "point_in_time_recovery_specification": dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            "removal_policy": removal,
+            "removal_policy": settings.removal_policy,
             "deletion_protection": not settings.destroy,
         }
         self.table = dynamodb.Table(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.functions import python_function
+from infra.queues import secure_queue
 from infra.settings import Settings
 from sensor_digest.streams import DAY_ITEM_FILTER
 
@@ -22,13 +22,8 @@ class Summary(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         # Where Lambda records a batch it gave up on (the records' stream positions, not the data).
-        self.failure_queue = sqs.Queue(
-            self,
-            "StreamFailureQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
-            removal_policy=RemovalPolicy.DESTROY if settings.destroy else RemovalPolicy.RETAIN,
+        self.failure_queue = secure_queue(
+            self, "StreamFailureQueue", settings=settings, retention_period=Duration.days(14)
         )
         self.function = python_function(
             self,
