@@ -3,6 +3,8 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 TOOLS := .cache/node
+CHECKOV := .cache/checkov
+STACK ?= SensorDigest
 NODE22 := node@22.23.3
 CDK_CLI := aws-cdk@2.1148.1
 export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(PATH)
@@ -21,6 +23,13 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	./scripts/fetch-dynamodb-local.sh
 	touch $@
 
+# Checkov pins its own dependencies (boto3 among them), so it gets a virtualenv of its own.
+$(CHECKOV)/.installed: requirements-scan.txt
+	python3 -m venv $(CHECKOV)
+	$(CHECKOV)/bin/python -m pip install --quiet --upgrade pip
+	$(CHECKOV)/bin/python -m pip install --quiet -r requirements-scan.txt
+	touch $@
+
 $(TOOLS)/.installed:
 	npm install --silent --no-audit --no-fund --prefix $(TOOLS) $(NODE22) $(CDK_CLI)
 	touch $@
@@ -36,11 +45,13 @@ demo: setup
 test: setup
 	$(PY) -m pytest
 
-## lint: ruff (lint and format check) and mypy
-lint: setup
+## lint: ruff (lint and format check), mypy, and Checkov on the synthesized template (.checkov.yaml)
+lint: setup $(CHECKOV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet
+	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out/$(STACK).template.json
 
 ## synth: the CloudFormation template into cdk.out/ (no credentials, no Docker, no network)
 synth: setup

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aws_cdk import Duration, Fn
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -32,6 +33,20 @@ def python_function(
         retention=RETENTION[settings.log_retention_days],
         removal_policy=settings.removal_policy,
     )
+    # A role of its own instead of AWSLambdaBasicExecutionRole (logs:CreateLogGroup, CreateLogStream
+    # and PutLogEvents on "*"): the log group exists, so the function may only write its own streams.
+    role = iam.Role(
+        scope,
+        f"{construct_id}Role",
+        assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        description=f"{service}: its own logs, and the grants the stack adds",
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+            resources=[log_group.log_group_arn],  # arn:...:log-group:<name>:*, this group's streams only
+        )
+    )
     powertools = lambda_.LayerVersion.from_layer_version_arn(
         scope, f"{construct_id}Powertools", Fn.sub(settings.powertools_layer_arn)
     )
@@ -42,6 +57,7 @@ def python_function(
         architecture=lambda_.Architecture.ARM_64,
         code=lambda_.Code.from_asset(str(asset)),
         handler=handler,
+        role=role,
         layers=[powertools],
         timeout=Duration.seconds(timeout_seconds),
         memory_size=memory_mb,

@@ -13,8 +13,6 @@ from infra.functions import python_function
 from infra.queues import secure_queue
 from infra.settings import Settings
 
-MAX_SQS_MESSAGE_BYTES = 1_048_576
-
 
 class Ingest(Construct):
     def __init__(
@@ -28,14 +26,14 @@ class Ingest(Construct):
         ledger_table_name: str,
     ) -> None:
         super().__init__(scope, construct_id)
-        # Rejected messages keep their original body plus an `error` attribute, so the
-        # dead-letter queue takes the largest SQS message.
+        # Rejected messages keep their original body plus an `error` and a `source_message_id`
+        # attribute: the source queue's maximum leaves room for them (Settings.ingest_max_message_bytes).
         self.dead_letter_queue = secure_queue(
             self,
             "DeadLetterQueue",
             settings=settings,
             retention_period=Duration.days(settings.dead_letter_retention_days),
-            max_message_size_bytes=MAX_SQS_MESSAGE_BYTES,
+            max_message_size_bytes=settings.dead_letter_max_message_bytes,
         )
         self.queue = secure_queue(
             self,
@@ -43,6 +41,7 @@ class Ingest(Construct):
             settings=settings,
             retention_period=Duration.days(settings.queue_retention_days),
             visibility_timeout=settings.visibility_timeout,
+            max_message_size_bytes=settings.ingest_max_message_bytes,
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter_queue, max_receive_count=settings.max_receive_count
             ),

@@ -6,6 +6,7 @@ from aws_cdk import Aws, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
@@ -35,11 +36,36 @@ class Monitoring(Construct):
         ledger: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.topic = sns.Topic(
+        # CloudWatch cannot publish to a topic encrypted with the AWS-managed aws/sns key (its key
+        # policy cannot admit cloudwatch.amazonaws.com), so the topic gets a key of its own whose
+        # policy lets CloudWatch alarms of this account use it, and a topic policy that lets them publish.
+        cloudwatch_of_this_account = {
+            "principals": [iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+            "conditions": {"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}},
+        }
+        self.key = kms.Key(
             self,
-            "AlarmTopic",
-            master_key=kms.Alias.from_alias_name(self, "SnsKey", "alias/aws/sns"),
-            enforce_ssl=True,
+            "AlarmTopicKey",
+            description=f"{settings.stack_name}: encrypts the alarm topic; CloudWatch alarms may use it",
+            enable_key_rotation=True,
+            removal_policy=settings.removal_policy,
+        )
+        self.key.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowCloudWatchAlarmsToUseTheKey",
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],  # in a key policy, "*" is this key
+                **cloudwatch_of_this_account,  # type: ignore[arg-type]
+            )
+        )
+        self.topic = sns.Topic(self, "AlarmTopic", master_key=self.key, enforce_ssl=True)
+        self.topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowCloudWatchAlarmsToPublish",
+                actions=["sns:Publish"],
+                resources=[self.topic.topic_arn],
+                **cloudwatch_of_this_account,  # type: ignore[arg-type]
+            )
         )
         if settings.alarm_email:
             self.topic.add_subscription(subscriptions.EmailSubscription(settings.alarm_email))
@@ -54,6 +80,12 @@ class Monitoring(Construct):
                 dead_letter_queue.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
                 0,
                 "Rejected or repeatedly failing messages wait in the dead-letter queue",
+            ),
+            "IngestStalled": (
+                queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum"),
+                settings.queue_age_threshold_seconds,
+                "Reports wait in the ingest queue longer than they would through every retry: "
+                "ingest is not consuming (event source disabled, a broken deploy, a stuck function)",
             ),
             "IngestErrors": (
                 ingest.metric_errors(period=PERIOD),
@@ -120,7 +152,12 @@ class Monitoring(Construct):
                     dead_letter_queue.metric_approximate_number_of_messages_visible(period=PERIOD),
                     stream_failure_queue.metric_approximate_number_of_messages_visible(period=PERIOD),
                 ],
-                right=[queue.metric_approximate_age_of_oldest_message(period=PERIOD)],
+                right=[queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum")],
+                right_annotations=[
+                    cloudwatch.HorizontalAnnotation(
+                        value=settings.queue_age_threshold_seconds, label="ingest stalled (alarm)"
+                    )
+                ],
             ),
         )
         self.dashboard.add_widgets(

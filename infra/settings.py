@@ -12,6 +12,8 @@ from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy
 
+from sensor_digest.dead_letters import DEAD_LETTER_OVERHEAD_BYTES, SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
+
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 POWERTOOLS_LAYER_VERSION = 36  # Powertools for AWS Lambda (Python) 3.31.1, as pinned in requirements.txt
 LAMBDA_PYTHON = "python314"
@@ -33,6 +35,7 @@ class Settings:
     queue_retention_days: int = 14
     dead_letter_retention_days: int = 14
     max_receive_count: int = 5
+    dead_letter_max_message_bytes: int = SQS_MAX_MESSAGE_BYTES
     # ingest
     ingest_timeout_seconds: int = 30
     ingest_memory_mb: int = 512
@@ -54,6 +57,7 @@ class Settings:
     # monitoring
     log_retention_days: int = 30
     iterator_age_alarm_seconds: int = 300
+    queue_age_alarm_seconds: int = 0  # 0: derived, see queue_age_threshold_seconds
     alarm_email: str = ""
 
     # -- derived, in one place -------------------------------------------------------------
@@ -71,6 +75,27 @@ class Settings:
     def visibility_timeout(self) -> Duration:
         """Six times the function timeout plus the batching window (AWS's guidance for SQS sources)."""
         return Duration.seconds(6 * self.ingest_timeout_seconds + self.ingest_batching_window_seconds)
+
+    @property
+    def ingest_max_message_bytes(self) -> int:
+        """The ingest queue's ``MaximumMessageSize``: a rejected body is re-sent to the dead-letter
+        queue with an ``error`` and a ``source_message_id`` attribute (each clipped to a fixed size,
+        ``sensor_digest.dead_letters``), and SQS counts attributes toward the same limit, so the
+        largest body the queue takes must still fit the dead-letter queue with them."""
+        return source_queue_max_bytes(self.dead_letter_max_message_bytes)
+
+    @property
+    def queue_age_floor_seconds(self) -> int:
+        """How old a message can grow while ingest works normally: every receive of it failing
+        (``maxReceiveCount`` visibility timeouts) before SQS moves it to the dead-letter queue. The
+        stall alarm's threshold must lie above it, or one retried message would look like a stall."""
+        return self.max_receive_count * int(self.visibility_timeout.to_seconds())
+
+    @property
+    def queue_age_threshold_seconds(self) -> int:
+        """The stall alarm's threshold: ``queueAgeAlarmSeconds`` if set, else the retry floor plus
+        five minutes, and never under 30 minutes (1,800 s with the default settings)."""
+        return self.queue_age_alarm_seconds or max(1800, self.queue_age_floor_seconds + 300)
 
     @property
     def marker_ttl_seconds(self) -> int:
@@ -117,6 +142,9 @@ class Settings:
             "deliveryMode must be exactly-once or at-least-once": self.delivery_mode
             in ("exactly-once", "at-least-once"),
             "maxReceiveCount must be at least 5": self.max_receive_count >= 5,
+            f"deadLetterMaxMessageBytes must be {1024 + DEAD_LETTER_OVERHEAD_BYTES} to {SQS_MAX_MESSAGE_BYTES}": (
+                1024 + DEAD_LETTER_OVERHEAD_BYTES <= self.dead_letter_max_message_bytes <= SQS_MAX_MESSAGE_BYTES
+            ),
             "unknownSensors must be accept or reject": self.unknown_sensors in ("accept", "reject"),
             "profileCacheSeconds must be 0 to 3600": 0 <= self.profile_cache_seconds <= 3600,
             "ingestBatchSize must be 1 to 10000": 1 <= self.ingest_batch_size <= 10_000,
@@ -125,6 +153,10 @@ class Settings:
             "queue retention must be 1 to 14 days": 1 <= self.queue_retention_days <= 14,
             "summaryMaxRecordAgeHours must be 1 to 168": 1 <= self.summary_max_record_age_hours <= 168,
             "summaryRetryAttempts must be 0 to 10000": 0 <= self.summary_retry_attempts <= 10_000,
+            "queueAgeAlarmSeconds must be 0 (derived) or exceed maxReceiveCount visibility timeouts": (
+                self.queue_age_alarm_seconds == 0
+                or self.queue_age_floor_seconds < self.queue_age_alarm_seconds <= 14 * 24 * 3600
+            ),
             "logRetentionDays must be 7, 14, 30, 90 or 365": self.log_retention_days in (7, 14, 30, 90, 365),
             "stackName must be 3 to 200 letters, digits, . _ -": 3 <= len(self.stack_name) <= 200,
         }

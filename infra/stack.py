@@ -82,13 +82,6 @@ class SensorDigestStack(Stack):
                 function.role,  # type: ignore[arg-type]
                 [
                     NagPackSuppression(
-                        id="AwsSolutions-IAM4",
-                        reason="AWSLambdaBasicExecutionRole only allows writing this function's own logs.",
-                        applies_to=[
-                            "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
-                        ],
-                    ),
-                    NagPackSuppression(
                         id="AwsSolutions-IAM5",
                         reason="X-Ray PutTraceSegments/PutTelemetryRecords and DynamoDB ListStreams support no "
                         "resource-level permissions; every other action is scoped to one table, stream or queue.",

@@ -19,8 +19,9 @@ from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.dead_letters import EMPTY_BODY, clip_reason, dead_letter_attributes
 from sensor_digest.errors import RejectedMessage, TransientFault
-from sensor_digest.messages import Report, SensorMessage, clip_reason, read_report
+from sensor_digest.messages import Report, SensorMessage, read_report
 from sensor_digest.registry import ProfileCache
 
 if TYPE_CHECKING:
@@ -76,15 +77,12 @@ class DeadLetterSink:
 
     def reject(self, message: InboundMessage, reason: str) -> bool:
         """``True`` once the message is kept; ``False`` if SQS refused (then SQS must redeliver)."""
-        body = message.body if isinstance(message.body, str) and message.body else "<empty body>"
+        body = message.body if isinstance(message.body, str) and message.body else EMPTY_BODY
         try:
             self._client.send_message(
                 QueueUrl=self._queue_url,
                 MessageBody=body,
-                MessageAttributes={
-                    "error": {"DataType": "String", "StringValue": clip_reason(reason)},
-                    "source_message_id": {"DataType": "String", "StringValue": message.message_id or "unknown"},
-                },
+                MessageAttributes=dead_letter_attributes(reason, message.message_id),  # type: ignore[arg-type]
             )
         except (ClientError, BotoCoreError):
             LOG.exception("dead-letter send failed", message_id=message.message_id)
@@ -116,19 +114,7 @@ class IngestService:
 
     def process(self, messages: Sequence[InboundMessage]) -> BatchReport:
         report = BatchReport()
-        reports: list[tuple[InboundMessage, Report]] = []
-        for inbound in messages:  # each body is loaded and validated once
-            try:
-                reports.append(
-                    (
-                        inbound,
-                        read_report(
-                            message_id=inbound.message_id, body=inbound.body, sent_timestamp=inbound.sent_timestamp
-                        ),
-                    )
-                )
-            except RejectedMessage as rejection:
-                self._reject(inbound, rejection.reason, report)
+        reports = [(inbound, pending) for inbound in messages if (pending := self._read(inbound, report)) is not None]
         if self._profiles is not None:
             try:  # one BatchGetItem for the batch's sensors not cached yet
                 self._profiles.prefetch(r.sensor_id for _, r in reports)
@@ -136,14 +122,13 @@ class IngestService:
                 LOG.warning("profiles unavailable, the batch will be redelivered", reason=fault.reason)
                 report.failed_ids.extend(inbound.message_id for inbound, _ in reports)
                 return report
+            except Exception:  # a bad profile item must not cost the batch: each sensor is looked up alone
+                LOG.exception("profile prefetch raised; looking sensors up one by one")
         groups: dict[tuple[int, str], list[SensorMessage]] = defaultdict(list)
         for inbound, pending in reports:
-            try:
-                parsed = pending.in_zone(self._zone_of(pending.sensor_id))
-            except RejectedMessage as rejection:
-                self._reject(inbound, rejection.reason, report)
-                continue
-            groups[(parsed.sensor_id, parsed.day)].append(parsed)
+            parsed = self._assign_day(inbound, pending, report)
+            if parsed is not None:
+                groups[(parsed.sensor_id, parsed.day)].append(parsed)
         report.groups = len(groups)
         for (sensor_id, day), outcome in self._write(groups):
             report.counted += len(outcome.counted)
@@ -163,6 +148,37 @@ class IngestService:
         order = {m.message_id: i for i, m in enumerate(messages)}
         report.failed_ids.sort(key=lambda mid: order.get(mid, -1))
         return report
+
+    def _read(self, inbound: InboundMessage, report: BatchReport) -> Report | None:
+        """Load and validate one body (once); a rejection or any surprise ends with this message alone."""
+        try:
+            return read_report(message_id=inbound.message_id, body=inbound.body, sent_timestamp=inbound.sent_timestamp)
+        except RejectedMessage as rejection:
+            self._reject(inbound, rejection.reason, report)
+        except Exception as exc:  # a parser bug on hostile input: keep the message with the reason
+            self._reject_unexpected(inbound, exc, report)
+        return None
+
+    def _assign_day(self, inbound: InboundMessage, pending: Report, report: BatchReport) -> SensorMessage | None:
+        """The message with its day in the sensor's zone; ``None`` once it is rejected or listed."""
+        try:
+            return pending.in_zone(self._zone_of(pending.sensor_id))
+        except RejectedMessage as rejection:
+            self._reject(inbound, rejection.reason, report)
+        except TransientFault as fault:  # this sensor's profile could not be read: retry this message
+            LOG.warning(
+                "profile unavailable, the message will be redelivered",
+                message_id=inbound.message_id,
+                reason=fault.reason,
+            )
+            report.failed_ids.append(inbound.message_id)
+        except Exception as exc:
+            self._reject_unexpected(inbound, exc, report)
+        return None
+
+    def _reject_unexpected(self, inbound: InboundMessage, exc: Exception, report: BatchReport) -> None:
+        LOG.exception("reading the message raised unexpectedly", message_id=inbound.message_id)
+        self._reject(inbound, f"unexpected error while reading the message: {type(exc).__name__}: {exc}", report)
 
     def _zone_of(self, sensor_id: int) -> tzinfo:
         """The sensor's registered zone, else the digest's; rejects an unknown sensor if told to."""

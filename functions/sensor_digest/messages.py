@@ -18,7 +18,6 @@ from sensor_digest.errors import RejectedMessage
 MAX_SENSOR_ID = 2**53 - 1
 MAX_COUNT = 1_000_000
 MAX_EVENT_ID_LENGTH = 128
-MAX_REASON_LENGTH = 500
 
 ZoneLookup = Callable[[int], tzinfo | None]
 """Gives the time zone a sensor's days are counted in (registry, else ``DIGEST_TIMEZONE``)."""
@@ -113,9 +112,9 @@ def _parse_event_id(fields: Mapping[str, Any], message_id: str) -> str:
 
 
 def _from_epoch(seconds: float, what: str) -> datetime:
-    if not math.isfinite(seconds):
+    if isinstance(seconds, float) and not math.isfinite(seconds):
         raise RejectedMessage(f"{what} must be a finite number")
-    try:
+    try:  # an int past float range raises OverflowError here, not in a float conversion before it
         return datetime.fromtimestamp(seconds, tz=UTC)
     except (OverflowError, OSError, ValueError):
         raise RejectedMessage(f"{what} {_short(repr(seconds))} is out of range") from None
@@ -134,7 +133,7 @@ def _parse_moment(fields: Mapping[str, Any], sent_timestamp: str | None, zone: t
     if isinstance(value, bool) or value is None:
         raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_json_type(value)}")
     if isinstance(value, int | float):
-        return _from_epoch(float(value) if isinstance(value, float) else value, "timestamp")
+        return _from_epoch(value, "timestamp")
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)
@@ -203,8 +202,3 @@ def parse_message(
     """
     report = read_report(message_id=message_id, body=body, sent_timestamp=sent_timestamp)
     return report.in_zone((zone_for(report.sensor_id) if zone_for else None) or default_zone)
-
-
-def clip_reason(reason: str) -> str:
-    """A reason short enough for an SQS message attribute and a log line."""
-    return reason if len(reason) <= MAX_REASON_LENGTH else reason[: MAX_REASON_LENGTH - 3] + "..."

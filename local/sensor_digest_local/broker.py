@@ -11,7 +11,9 @@ with the response SQS would send, so the handlers run unchanged. What it keeps o
 - the redrive policy: a message received ``maxReceiveCount`` times and still not deleted is
   moved to the dead-letter queue, with its id, body, attributes and sent time, instead of being
   delivered again;
-- message attributes, ``SendMessageBatch`` and ``DeleteMessageBatch`` of up to ten entries.
+- message attributes, ``SendMessageBatch`` and ``DeleteMessageBatch`` of up to ten entries;
+- ``MaximumMessageSize``, counted as SQS counts it: the body plus each attribute's name, data
+  type and value, in UTF-8 bytes (``InvalidParameterValue`` past it).
 
 It exists because moto's SQS scans its whole queue several times per call, which is too slow for
 the thousands of messages the demo moves; ``sensor-digest up`` still uses moto's server, which
@@ -29,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.awsrequest import AWSResponse
+
+from sensor_digest.dead_letters import SQS_MAX_MESSAGE_BYTES, message_size
 
 ENDPOINT = "http://sqs.in-process.invalid"
 REGION = "us-east-1"
@@ -53,6 +57,7 @@ class _Queue:
     visibility_timeout: float
     dead_letter: str | None = None
     max_receive_count: int | None = None
+    max_message_bytes: int = SQS_MAX_MESSAGE_BYTES
     messages: OrderedDict[str, _Message] = field(default_factory=OrderedDict)
 
     @property
@@ -66,6 +71,10 @@ class _Queue:
 
 class QueueDoesNotExist(KeyError):
     pass
+
+
+class MessageTooLong(ValueError):
+    """SQS's ``InvalidParameterValue`` for a body plus attributes past ``MaximumMessageSize``."""
 
 
 def _md5(text: str) -> str:
@@ -86,9 +95,10 @@ class LocalSqsBroker:
         visibility_timeout: float = 30,
         dead_letter_url: str | None = None,
         max_receive_count: int | None = None,
+        max_message_bytes: int = SQS_MAX_MESSAGE_BYTES,
     ) -> str:
         dead_letter = self._queue(dead_letter_url).name if dead_letter_url else None
-        queue = _Queue(name, visibility_timeout, dead_letter, max_receive_count)
+        queue = _Queue(name, visibility_timeout, dead_letter, max_receive_count, max_message_bytes)
         with self._lock:
             self._queues[name] = queue
         return queue.url
@@ -101,6 +111,12 @@ class LocalSqsBroker:
 
     def send(self, url: str, body: str, attributes: dict[str, Any] | None = None) -> str:
         queue = self._queue(url)
+        size = message_size(body, attributes)
+        if size > queue.max_message_bytes:  # SQS counts the attributes' names, types and values too
+            raise MessageTooLong(
+                f"One or more parameters are invalid. Reason: Message must be shorter than "
+                f"{queue.max_message_bytes} bytes (this one, with its attributes, has {size})."
+            )
         message = _Message(str(uuid.uuid4()), body, dict(attributes or {}), int(time.time() * 1000))
         with self._lock:
             queue.messages[message.message_id] = message
@@ -176,6 +192,9 @@ class LocalSqsBroker:
         except QueueDoesNotExist as exc:
             parsed = {"Error": {"Code": "AWS.SimpleQueueService.NonExistentQueue", "Message": f"no queue {exc}"}}
             status = 400
+        except MessageTooLong as exc:
+            parsed = {"Error": {"Code": "InvalidParameterValue", "Message": str(exc)}}
+            status = 400
         except AttributeError:
             parsed = {"Error": {"Code": "InvalidAction", "Message": f"{model.name} is not emulated"}}
             status = 400
@@ -187,11 +206,17 @@ class LocalSqsBroker:
         return {"MessageId": message_id, "MD5OfMessageBody": _md5(p["MessageBody"])}
 
     def _api_SendMessageBatch(self, p: dict[str, Any]) -> dict[str, Any]:
-        ok = []
+        ok, failed = [], []
         for entry in p["Entries"]:
-            message_id = self.send(p["QueueUrl"], entry["MessageBody"], entry.get("MessageAttributes"))
+            try:
+                message_id = self.send(p["QueueUrl"], entry["MessageBody"], entry.get("MessageAttributes"))
+            except MessageTooLong as exc:
+                failed.append(
+                    {"Id": entry["Id"], "Code": "InvalidParameterValue", "Message": str(exc), "SenderFault": True}
+                )
+                continue
             ok.append({"Id": entry["Id"], "MessageId": message_id, "MD5OfMessageBody": _md5(entry["MessageBody"])})
-        return {"Successful": ok, "Failed": []}
+        return {"Successful": ok, "Failed": failed}
 
     def _api_ReceiveMessage(self, p: dict[str, Any]) -> dict[str, Any]:
         messages = self.receive(p["QueueUrl"], int(p.get("MaxNumberOfMessages", 1)), p.get("VisibilityTimeout"))
@@ -236,5 +261,6 @@ class LocalSqsBroker:
                 "ApproximateNumberOfMessages": str(visible),
                 "ApproximateNumberOfMessagesNotVisible": str(in_flight),
                 "VisibilityTimeout": str(int(queue.visibility_timeout)),
+                "MaximumMessageSize": str(queue.max_message_bytes),
             }
         }

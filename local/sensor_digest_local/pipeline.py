@@ -20,6 +20,7 @@ from typing import Any
 
 import boto3
 
+from sensor_digest.dead_letters import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
 from sensor_digest_local.broker import ENDPOINT as BROKER_ENDPOINT
 from sensor_digest_local.broker import LocalSqsBroker
 from sensor_digest_local.engine import LOCAL_CREDENTIALS, LOCAL_REGION, REPO_ROOT, create_tables, running_engine
@@ -163,12 +164,13 @@ class LocalPipeline:
             )
             return pair, server.endpoint
         self.broker = LocalSqsBroker()
-        dlq_url = self.broker.create_queue(f"{name}DLQ")
+        dlq_url = self.broker.create_queue(f"{name}DLQ", max_message_bytes=SQS_MAX_MESSAGE_BYTES)
         queue_url = self.broker.create_queue(
             name,
             visibility_timeout=self.options.visibility_timeout,
             dead_letter_url=dlq_url,
             max_receive_count=self.options.max_receive_count,
+            max_message_bytes=source_queue_max_bytes(SQS_MAX_MESSAGE_BYTES),
         )
         return QueuePair(queue_url=queue_url, dlq_url=dlq_url), BROKER_ENDPOINT
 

@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from sensor_digest.dead_letters import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
 from sensor_digest_local.engine import local_client
 
 
@@ -59,13 +60,18 @@ class LocalSqs:
     def create_queues(self, name: str, *, visibility_timeout: int, max_receive_count: int) -> QueuePair:
         sqs = self.client()
         dlq_url = sqs.create_queue(
-            QueueName=f"{name}DLQ", Attributes={"MaximumMessageSize": "1048576", "MessageRetentionPeriod": "1209600"}
+            QueueName=f"{name}DLQ",
+            Attributes={"MaximumMessageSize": str(SQS_MAX_MESSAGE_BYTES), "MessageRetentionPeriod": "1209600"},
         )["QueueUrl"]
         dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)})
         queue_url = sqs.create_queue(
             QueueName=name,
-            Attributes={"VisibilityTimeout": str(visibility_timeout), "RedrivePolicy": redrive},
+            Attributes={
+                "VisibilityTimeout": str(visibility_timeout),
+                "RedrivePolicy": redrive,
+                "MaximumMessageSize": str(source_queue_max_bytes(SQS_MAX_MESSAGE_BYTES)),
+            },
         )["QueueUrl"]
         return QueuePair(queue_url=queue_url, dlq_url=dlq_url)
 

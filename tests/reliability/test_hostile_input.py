@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event
 from tests.conftest import Tables
 from tests.helpers import day_counts, scan_all
+from tests.hostile import HOSTILE_BODY
 from tests.integration.conftest import DeadLetters
 
 pytestmark = pytest.mark.dynamodb_local
@@ -61,6 +62,7 @@ HOSTILE = st.one_of(
     st.text(max_size=200).map(lambda text: ("raw", text)),  # not JSON, or JSON that is not an object
     st.integers(1, 4000).map(lambda depth: ("raw", '{"sensor_id": 1000, "x": ' + "[" * depth + "]" * depth + "}")),
     st.integers(1000, 1100).map(lambda s: ("raw", json.dumps({"sensor_id": s, "pad": "x" * 250_000}))),  # 250 KB
+    HOSTILE_BODY.map(lambda text: ("raw", text)),  # huge numbers, edge timestamps, deep nesting
 )
 
 
@@ -92,3 +94,21 @@ def test_hostile_messages_are_counted_or_kept_and_never_disturb_the_others(
     assert all(k["error"] for k in kept)  # every kept message says why
     assert {k["source_message_id"] for k in kept} <= {m.message_id for m in bad}
     assert len(kept) + new_markers == len(bad)  # each hostile message ended in exactly one place
+
+
+def test_a_timestamp_past_float_range_is_kept_with_its_reason_and_the_batch_counts(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters
+) -> None:
+    # The 431-byte message that once made the handler raise, so that Lambda retried the whole batch
+    # until every valid message of it sat in the dead-letter queue uncounted and without a reason.
+    hostile = QueuedMessage(body=json.dumps({"sensor_id": 5, "timestamp": 2**1100}))
+    good = [QueuedMessage(body=json.dumps({"sensor_id": 6, "timestamp": "2024-05-01T09:00:00Z"})) for _ in range(3)]
+
+    response = ingest_handler(sqs_event([good[0], hostile, *good[1:]]), FakeContext())
+
+    assert response == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table)[(6, "2024-05-01")] == 3
+    [kept] = dead_letters.drain()
+    assert kept["source_message_id"] == hostile.message_id
+    assert "timestamp" in kept["error"]
+    assert "out of range" in kept["error"]

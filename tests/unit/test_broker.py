@@ -5,22 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import boto3
 import pytest
 
 from sensor_digest_local.broker import ENDPOINT, LocalSqsBroker
-
-
-@pytest.fixture
-def broker() -> LocalSqsBroker:
-    return LocalSqsBroker()
-
-
-@pytest.fixture
-def sqs(broker: LocalSqsBroker) -> Any:
-    session = boto3.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
-    broker.install(session)
-    return session.client("sqs", endpoint_url=ENDPOINT)
 
 
 @pytest.fixture
@@ -94,3 +81,17 @@ def test_batches_send_and_delete_ten_at_a_time_in_order(sqs: Any, queues: Any) -
 def test_an_unknown_queue_is_the_error_sqs_gives(sqs: Any) -> None:
     with pytest.raises(sqs.exceptions.ClientError, match="NonExistentQueue"):
         sqs.send_message(QueueUrl=f"{ENDPOINT}/000000000000/nope", MessageBody="x")
+
+
+def test_a_message_past_the_maximum_size_counting_its_attributes_is_refused(sqs: Any, broker: LocalSqsBroker) -> None:
+    url = broker.create_queue("small", max_message_bytes=1024)
+    attribute = {"a": {"DataType": "String", "StringValue": "x"}}  # 1 + 6 + 1 = 8 bytes
+    sqs.send_message(QueueUrl=url, MessageBody="é" * 508, MessageAttributes=attribute)  # 1,016 + 8 bytes
+    with pytest.raises(sqs.exceptions.ClientError, match="InvalidParameterValue"):
+        sqs.send_message(QueueUrl=url, MessageBody="é" * 508 + "x", MessageAttributes=attribute)
+    result = sqs.send_message_batch(
+        QueueUrl=url, Entries=[{"Id": "ok", "MessageBody": "x"}, {"Id": "big", "MessageBody": "x" * 1025}]
+    )
+    assert [e["Id"] for e in result["Successful"]] == ["ok"]
+    assert [(e["Id"], e["Code"]) for e in result["Failed"]] == [("big", "InvalidParameterValue")]
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["MaximumMessageSize"] == "1024"

@@ -9,7 +9,9 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sensor_digest import ingest as ingest_module
 from sensor_digest.counting import GroupOutcome
+from sensor_digest.errors import TransientFault
 from sensor_digest.ingest import InboundMessage, IngestService
 
 
@@ -85,3 +87,59 @@ def test_a_refused_dead_letter_send_lists_the_message_for_redelivery() -> None:
     )
     report = service.process([InboundMessage(message_id="bad", body="{", sent_timestamp=None)])
     assert report.response() == {"batchItemFailures": [{"itemIdentifier": "bad"}]}
+
+
+class TroubledProfiles:
+    """A profile cache whose batch read blows up, and whose lookups fail for chosen sensors."""
+
+    def prefetch(self, sensor_ids: Any) -> None:
+        list(sensor_ids)
+        raise KeyError("TimeZone")  # a malformed profile item
+
+    def zone(self, sensor_id: int) -> ZoneInfo | None:
+        if sensor_id == 7:
+            raise ValueError("bad zone data")
+        if sensor_id == 8:
+            raise TransientFault("throttled")
+        return None
+
+
+def test_a_surprise_while_reading_one_message_rejects_it_alone_with_a_reason(monkeypatch: Any) -> None:
+    # Given a parser that raises something other than a rejection for one body,
+    # and a profile cache whose batch read raises and whose lookups fail for sensors 7 and 8
+    real_read = ingest_module.read_report
+
+    def read_report(**kwargs: Any) -> Any:
+        if kwargs["body"] == "boom":
+            raise OverflowError("int too large to convert to float")
+        return real_read(**kwargs)
+
+    monkeypatch.setattr(ingest_module, "read_report", read_report)
+    reasons: dict[str, str] = {}
+
+    class KeepingSink(Sink):
+        def reject(self, message: InboundMessage, reason: str) -> bool:
+            reasons[message.message_id] = reason
+            return super().reject(message, reason)
+
+    service = IngestService(
+        counter=FakeCounter(set(), set()),  # type: ignore[arg-type]
+        dead_letters=KeepingSink(refuse=False),  # type: ignore[arg-type]
+        default_zone=ZoneInfo("UTC"),
+        profiles=TroubledProfiles(),  # type: ignore[arg-type]
+    )
+    bodies = {"ok": {"sensor_id": 1}, "bad-zone": {"sensor_id": 7}, "throttled": {"sensor_id": 8}}
+    messages = [
+        InboundMessage(message_id=m, body=json.dumps(b), sent_timestamp="1714564800000") for m, b in bodies.items()
+    ]
+    messages.append(InboundMessage(message_id="boom", body="boom", sent_timestamp="1714564800000"))
+
+    # When the batch is processed
+    report = service.process(messages)
+
+    # Then each message ends on its own: counted, rejected with an "unexpected" reason, or listed alone
+    assert report.counted == 1
+    assert report.response() == {"batchItemFailures": [{"itemIdentifier": "throttled"}]}
+    assert set(reasons) == {"bad-zone", "boom"}
+    assert reasons["boom"].startswith("unexpected error while reading the message: OverflowError")
+    assert reasons["bad-zone"].startswith("unexpected error while reading the message: ValueError")

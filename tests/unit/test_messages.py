@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.messages import MAX_SENSOR_ID, parse_message
+from tests.hostile import HOSTILE_BODY, ZONE
 
 UTC = ZoneInfo("UTC")
 SENT_MS = "1714564800000"  # 2024-05-01T12:00:00Z
@@ -126,3 +127,26 @@ def test_any_body_is_either_parsed_within_the_rules_or_rejected(body: str) -> No
     assert 1 <= parsed.count <= 1_000_000
     assert len(parsed.day) == 10
     assert 1 <= len(parsed.event_id) <= 128
+
+
+def test_a_timestamp_past_float_range_is_rejected_not_raised() -> None:
+    # Once raised OverflowError outside the parser's try and cost the whole batch.
+    assert "timestamp" in reason({"sensor_id": 1, "timestamp": 2**1100})
+    assert "timestamp" in reason({"sensor_id": 1, "timestamp": -(2**1100)})
+
+
+@settings(max_examples=600, deadline=None)
+@given(body=HOSTILE_BODY, zone=ZONE, sensor_zone=ZONE)
+def test_a_hostile_body_in_any_zone_kind_is_parsed_within_the_rules_or_rejected(
+    body: str, zone: str, sensor_zone: str
+) -> None:
+    # Only RejectedMessage may leave the parser: any other exception would be a bug on hostile input.
+    for zone_for in (None, lambda _: ZoneInfo(sensor_zone)):
+        try:
+            parsed = parse(body, zone=ZoneInfo(zone), zone_for=zone_for)
+        except RejectedMessage as rejection:
+            assert rejection.reason
+            continue
+        assert 0 <= parsed.sensor_id <= MAX_SENSOR_ID
+        assert 1 <= parsed.count <= 1_000_000
+        assert len(parsed.day) == 10
