@@ -27,6 +27,7 @@ sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "local")]
 from bench.meter import Meter, PeakRss  # noqa: E402
 from bench.strategies import STRATEGIES  # noqa: E402
 from bench.workloads import Workload, backfill, realtime, skewed  # noqa: E402
+from sensor_digest import layout  # noqa: E402
 from sensor_digest.streams import matches_filter  # noqa: E402
 from sensor_digest.summary import SummaryService, SummaryWriter  # noqa: E402
 from sensor_digest_local.engine import LOCAL_CREDENTIALS, LOCAL_REGION, create_tables, running_engine  # noqa: E402
@@ -96,8 +97,8 @@ def summary_path(client: Any, endpoint: str, table: str, meter: Meter) -> list[d
         for coalesce in (True, False):
             for item in client.get_paginator("scan").paginate(TableName=table):
                 for i in item["Items"]:
-                    if i["Date"]["S"] == "SUMMARY":
-                        client.delete_item(TableName=table, Key={"SensorId": i["SensorId"], "Date": i["Date"]})
+                    if layout.is_summary(i):
+                        client.delete_item(TableName=table, Key=layout.summary_key(layout.sensor_of_item(i)))
             service = SummaryService(writer=SummaryWriter(table_name=table, client=client), coalesce=coalesce)
             requests0, _ = meter.snapshot()
             started = time.perf_counter()

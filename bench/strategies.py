@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
 from botocore.exceptions import ClientError
 
+from sensor_digest import layout
 from sensor_digest.messages import SensorMessage, parse_message
 from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event, sqs_record
 from sensor_digest_local.pipeline import load_handlers
@@ -34,14 +35,16 @@ def _parsed(message: QueuedMessage) -> SensorMessage:
 
 def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
     """update -> insert -> update, as the blog post does it, for one message."""
-    key = {"SensorId": {"N": str(parsed.sensor_id)}, "Date": {"S": parsed.day}}
+    key = layout.day_key(parsed.sensor_id, parsed.day)
     n = {":n": {"N": str(parsed.count)}}
+    names = {"#count": layout.DATA_COUNT, "#pk": layout.SENSOR_ID}
     try:
         client.update_item(
             TableName=table,
             Key=key,
-            UpdateExpression="ADD DataCount :n",
-            ConditionExpression="attribute_exists(SensorId)",
+            UpdateExpression="ADD #count :n",
+            ConditionExpression="attribute_exists(#pk)",
+            ExpressionAttributeNames=names,
             ExpressionAttributeValues=n,
         )
         return
@@ -51,14 +54,21 @@ def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
     try:
         client.put_item(
             TableName=table,
-            Item={**key, "DataCount": {"N": str(parsed.count)}},
-            ConditionExpression="attribute_not_exists(SensorId)",
+            Item=layout.day_item(parsed.sensor_id, parsed.day, parsed.count),
+            ConditionExpression="attribute_not_exists(#pk)",
+            ExpressionAttributeNames={"#pk": layout.SENSOR_ID},
         )
         return
     except ClientError as exc:
         if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
             raise
-    client.update_item(TableName=table, Key=key, UpdateExpression="ADD DataCount :n", ExpressionAttributeValues=n)
+    client.update_item(
+        TableName=table,
+        Key=key,
+        UpdateExpression="ADD #count :n",
+        ExpressionAttributeNames={"#count": layout.DATA_COUNT},
+        ExpressionAttributeValues=n,
+    )
 
 
 def blog(client: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int) -> None:

@@ -6,6 +6,14 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from infra.settings import Settings
+from sensor_digest import layout
+
+_TYPES = {"N": dynamodb.AttributeType.NUMBER, "S": dynamodb.AttributeType.STRING}
+
+
+def _attribute(definition: tuple[str, str, str]) -> dynamodb.Attribute:
+    name, kind, _ = definition
+    return dynamodb.Attribute(name=name, type=_TYPES[kind])
 
 
 class Storage(Construct):
@@ -27,8 +35,8 @@ class Storage(Construct):
             self,
             "DigestTable",
             table_name=settings.table_name,
-            partition_key=dynamodb.Attribute(name="SensorId", type=dynamodb.AttributeType.NUMBER),
-            sort_key=dynamodb.Attribute(name="Date", type=dynamodb.AttributeType.STRING),
+            partition_key=_attribute(layout.DIGEST_KEY_SCHEMA[0]),
+            sort_key=_attribute(layout.DIGEST_KEY_SCHEMA[1]),
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             **common,  # type: ignore[arg-type]
         )
@@ -36,7 +44,7 @@ class Storage(Construct):
             self,
             "LedgerTable",
             table_name=settings.ledger_table_name,
-            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
-            time_to_live_attribute="ExpiresAt",
+            partition_key=_attribute(layout.LEDGER_KEY_SCHEMA[0]),
+            time_to_live_attribute=layout.EXPIRES_AT,
             **common,  # type: ignore[arg-type]
         )

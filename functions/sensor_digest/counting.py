@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest import dynamo
+from sensor_digest import dynamo, layout
 from sensor_digest.config import DeliveryMode
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
@@ -37,12 +37,6 @@ if TYPE_CHECKING:
 
 MAX_TRANSACTION_ACTIONS = 100
 MARKERS_PER_TRANSACTION = MAX_TRANSACTION_ACTIONS - 1  # one action is the count change
-
-ATTR_SENSOR_ID = "SensorId"
-ATTR_DATE = "Date"
-ATTR_DATA_COUNT = "DataCount"
-ATTR_LEDGER_KEY = "pk"
-ATTR_EXPIRES_AT = "ExpiresAt"
 
 
 class Step(Enum):
@@ -70,10 +64,6 @@ class GroupOutcome:
     reason: str | None = None
     requests: int = 0
     steps: list[str] = field(default_factory=list)
-
-
-def day_key(sensor_id: int, day: str) -> dict[str, Any]:
-    return {ATTR_SENSOR_ID: {"N": str(sensor_id)}, ATTR_DATE: {"S": day}}
 
 
 class DayCounter:
@@ -141,26 +131,25 @@ class DayCounter:
         raise TransientFault("transaction kept being cancelled")  # pragma: no cover - bounded above
 
     def _count_action(self, step: Step, sensor_id: int, day: str, total: int) -> dict[str, Any]:
-        key = day_key(sensor_id, day)
         if step is Step.INSERT_IF_MISSING:
             return {
                 "Put": {
                     "TableName": self._table,
-                    "Item": {**key, ATTR_DATA_COUNT: {"N": str(total)}},
+                    "Item": layout.day_item(sensor_id, day, total),
                     "ConditionExpression": "attribute_not_exists(#pk)",
-                    "ExpressionAttributeNames": {"#pk": ATTR_SENSOR_ID},
+                    "ExpressionAttributeNames": {"#pk": layout.SENSOR_ID},
                 }
             }
         update: dict[str, Any] = {
             "TableName": self._table,
-            "Key": key,
+            "Key": layout.day_key(sensor_id, day),
             "UpdateExpression": "ADD #count :n",
-            "ExpressionAttributeNames": {"#count": ATTR_DATA_COUNT},
+            "ExpressionAttributeNames": {"#count": layout.DATA_COUNT},
             "ExpressionAttributeValues": {":n": {"N": str(total)}},
         }
         if step is Step.UPDATE_IF_EXISTS:
             update["ConditionExpression"] = "attribute_exists(#pk)"
-            update["ExpressionAttributeNames"]["#pk"] = ATTR_SENSOR_ID
+            update["ExpressionAttributeNames"]["#pk"] = layout.SENSOR_ID
         return {"Update": update}
 
     def _marker_action(self, message: SensorMessage) -> dict[str, Any]:
@@ -168,13 +157,13 @@ class DayCounter:
             "Put": {
                 "TableName": self._ledger,
                 "Item": {
-                    ATTR_LEDGER_KEY: {"S": message.ledger_key},
-                    ATTR_EXPIRES_AT: {"N": str(int(self._clock()) + self._ttl)},
-                    "Day": {"S": message.day},
-                    "Count": {"N": str(message.count)},
+                    **layout.ledger_key(message.ledger_key),
+                    layout.EXPIRES_AT: {"N": str(int(self._clock()) + self._ttl)},
+                    layout.MARKER_DAY: {"S": message.day},
+                    layout.MARKER_COUNT: {"N": str(message.count)},
                 },
                 "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": ATTR_LEDGER_KEY},
+                "ExpressionAttributeNames": {"#pk": layout.LEDGER_KEY},
             }
         }
 

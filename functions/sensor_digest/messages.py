@@ -1,4 +1,4 @@
-"""The sensor message schema of ``shared/contract.md``: parse, validate, assign the day.
+"""The sensor message schema of the contract (README, "Sensor message"): parse, validate, assign the day.
 
 Every rule of the contract lives here, and every violation raises ``RejectedMessage`` with a
 reason a person can act on. Nothing in here touches the network.
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from sensor_digest import layout
 from sensor_digest.errors import RejectedMessage
 
 MAX_SENSOR_ID = 2**53 - 1
@@ -35,8 +36,8 @@ class SensorMessage:
 
     @property
     def ledger_key(self) -> str:
-        """The marker key of the contract: ``MSG#<sensor_id>#<event_id>``."""
-        return f"MSG#{self.sensor_id}#{self.event_id}"
+        """The contract's ledger marker key of this message (``layout.marker_id``)."""
+        return layout.marker_id(self.sensor_id, self.event_id)
 
 
 def _reject_constant(name: str) -> Any:

@@ -1,11 +1,11 @@
 """The sensor registry: profiles with a unique serial number and optimistic-lock updates.
 
-A profile is the item (``SensorId``, ``Date = "PROFILE"``) of the digest table: ``Name``,
-``Serial``, ``TimeZone`` (IANA) and ``Version``. A serial is kept unique across sensors by a
-sentinel ``SERIAL#<serial>`` in the ledger, written in the same transaction as the profile:
+A profile is the digest table's item at ``layout.profile_key``: a name, a serial, an IANA time
+zone and a version. A serial is kept unique across sensors by a sentinel item in the ledger
+(``layout.sentinel_key``), written in the same transaction as the profile:
 
 - register: put the profile and the sentinel, each on ``attribute_not_exists``;
-- update: read, change, write on condition that ``Version`` is still the one read (+1); a serial
+- update: read, change, write on condition that the version is still the one read (+1); a serial
   change moves the sentinel in the same transaction; a lost race is retried from a fresh read a
   bounded number of times, since every change is a function of the profile it reads;
 - delete: profile and sentinel together, on the same version condition.
@@ -24,14 +24,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest import dynamo
+from sensor_digest import dynamo, layout
 from sensor_digest.errors import SensorDigestError, TransientFault
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-PROFILE_SORT_KEY = "PROFILE"
-SERIAL_PREFIX = "SERIAL#"
 MAX_NAME = 256
 MAX_SERIAL = 128
 
@@ -83,31 +81,22 @@ class SensorProfile:
 
     def item(self) -> dict[str, Any]:
         return {
-            "SensorId": {"N": str(self.sensor_id)},
-            "Date": {"S": PROFILE_SORT_KEY},
-            "Name": {"S": self.name},
-            "Serial": {"S": self.serial},
-            "TimeZone": {"S": self.timezone},
-            "Version": {"N": str(self.version)},
+            **layout.profile_key(self.sensor_id),
+            layout.NAME: {"S": self.name},
+            layout.SERIAL: {"S": self.serial},
+            layout.TIME_ZONE: {"S": self.timezone},
+            layout.VERSION: {"N": str(self.version)},
         }
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> SensorProfile:
         return cls(
-            sensor_id=int(item["SensorId"]["N"]),
-            name=item["Name"]["S"],
-            serial=item["Serial"]["S"],
-            timezone=item.get("TimeZone", {}).get("S", "UTC"),
-            version=int(item["Version"]["N"]),
+            sensor_id=layout.sensor_of_item(item),
+            name=item[layout.NAME]["S"],
+            serial=item[layout.SERIAL]["S"],
+            timezone=item.get(layout.TIME_ZONE, {}).get("S", "UTC"),
+            version=int(item[layout.VERSION]["N"]),
         )
-
-
-def profile_key(sensor_id: int) -> dict[str, Any]:
-    return {"SensorId": {"N": str(sensor_id)}, "Date": {"S": PROFILE_SORT_KEY}}
-
-
-def sentinel_key(serial: str) -> dict[str, Any]:
-    return {"pk": {"S": f"{SERIAL_PREFIX}{serial}"}}
 
 
 class Registry:
@@ -125,7 +114,9 @@ class Registry:
         response: dict[str, Any] = dict(
             dynamo.call(
                 "GetItem",
-                lambda: self._client.get_item(TableName=self._table, Key=profile_key(sensor_id), ConsistentRead=True),
+                lambda: self._client.get_item(
+                    TableName=self._table, Key=layout.profile_key(sensor_id), ConsistentRead=True
+                ),
             )
             or {}
         )
@@ -137,7 +128,7 @@ class Registry:
         found: dict[int, SensorProfile] = {}
         ids = sorted(set(sensor_ids))
         for start in range(0, len(ids), 100):
-            keys: list[dict[str, Any]] = [profile_key(i) for i in ids[start : start + 100]]
+            keys: list[dict[str, Any]] = [layout.profile_key(i) for i in ids[start : start + 100]]
             for attempt in range(self._attempts):
                 response: dict[str, Any] = dict(
                     dynamo.call(
@@ -166,8 +157,8 @@ class Registry:
         for page in paginator.paginate(
             TableName=self._table,
             FilterExpression="#d = :p",
-            ExpressionAttributeNames={"#d": "Date"},
-            ExpressionAttributeValues={":p": {"S": PROFILE_SORT_KEY}},
+            ExpressionAttributeNames={"#d": layout.DATE},
+            ExpressionAttributeValues={":p": {"S": layout.PROFILE_SORT_KEY}},
             ConsistentRead=True,
         ):
             out.extend(SensorProfile.from_item(i) for i in page["Items"])
@@ -223,9 +214,9 @@ class Registry:
                 {
                     "Delete": {
                         "TableName": self._table,
-                        "Key": profile_key(sensor_id),
+                        "Key": layout.profile_key(sensor_id),
                         "ConditionExpression": "#v = :v",
-                        "ExpressionAttributeNames": {"#v": "Version"},
+                        "ExpressionAttributeNames": {"#v": layout.VERSION},
                         "ExpressionAttributeValues": {":v": {"N": str(current.version)}},
                     }
                 },
@@ -243,7 +234,7 @@ class Registry:
                 "TableName": self._table,
                 "Item": profile.item(),
                 "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": "SensorId"},
+                "ExpressionAttributeNames": {"#pk": layout.SENSOR_ID},
             }
         }
 
@@ -253,7 +244,7 @@ class Registry:
                 "TableName": self._table,
                 "Item": profile.item(),
                 "ConditionExpression": "#v = :v",
-                "ExpressionAttributeNames": {"#v": "Version"},
+                "ExpressionAttributeNames": {"#v": layout.VERSION},
                 "ExpressionAttributeValues": {":v": {"N": str(read_version)}},
             }
         }
@@ -262,9 +253,9 @@ class Registry:
         return {
             "Put": {
                 "TableName": self._ledger,
-                "Item": {**sentinel_key(profile.serial), "SensorId": {"N": str(profile.sensor_id)}},
+                "Item": {**layout.sentinel_key(profile.serial), layout.SENSOR_ID: {"N": str(profile.sensor_id)}},
                 "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": "pk"},
+                "ExpressionAttributeNames": {"#pk": layout.LEDGER_KEY},
             }
         }
 
@@ -272,9 +263,9 @@ class Registry:
         return {
             "Delete": {
                 "TableName": self._ledger,
-                "Key": sentinel_key(profile.serial),
+                "Key": layout.sentinel_key(profile.serial),
                 "ConditionExpression": "#s = :s",
-                "ExpressionAttributeNames": {"#s": "SensorId"},
+                "ExpressionAttributeNames": {"#s": layout.SENSOR_ID},
                 "ExpressionAttributeValues": {":s": {"N": str(profile.sensor_id)}},
             }
         }

@@ -13,9 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sensor_digest import layout
+
 DAY_ITEM_FILTER: dict[str, Any] = {
     "eventName": ["INSERT", "MODIFY"],
-    "dynamodb": {"NewImage": {"DataCount": {"N": [{"exists": True}]}}},
+    "dynamodb": {"NewImage": {layout.DATA_COUNT: {"N": [{"exists": True}]}}},
 }
 """Only inserts and updates of day items (their new image has ``DataCount``) reach the summary."""
 
@@ -35,11 +37,12 @@ def day_count_of(record: Mapping[str, Any]) -> DayCount | None:
         return None
     image = (record.get("dynamodb") or {}).get("NewImage") or {}
     try:
-        day = image["Date"]["S"]
-        sensor_id = int(image["SensorId"]["N"])
-        count = int(image["DataCount"]["N"])
-    except (KeyError, TypeError, ValueError):
+        found = layout.day_count_of_item(image)
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
+    if found is None:
+        return None
+    sensor_id, day, count = found
     if not DAY_PATTERN.match(day):
         return None
     return DayCount(sensor_id=sensor_id, day=day, count=count)

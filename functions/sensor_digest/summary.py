@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest import dynamo
+from sensor_digest import dynamo, layout
 from sensor_digest.errors import TransientFault
 from sensor_digest.streams import DayCount, day_count_of
 
@@ -34,9 +34,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 LOG = Logger(child=True)
-
-SUMMARY_SORT_KEY = "SUMMARY"
-ATTR_DAILY_COUNTS = "DailyCounts"
 
 
 @dataclass
@@ -73,8 +70,8 @@ class SummaryWriter:
         self._client = client
 
     def upsert(self, sensor_id: int, day: str, count: int) -> UpsertOutcome:
-        key = {"SensorId": {"N": str(sensor_id)}, "Date": {"S": SUMMARY_SORT_KEY}}
-        names = {"#dc": ATTR_DAILY_COUNTS, "#day": day}
+        key = layout.summary_key(sensor_id)
+        names = {"#dc": layout.DAILY_COUNTS, "#day": day}
         value = {"N": str(count)}
         steps: list[str] = []
         for step in ("update-element", "create-map", "update-element-again"):
@@ -87,8 +84,9 @@ class SummaryWriter:
             current = self._update_element(key, names, value)
             if current is None:
                 return UpsertOutcome(written=True, stale=False, requests=len(steps), steps=steps)
-            if ATTR_DAILY_COUNTS in current:
-                held = int((current[ATTR_DAILY_COUNTS].get("M") or {}).get(day, {}).get("N", "-1"))
+            daily = layout.daily_counts_of_item(current)
+            if daily is not None:
+                held = daily.get(day, -1)
                 if held >= count:
                     return UpsertOutcome(written=False, stale=True, requests=len(steps), steps=steps)
                 raise TransientFault(f"element {day} holds {held} < {count}, yet the condition failed")
@@ -127,7 +125,7 @@ class SummaryWriter:
                 Key=key,
                 UpdateExpression="SET #dc = :map",
                 ConditionExpression="attribute_not_exists(#dc)",
-                ExpressionAttributeNames={"#dc": ATTR_DAILY_COUNTS},
+                ExpressionAttributeNames={"#dc": layout.DAILY_COUNTS},
                 ExpressionAttributeValues={":map": {"M": {day: value}}},  # type: ignore[dict-item]
             ),
             tolerate="ConditionalCheckFailedException",

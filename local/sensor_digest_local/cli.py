@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from sensor_digest import layout
 from sensor_digest.registry import Registry, RegistryError, SensorProfile
 from sensor_digest_local import queries
 from sensor_digest_local.engine import EngineError
@@ -284,7 +285,7 @@ def counts(
         rows = queries.sensor_days(target.dynamodb(), str(target.table), sensor, start, end)
     out = Table(title=f"Sensor {sensor}, {start} to {end}")
     out.add_column("day")
-    out.add_column("DataCount", justify="right")
+    out.add_column(layout.DATA_COUNT, justify="right")
     for day, n in rows:
         out.add_row(day, str(n))
     out.add_row("[bold]total[/]", f"[bold]{sum(n for _, n in rows)}[/]")

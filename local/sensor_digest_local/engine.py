@@ -21,6 +21,8 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
+from sensor_digest import layout
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
@@ -137,24 +139,10 @@ def create_tables(client: DynamoDBClient, table_name: str, ledger_table_name: st
     """The contract's two tables, as the stack defines them (on-demand, stream on the digest)."""
     try:
         client.create_table(
-            TableName=table_name,
-            AttributeDefinitions=[
-                {"AttributeName": "SensorId", "AttributeType": "N"},
-                {"AttributeName": "Date", "AttributeType": "S"},
-            ],
-            KeySchema=[
-                {"AttributeName": "SensorId", "KeyType": "HASH"},
-                {"AttributeName": "Date", "KeyType": "RANGE"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
+            **layout.create_table_params(table_name, layout.DIGEST_KEY_SCHEMA),
             StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         )
-        client.create_table(
-            TableName=ledger_table_name,
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        client.create_table(**layout.create_table_params(ledger_table_name, layout.LEDGER_KEY_SCHEMA))
     except ClientError as exc:
         if exc.response["Error"]["Code"] != "ResourceInUseException":
             raise

@@ -6,6 +6,8 @@ import threading
 from collections import Counter
 from typing import Any
 
+from sensor_digest import layout
+
 
 class RequestMeter:
     """``ingest`` = writes of day items and markers; ``summary`` = writes of summary items."""
@@ -22,7 +24,7 @@ class RequestMeter:
         if operation not in ("TransactWriteItems", "UpdateItem", "PutItem"):
             return
         key = params.get("Key") or params.get("Item") or {}
-        path = "summary" if key.get("Date", {}).get("S") == "SUMMARY" else "ingest"
+        path = "summary" if layout.is_summary(key) else "ingest"
         with self._lock:
             self.counts[path] += 1
             self.counts[f"{path}:{operation}"] += 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sensor_digest import layout
+
 
 def scan_all(client: Any, table: str) -> list[dict[str, Any]]:
     """Every item of the table (consistent reads)."""
@@ -15,18 +17,18 @@ def scan_all(client: Any, table: str) -> list[dict[str, Any]]:
 
 def day_counts(client: Any, table: str) -> dict[tuple[int, str], int]:
     return {
-        (int(i["SensorId"]["N"]), i["Date"]["S"]): int(i["DataCount"]["N"])
-        for i in scan_all(client, table)
-        if "DataCount" in i
+        (sensor, day): count
+        for sensor, day, count in filter(None, map(layout.day_count_of_item, scan_all(client, table)))
     }
 
 
 def summaries(client: Any, table: str) -> dict[int, dict[str, int]]:
-    return {
-        int(i["SensorId"]["N"]): {d: int(v["N"]) for d, v in i["DailyCounts"]["M"].items()}
-        for i in scan_all(client, table)
-        if i["Date"]["S"] == "SUMMARY" and "DailyCounts" in i
-    }
+    out: dict[int, dict[str, int]] = {}
+    for item in scan_all(client, table):
+        daily = layout.daily_counts_of_item(item) if layout.is_summary(item) else None
+        if daily is not None:
+            out[layout.sensor_of_item(item)] = daily
+    return out
 
 
 def by_sensor(counts: dict[tuple[int, str], int]) -> dict[int, dict[str, int]]:
@@ -44,21 +46,17 @@ def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) 
     for page in paginator.paginate(
         TableName=table,
         KeyConditionExpression="#s = :s AND #d BETWEEN :a AND :b",
-        ExpressionAttributeNames={"#s": "SensorId", "#d": "Date"},
+        ExpressionAttributeNames={"#s": layout.SENSOR_ID, "#d": layout.DATE},
         ExpressionAttributeValues={":s": {"N": str(sensor_id)}, ":a": {"S": first}, ":b": {"S": last}},
         ConsistentRead=True,
     ):
-        out.extend((i["Date"]["S"], int(i["DataCount"]["N"])) for i in page["Items"] if "DataCount" in i)
+        out.extend((day, count) for _, day, count in filter(None, map(layout.day_count_of_item, page["Items"])))
     return out
 
 
 def summary_of(client: Any, table: str, sensor_id: int) -> dict[str, int] | None:
-    item = client.get_item(
-        TableName=table, Key={"SensorId": {"N": str(sensor_id)}, "Date": {"S": "SUMMARY"}}, ConsistentRead=True
-    ).get("Item")
-    if not item or "DailyCounts" not in item:
-        return None
-    return {d: int(v["N"]) for d, v in sorted(item["DailyCounts"]["M"].items())}
+    item = client.get_item(TableName=table, Key=layout.summary_key(sensor_id), ConsistentRead=True).get("Item")
+    return layout.daily_counts_of_item(item) if item else None
 
 
 def dead_letters(sqs: Any, url: str, *, consume: bool = False, limit: int = 10_000) -> list[dict[str, Any]]:

@@ -1,0 +1,121 @@
+"""The tables' layout, named once: attribute names, key builders, item mappers, table definitions.
+
+Every other module (counting, summary, registry, the stream filter, the local engine, the
+command line, the stack's ``infra/storage.py`` and the benchmark) reads names from here, so the
+contract's item layout has one owner:
+
+- digest table (``TABLE_NAME``): ``SensorId`` (N, partition) and ``Date`` (S, sort). A day item
+  has ``Date = YYYY-MM-DD`` and ``DataCount``; the summary item has ``Date = SUMMARY`` and the
+  map ``DailyCounts``; a sensor's profile has ``Date = PROFILE``;
+- ledger (``LEDGER_TABLE_NAME``): ``pk`` (S, partition) and the TTL attribute ``ExpiresAt``.
+  ``MSG#<sensor_id>#<event_id>`` marks a counted message; ``SERIAL#<serial>`` keeps a serial
+  number unique.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+Item = dict[str, Any]
+"""An item (or a key) in DynamoDB's attribute-value form."""
+
+# -- the digest table -------------------------------------------------------------------------
+
+SENSOR_ID = "SensorId"
+DATE = "Date"
+DATA_COUNT = "DataCount"
+DAILY_COUNTS = "DailyCounts"
+SUMMARY_SORT_KEY = "SUMMARY"
+PROFILE_SORT_KEY = "PROFILE"
+# a profile's attributes
+NAME = "Name"
+SERIAL = "Serial"
+TIME_ZONE = "TimeZone"
+VERSION = "Version"
+
+# -- the ledger -------------------------------------------------------------------------------
+
+LEDGER_KEY = "pk"
+EXPIRES_AT = "ExpiresAt"
+MARKER_PREFIX = "MSG#"
+SERIAL_PREFIX = "SERIAL#"
+# what a marker remembers of its message, for people reading the ledger
+MARKER_DAY = "Day"
+MARKER_COUNT = "Count"
+
+# -- table definitions: (attribute, type, key role), as CloudFormation and CreateTable name them --
+
+DIGEST_KEY_SCHEMA = ((SENSOR_ID, "N", "HASH"), (DATE, "S", "RANGE"))
+LEDGER_KEY_SCHEMA = ((LEDGER_KEY, "S", "HASH"),)
+
+
+# -- keys ---------------------------------------------------------------------------------------
+
+
+def _digest_key(sensor_id: int, sort_key: str) -> Item:
+    return {SENSOR_ID: {"N": str(sensor_id)}, DATE: {"S": sort_key}}
+
+
+def day_key(sensor_id: int, day: str) -> Item:
+    return _digest_key(sensor_id, day)
+
+
+def summary_key(sensor_id: int) -> Item:
+    return _digest_key(sensor_id, SUMMARY_SORT_KEY)
+
+
+def profile_key(sensor_id: int) -> Item:
+    return _digest_key(sensor_id, PROFILE_SORT_KEY)
+
+
+def marker_id(sensor_id: int, event_id: str) -> str:
+    """The contract's marker key of one counted message: ``MSG#<sensor_id>#<event_id>``."""
+    return f"{MARKER_PREFIX}{sensor_id}#{event_id}"
+
+
+def ledger_key(key: str) -> Item:
+    return {LEDGER_KEY: {"S": key}}
+
+
+def sentinel_key(serial: str) -> Item:
+    return ledger_key(f"{SERIAL_PREFIX}{serial}")
+
+
+# -- items --------------------------------------------------------------------------------------
+
+
+def day_item(sensor_id: int, day: str, count: int) -> Item:
+    return {**day_key(sensor_id, day), DATA_COUNT: {"N": str(count)}}
+
+
+def is_summary(item: Mapping[str, Any]) -> bool:
+    return bool(item.get(DATE, {}).get("S") == SUMMARY_SORT_KEY)
+
+
+def day_count_of_item(item: Mapping[str, Any]) -> tuple[int, str, int] | None:
+    """``(sensor, day, count)`` of a day item; ``None`` for any other item."""
+    if DATA_COUNT not in item:
+        return None
+    return int(item[SENSOR_ID]["N"]), str(item[DATE]["S"]), int(item[DATA_COUNT]["N"])
+
+
+def daily_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
+    """A summary item's ``DailyCounts`` by day; ``None`` when the item has no map."""
+    if DAILY_COUNTS not in item:
+        return None
+    return {day: int(value["N"]) for day, value in sorted((item[DAILY_COUNTS].get("M") or {}).items())}
+
+
+def sensor_of_item(item: Mapping[str, Any]) -> int:
+    return int(item[SENSOR_ID]["N"])
+
+
+def create_table_params(table_name: str, schema: tuple[tuple[str, str, str], ...]) -> dict[str, Any]:
+    """``CreateTable`` parameters of a table with this key schema (on demand, as the stack makes it)."""
+    return {
+        "TableName": table_name,
+        "AttributeDefinitions": [{"AttributeName": name, "AttributeType": kind} for name, kind, _ in schema],
+        "KeySchema": [{"AttributeName": name, "KeyType": role} for name, _, role in schema],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
