@@ -2,9 +2,9 @@
 
 ``exactly-once``: each transaction holds the count change plus one ledger marker per message
 (``attribute_not_exists``), so a redelivered message finds its marker and is dropped, never
-counted twice. The count change follows update -> insert -> update:
+counted twice. The count change follows update -> insert -> update (``upsert.py``):
 
-1. ``ADD DataCount :n`` on condition that the day item exists;
+1. ``ADD`` to the day's count on condition that the day item exists;
 2. when step 1 was cancelled because the item is missing: put the item on condition that it
    still does not exist;
 3. when step 2 was cancelled because another writer inserted first: ``ADD`` without condition.
@@ -21,16 +21,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from sensor_digest import dynamo, layout
+from sensor_digest import dynamo, layout, upsert
 from sensor_digest.config import DeliveryMode
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
+from sensor_digest.upsert import Answer, UpsertStep
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -39,19 +37,11 @@ MAX_TRANSACTION_ACTIONS = 100
 MARKERS_PER_TRANSACTION = MAX_TRANSACTION_ACTIONS - 1  # one action is the count change
 
 
-class Step(Enum):
-    """The three steps of update -> insert -> update."""
-
-    UPDATE_IF_EXISTS = "update"
-    INSERT_IF_MISSING = "insert"
-    UPDATE = "update-again"
-
-    def after_condition_failed(self) -> Step:
-        if self is Step.UPDATE_IF_EXISTS:
-            return Step.INSERT_IF_MISSING
-        if self is Step.INSERT_IF_MISSING:
-            return Step.UPDATE
-        raise TransientFault("an unconditional update reported a failed condition")
+STEP_LABELS = {
+    UpsertStep.UPDATE_IF_EXISTS: "update",
+    UpsertStep.CREATE_IF_MISSING: "insert",
+    UpsertStep.UPDATE_AFTER_RACE: "update-again",
+}
 
 
 @dataclass
@@ -108,30 +98,27 @@ class DayCounter:
 
     def _count_chunk(self, sensor_id: int, day: str, chunk: list[SensorMessage], outcome: GroupOutcome) -> None:
         pending = list(chunk)
-        step = Step.UPDATE_IF_EXISTS
-        # Each round either succeeds, drops at least one duplicate, or advances the step.
-        for _ in range(len(chunk) + 3):
-            if not pending:
-                return
+
+        def attempt(step: UpsertStep) -> Answer:
+            nonlocal pending
+            if not pending:  # every message of the chunk turned out to be a duplicate
+                return Answer.DONE
             actions = [self._count_action(step, sensor_id, day, sum(m.count for m in pending))]
             actions += [self._marker_action(m) for m in pending]
             outcome.requests += 1
-            outcome.steps.append(step.value)
-            try:
-                self._client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
-            except ClientError as exc:
-                if dynamo.error_code(exc) != dynamo.TRANSACTION_CANCELED:
-                    raise dynamo.fault_from(exc, "TransactWriteItems") from exc
-                step, pending = _after_cancellation(exc, step, pending, outcome)
-                continue
-            except BotoCoreError as exc:
-                raise dynamo.fault_from(exc, "TransactWriteItems") from exc
-            outcome.counted.extend(pending)
-            return
-        raise TransientFault("transaction kept being cancelled")  # pragma: no cover - bounded above
+            outcome.steps.append(STEP_LABELS[step])
+            codes = dynamo.transact(self._client, actions)
+            if codes is None:
+                outcome.counted.extend(pending)
+                return Answer.DONE
+            pending = _drop_duplicates(codes, pending, outcome)
+            return Answer.NEXT if codes[0] == dynamo.CONDITIONAL_CHECK_FAILED else Answer.AGAIN
 
-    def _count_action(self, step: Step, sensor_id: int, day: str, total: int) -> dict[str, Any]:
-        if step is Step.INSERT_IF_MISSING:
+        # Each attempt succeeds, drops at least one duplicate, or advances the step.
+        upsert.run(attempt, max_attempts=len(chunk) + 3)
+
+    def _count_action(self, step: UpsertStep, sensor_id: int, day: str, total: int) -> dict[str, Any]:
+        if step is UpsertStep.CREATE_IF_MISSING:
             return {
                 "Put": {
                     "TableName": self._table,
@@ -147,7 +134,7 @@ class DayCounter:
             "ExpressionAttributeNames": {"#count": layout.DATA_COUNT},
             "ExpressionAttributeValues": {":n": {"N": str(total)}},
         }
-        if step is Step.UPDATE_IF_EXISTS:
+        if step is UpsertStep.UPDATE_IF_EXISTS:
             update["ConditionExpression"] = "attribute_exists(#pk)"
             update["ExpressionAttributeNames"]["#pk"] = layout.SENSOR_ID
         return {"Update": update}
@@ -171,53 +158,37 @@ class DayCounter:
 
     def _count_plain(self, sensor_id: int, day: str, messages: Sequence[SensorMessage], outcome: GroupOutcome) -> None:
         total = sum(m.count for m in messages)
-        step = Step.UPDATE_IF_EXISTS
+
+        def attempt(step: UpsertStep) -> Answer:
+            outcome.requests += 1
+            outcome.steps.append(STEP_LABELS[step])
+            action = self._count_action(step, sensor_id, day, total)
+            if "Put" in action:
+                refused = dynamo.conditional_write("PutItem", partial(self._client.put_item, **action["Put"]))
+            else:
+                refused = dynamo.conditional_write("UpdateItem", partial(self._client.update_item, **action["Update"]))
+            return Answer.DONE if refused is None else Answer.NEXT
+
         try:
-            while True:
-                action = self._count_action(step, sensor_id, day, total)
-                outcome.requests += 1
-                outcome.steps.append(step.value)
-                if "Put" in action:
-                    put = action["Put"]
-                    done: object = dynamo.call(
-                        "PutItem", partial(self._client.put_item, **put), tolerate="ConditionalCheckFailedException"
-                    )
-                else:
-                    update = action["Update"]
-                    done = dynamo.call(
-                        "UpdateItem",
-                        partial(self._client.update_item, **update),
-                        tolerate="ConditionalCheckFailedException",
-                    )
-                if done is not None:
-                    outcome.counted.extend(messages)
-                    return
-                step = step.after_condition_failed()
+            upsert.run(attempt, max_attempts=3)
         except TransientFault as fault:
             outcome.failed.extend(messages)
             outcome.reason = fault.reason
+            return
+        outcome.counted.extend(messages)
 
 
-def _after_cancellation(
-    exc: ClientError, step: Step, pending: list[SensorMessage], outcome: GroupOutcome
-) -> tuple[Step, list[SensorMessage]]:
-    """Read ``CancellationReasons``: drop duplicates, advance the step, or give up as a fault."""
-    codes = dynamo.cancellation_codes(exc)
+def _drop_duplicates(codes: list[str], pending: list[SensorMessage], outcome: GroupOutcome) -> list[SensorMessage]:
+    """Read a cancellation: a marker that exists is a duplicate, dropped; a fault ends the group."""
     if len(codes) != 1 + len(pending):
         raise TransientFault(f"transaction cancelled without a reason per action: {codes}")
-    retryable = sorted({c for c in codes if c in dynamo.RETRYABLE_CANCELLATION_CODES})
-    if retryable:
-        raise TransientFault(f"transaction cancelled (retryable): {', '.join(retryable)}")
-    unexpected = sorted({c for c in codes if c not in ("None", dynamo.CONDITIONAL_CHECK_FAILED)})
-    if unexpected:
-        raise TransientFault(f"transaction cancelled (unexpected): {', '.join(unexpected)}")
-    marker_codes = codes[1:]
-    duplicates = [m for m, c in zip(pending, marker_codes, strict=True) if c == dynamo.CONDITIONAL_CHECK_FAILED]
-    outcome.duplicates.extend(duplicates)
-    remaining = [m for m, c in zip(pending, marker_codes, strict=True) if c != dynamo.CONDITIONAL_CHECK_FAILED]
-    if codes[0] == dynamo.CONDITIONAL_CHECK_FAILED:
-        step = step.after_condition_failed()
-    return step, remaining
+    fault = dynamo.cancellation_fault(codes)
+    if fault is not None:
+        raise fault
+    remaining: list[SensorMessage] = []
+    for message, code in zip(pending, codes[1:], strict=True):
+        (outcome.duplicates if code == dynamo.CONDITIONAL_CHECK_FAILED else remaining).append(message)
+    return remaining
 
 
 def _dedupe_by_marker(

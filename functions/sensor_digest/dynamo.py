@@ -1,7 +1,11 @@
-"""The DynamoDB boundary: client construction and the translation of its errors.
+"""The DynamoDB boundary: client construction, the calls, and the translation of their errors.
 
-``ClientError`` and botocore's transport errors become ``TransientFault`` here and nowhere else,
-so the counting and summary logic only ever sees the project's own errors.
+``ClientError`` and botocore's transport errors become ``TransientFault`` here and nowhere else.
+What the step logic (counting, summary, registry) needs to decide is returned, not raised:
+
+- ``transact``: ``None`` once committed, else the per-action cancellation codes;
+- ``conditional_write``: ``None`` once written, else the item as it was when its condition failed;
+- ``call``: any other call (reads), its response.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailed"
+"""A cancellation reason code: this action's condition failed."""
+CONDITIONAL_CHECK_FAILED_ERROR = "ConditionalCheckFailedException"
+"""The error code of a single-item write whose condition failed."""
 TRANSACTION_CANCELED = "TransactionCanceledException"
 
 # Error codes of DynamoDB's API that a retry can cure (besides the transport errors of botocore).
@@ -77,16 +84,52 @@ def fault_from(exc: ClientError | BotoCoreError, action: str) -> TransientFault:
     return TransientFault(f"{action} failed (transport): {type(exc).__name__}")
 
 
-def call(action: str, fn: Callable[[], T], *, tolerate: str | None = None) -> T | None:
-    """Run one DynamoDB call; ``None`` when it failed with the tolerated error code.
-
-    Every other failure is raised as ``TransientFault`` (``raise ... from exc``).
-    """
+def call(action: str, fn: Callable[[], T]) -> T:
+    """Run one DynamoDB call; every failure is raised as ``TransientFault`` (``raise ... from exc``)."""
     try:
         return fn()
     except ClientError as exc:
-        if tolerate is not None and error_code(exc) == tolerate:
-            return None
         raise fault_from(exc, action) from exc
     except BotoCoreError as exc:
         raise fault_from(exc, action) from exc
+
+
+def conditional_write(action: str, fn: Callable[[], object]) -> dict[str, Any] | None:
+    """Run one conditional ``PutItem`` / ``UpdateItem``: ``None`` once written; when its condition
+    failed, the item as it was (what ``ReturnValuesOnConditionCheckFailure=ALL_OLD`` returned, ``{}``
+    when the call did not ask for it or there was no item)."""
+    try:
+        fn()
+    except ClientError as exc:
+        if error_code(exc) == CONDITIONAL_CHECK_FAILED_ERROR:
+            item: dict[str, Any] = dict(exc.response.get("Item") or {})  # type: ignore[call-overload]
+            return item
+        raise fault_from(exc, action) from exc
+    except BotoCoreError as exc:
+        raise fault_from(exc, action) from exc
+    return None
+
+
+def transact(client: DynamoDBClient, actions: list[dict[str, Any]]) -> list[str] | None:
+    """Run ``TransactWriteItems``: ``None`` once committed; when DynamoDB cancelled it, the reason
+    code of each action, in action order (``"None"`` for an action that was not the cause)."""
+    try:
+        client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+    except ClientError as exc:
+        if error_code(exc) != TRANSACTION_CANCELED:
+            raise fault_from(exc, "TransactWriteItems") from exc
+        return cancellation_codes(exc)
+    except BotoCoreError as exc:
+        raise fault_from(exc, "TransactWriteItems") from exc
+    return None
+
+
+def cancellation_fault(codes: list[str]) -> TransientFault | None:
+    """The fault a cancellation stands for when it is not (only) failed conditions, else ``None``."""
+    retryable = sorted({c for c in codes if c in RETRYABLE_CANCELLATION_CODES})
+    if retryable:
+        return TransientFault(f"transaction cancelled (retryable): {', '.join(retryable)}")
+    unexpected = sorted({c for c in codes if c not in ("None", CONDITIONAL_CHECK_FAILED)})
+    if unexpected:
+        return TransientFault(f"transaction cancelled (unexpected): {', '.join(unexpected)}")
+    return None

@@ -22,8 +22,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from sensor_digest import dynamo, layout
 from sensor_digest.errors import SensorDigestError, TransientFault
 
@@ -271,21 +269,14 @@ class Registry:
         }
 
     def _transact(self, actions: list[dict[str, Any]]) -> list[str] | None:
-        """``None`` when committed; the cancellation codes when a condition failed."""
-        try:
-            self._client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
-        except ClientError as exc:
-            if dynamo.error_code(exc) != dynamo.TRANSACTION_CANCELED:
-                raise dynamo.fault_from(exc, "TransactWriteItems") from exc
-            codes = dynamo.cancellation_codes(exc)
-            if any(c in dynamo.RETRYABLE_CANCELLATION_CODES for c in codes):
-                return codes  # a conflict with a concurrent transaction: the caller re-reads and retries
-            if dynamo.CONDITIONAL_CHECK_FAILED not in codes:
-                raise dynamo.fault_from(exc, "TransactWriteItems") from exc
+        """``None`` when committed; the cancellation codes when a condition failed or a concurrent
+        transaction conflicted (the caller re-reads and retries); any other cancellation is a fault."""
+        codes = dynamo.transact(self._client, actions)
+        if codes is None or any(c in dynamo.RETRYABLE_CANCELLATION_CODES for c in codes):
             return codes
-        except BotoCoreError as exc:
-            raise dynamo.fault_from(exc, "TransactWriteItems") from exc
-        return None
+        if dynamo.CONDITIONAL_CHECK_FAILED not in codes:
+            raise TransientFault(f"transaction cancelled (unexpected): {', '.join(codes)}")
+        return codes
 
 
 class ProfileCache:

@@ -1,7 +1,7 @@
 """The summary path: one item per sensor whose map ``DailyCounts`` holds every day's count.
 
-A stream batch is coalesced (per sensor-day only the highest ``DataCount`` matters) and each
-sensor-day is written once with the three-step map upsert:
+A stream batch is coalesced (per sensor-day only the highest count matters) and each
+sensor-day is written once with the three-step map upsert (``upsert.py``):
 
 1. ``SET DailyCounts.#day = :n`` if ``DailyCounts`` exists and the element is missing or lower;
 2. when the map is missing: ``SET DailyCounts = {day: n}`` if ``DailyCounts`` does not exist;
@@ -24,16 +24,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest import dynamo, layout
+from sensor_digest import dynamo, layout, upsert
 from sensor_digest.errors import TransientFault
 from sensor_digest.streams import DayCount, day_count_of
+from sensor_digest.upsert import Answer, UpsertStep
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 LOG = Logger(child=True)
+
+STEP_LABELS = {
+    UpsertStep.UPDATE_IF_EXISTS: "update-element",
+    UpsertStep.CREATE_IF_MISSING: "create-map",
+    UpsertStep.UPDATE_AFTER_RACE: "update-element-again",
+}
 
 
 @dataclass
@@ -71,54 +77,52 @@ class SummaryWriter:
 
     def upsert(self, sensor_id: int, day: str, count: int) -> UpsertOutcome:
         key = layout.summary_key(sensor_id)
-        names = {"#dc": layout.DAILY_COUNTS, "#day": day}
         value = {"N": str(count)}
-        steps: list[str] = []
-        for step in ("update-element", "create-map", "update-element-again"):
-            steps.append(step)
-            if step == "create-map":
-                created = self._create_map(key, day, value)
-                if created:
-                    return UpsertOutcome(written=True, stale=False, requests=len(steps), steps=steps)
-                continue
-            current = self._update_element(key, names, value)
-            if current is None:
-                return UpsertOutcome(written=True, stale=False, requests=len(steps), steps=steps)
-            daily = layout.daily_counts_of_item(current)
-            if daily is not None:
-                held = daily.get(day, -1)
-                if held >= count:
-                    return UpsertOutcome(written=False, stale=True, requests=len(steps), steps=steps)
-                raise TransientFault(f"element {day} holds {held} < {count}, yet the condition failed")
-            if step == "update-element-again":
-                raise TransientFault("DailyCounts vanished after another writer created it")
-        raise TransientFault("map upsert did not settle")  # pragma: no cover - the loop returns
+        outcome = UpsertOutcome(written=False, stale=False, requests=0, steps=[])
 
-    def _update_element(
-        self, key: dict[str, Any], names: dict[str, str], value: dict[str, str]
-    ) -> dict[str, Any] | None:
-        """``None`` when written; else the item as it was when the condition failed (``{}`` if absent)."""
-        try:
-            self._client.update_item(
+        def attempt(step: UpsertStep) -> Answer:
+            outcome.requests += 1
+            outcome.steps.append(STEP_LABELS[step])
+            if step is UpsertStep.CREATE_IF_MISSING:
+                refused = self._create_map(key, day, value)
+                outcome.written = refused is None
+                return Answer.DONE if refused is None else Answer.NEXT
+            current = self._update_element(key, day, value)
+            if current is None:
+                outcome.written = True
+                return Answer.DONE
+            daily = layout.daily_counts_of_item(current)
+            if daily is None:  # no map yet: create it (or, after the race, it vanished: a fault)
+                if step is UpsertStep.UPDATE_AFTER_RACE:
+                    raise TransientFault("DailyCounts vanished after another writer created it")
+                return Answer.NEXT
+            held = daily.get(day, -1)
+            if held >= count:  # the element already holds this count or more: the record is stale
+                outcome.stale = True
+                return Answer.DONE
+            raise TransientFault(f"element {day} holds {held} < {count}, yet the condition failed")
+
+        upsert.run(attempt, max_attempts=3)
+        return outcome
+
+    def _update_element(self, key: dict[str, Any], day: str, value: dict[str, str]) -> dict[str, Any] | None:
+        """Steps 1 and 3: ``None`` when written; else the item as it was (``{}`` if absent)."""
+        return dynamo.conditional_write(
+            "UpdateItem",
+            lambda: self._client.update_item(
                 TableName=self._table,
                 Key=key,
                 UpdateExpression="SET #dc.#day = :n",
                 ConditionExpression="attribute_exists(#dc) AND (attribute_not_exists(#dc.#day) OR #dc.#day < :n)",
-                ExpressionAttributeNames=names,
+                ExpressionAttributeNames={"#dc": layout.DAILY_COUNTS, "#day": day},
                 ExpressionAttributeValues={":n": value},  # type: ignore[dict-item]
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as exc:
-            if dynamo.error_code(exc) == "ConditionalCheckFailedException":
-                item: dict[str, Any] = exc.response.get("Item") or {}  # type: ignore[assignment]
-                return item
-            raise dynamo.fault_from(exc, "UpdateItem") from exc
-        except BotoCoreError as exc:
-            raise dynamo.fault_from(exc, "UpdateItem") from exc
-        return None
+            ),
+        )
 
-    def _create_map(self, key: dict[str, Any], day: str, value: dict[str, str]) -> bool:
-        done = dynamo.call(
+    def _create_map(self, key: dict[str, Any], day: str, value: dict[str, str]) -> dict[str, Any] | None:
+        """Step 2: ``None`` when the map was created; else another writer's map exists."""
+        return dynamo.conditional_write(
             "UpdateItem",
             lambda: self._client.update_item(
                 TableName=self._table,
@@ -128,9 +132,7 @@ class SummaryWriter:
                 ExpressionAttributeNames={"#dc": layout.DAILY_COUNTS},
                 ExpressionAttributeValues={":map": {"M": {day: value}}},  # type: ignore[dict-item]
             ),
-            tolerate="ConditionalCheckFailedException",
         )
-        return done is not None
 
 
 class SummaryService:
