@@ -9,6 +9,8 @@ NODE22 := node@22.23.3
 CDK_CLI := aws-cdk@2.1148.1
 export PATH := $(CURDIR)/$(TOOLS)/node_modules/.bin:$(PATH)
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+# DynamoDB Local lives in the checkout's .cache for every make target (tests, demo, bench).
+export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 
 .PHONY: setup demo test lint synth deploy destroy bench bench-quick clean
 
@@ -19,8 +21,9 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-.cache/dynamodb-local/DynamoDBLocal.jar: scripts/fetch-dynamodb-local.sh
-	./scripts/fetch-dynamodb-local.sh
+# AWS's DynamoDBLocal.jar from the npm package amplify-dynamodb-simulator (the tarball alone).
+.cache/dynamodb-local/DynamoDBLocal.jar: $(VENV)/.installed
+	$(PY) -m sensor_digest_emulators.dynamodb_local
 	touch $@
 
 # Checkov pins its own dependencies (boto3 among them), so it gets a virtualenv of its own.

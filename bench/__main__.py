@@ -12,27 +12,23 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import boto3
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "functions"), str(ROOT / "local")]
-
-from bench.meter import Meter, PeakRss  # noqa: E402
-from bench.strategies import STRATEGIES  # noqa: E402
-from bench.workloads import Workload, backfill, realtime, skewed  # noqa: E402
-from sensor_digest import layout  # noqa: E402
-from sensor_digest.streams import matches_filter  # noqa: E402
-from sensor_digest.summary import SummaryService, SummaryWriter  # noqa: E402
-from sensor_digest_local.engine import LOCAL_CREDENTIALS, LOCAL_REGION, create_tables, running_engine  # noqa: E402
-from sensor_digest_local.queries import day_counts  # noqa: E402
-from sensor_digest_local.streams import StreamReader  # noqa: E402
+from bench.meter import PeakRss
+from bench.strategies import STRATEGIES
+from bench.workloads import Workload, backfill, realtime, skewed
+from sensor_digest import layout
+from sensor_digest.stream_filter import matches_filter
+from sensor_digest.summary import SummaryService, SummaryWriter
+from sensor_digest_emulators.dynamodb_local import create_tables, running_engine
+from sensor_digest_emulators.metering import RequestMeter
+from sensor_digest_emulators.session import LocalSession
+from sensor_digest_emulators.stream_reader import StreamReader
+from sensor_digest_ops.queries import day_counts
 
 
 def fresh_tables(client: Any, strategy: str, workload: str) -> dict[str, str]:
@@ -49,25 +45,26 @@ def fresh_tables(client: Any, strategy: str, workload: str) -> dict[str, str]:
     return names
 
 
-def run_one(meter: Meter, key: str, workload: Workload, then: Any = None) -> dict[str, Any]:
+def run_one(meter: RequestMeter, key: str, workload: Workload, then: Any = None) -> dict[str, Any]:
     """One strategy on one workload, on a DynamoDB Local of its own: the engine slows down as its
     in-memory database grows, which would penalise whichever strategy ran later."""
     with running_engine(None) as engine:
-        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = engine.endpoint
-        client = boto3.client("dynamodb", endpoint_url=engine.endpoint)
-        result = _measure(client, meter, key, workload)
+        session = LocalSession({"dynamodb": engine.endpoint})
+        meter.install(session)
+        result = _measure(session, meter, key, workload)
         if then is not None:
-            then(client, engine.endpoint, result)
+            then(session.client("dynamodb"), engine.endpoint, result)
         return result
 
 
-def _measure(client: Any, meter: Meter, key: str, workload: Workload) -> dict[str, Any]:
+def _measure(session: LocalSession, meter: RequestMeter, key: str, workload: Workload) -> dict[str, Any]:
     label, strategy = STRATEGIES[key]
+    client = session.client("dynamodb")
     tables = fresh_tables(client, key, workload.name)
     requests0, units0 = meter.snapshot()
     with PeakRss() as memory:
         started = time.perf_counter()
-        strategy(client, tables, workload.deliveries, workload.batch_size)
+        strategy(session, tables, workload.deliveries, workload.batch_size)
         seconds = time.perf_counter() - started
     requests, units = (a - b for a, b in zip(meter.snapshot(), (requests0, units0), strict=True))
     counts = day_counts(client, tables["table"])
@@ -90,7 +87,7 @@ def _measure(client: Any, meter: Meter, key: str, workload: Workload) -> dict[st
     }
 
 
-def summary_path(client: Any, endpoint: str, table: str, meter: Meter) -> list[dict[str, Any]]:
+def summary_path(client: Any, endpoint: str, table: str, meter: RequestMeter) -> list[dict[str, Any]]:
     records = [r for r in StreamReader(endpoint, table).poll() if matches_filter(r)]
     out = []
     for batch_size in (100, 1000):
@@ -146,30 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=20_000, help="messages per workload (default 20,000)")
     parser.add_argument("--workloads", default="W1,W2,W3")
     parser.add_argument("--strategies", default="a,b,c,d")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "latest.json")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "latest.json")
     args = parser.parse_args(argv)
     n = 500 if args.quick else args.messages
     makers = {"W1": realtime, "W2": skewed, "W3": backfill}
-    os.environ.update(
-        {
-            "AWS_ACCESS_KEY_ID": LOCAL_CREDENTIALS["aws_access_key_id"],
-            "AWS_SECRET_ACCESS_KEY": LOCAL_CREDENTIALS["aws_secret_access_key"],
-            "AWS_DEFAULT_REGION": LOCAL_REGION,
-            "DLQ_URL": "https://sqs.us-east-1.amazonaws.com/000000000000/unused",
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "ERROR",
-            "POWERTOOLS_IDEMPOTENCY_DISABLED": "false",
-        }
-    )
     print(
         f"SensorDigest benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, DynamoDB Local; {n:,} messages per workload"
     )
     report: dict[str, Any] = {"messages": n, "date": datetime.now(UTC).isoformat(), "results": [], "summary": []}
-    boto3.setup_default_session(region_name=LOCAL_REGION, **LOCAL_CREDENTIALS)
-    meter = Meter()
-    meter.install(boto3.DEFAULT_SESSION)
+    meter = RequestMeter()  # installed on each engine's session (run_one)
 
     def measure_summary(client: Any, endpoint: str, result: dict[str, Any]) -> None:
         report["summary"] = summary_path(client, endpoint, result["table"], meter)

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -15,22 +14,22 @@ from zoneinfo import ZoneInfo
 from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
 from botocore.exceptions import ClientError
 
-from sensor_digest import layout
-from sensor_digest.messages import SensorMessage, parse_message
-from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event, sqs_record
-from sensor_digest_local.pipeline import load_handlers
+from sensor_digest import ingest, layout
+from sensor_digest.config import DeliveryMode, IngestSettings
+from sensor_digest.messages import SensorMessage, read_pending
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event, sqs_record
+from sensor_digest_local.pipeline import lambda_handler
 
 UTC = ZoneInfo("UTC")
+UNUSED_DLQ = "https://sqs.us-east-1.amazonaws.com/000000000000/unused"
 Strategy = Callable[[Any, dict[str, str], list[QueuedMessage], int], None]
 
 
 def _parsed(message: QueuedMessage) -> SensorMessage:
-    return parse_message(
-        message_id=message.message_id,
-        body=message.body,
-        sent_timestamp=str(message.sent_timestamp_ms),
-        default_zone=UTC,
+    pending = read_pending(
+        message_id=message.message_id, body=message.body, sent_timestamp=str(message.sent_timestamp_ms)
     )
+    return pending.in_zone(UTC)
 
 
 def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
@@ -71,14 +70,16 @@ def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
     )
 
 
-def blog(client: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int) -> None:
+def blog(session: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int) -> None:
+    client = session.client("dynamodb")
     for message in deliveries:
         blog_update(client, tables["table"], _parsed(message))
 
 
 def powertools_idempotency(
-    client: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int
+    session: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int
 ) -> None:
+    client = session.client("dynamodb")
     layer = DynamoDBPersistenceLayer(table_name=tables["idempotency"], boto3_client=client)
     config = IdempotencyConfig(event_key_jmespath="[sensor_id, event_id]", expires_after_seconds=29 * 86400)
     config.register_lambda_context(FakeContext())  # as the handler would; sets the in-progress expiry
@@ -104,14 +105,20 @@ def powertools_idempotency(
         )
 
 
-def _handler_strategy(mode: str) -> Strategy:
-    def run(client: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int) -> None:
-        os.environ.update({"TABLE_NAME": tables["table"], "LEDGER_TABLE_NAME": tables["ledger"], "DELIVERY_MODE": mode})
-        ingest, _ = load_handlers()  # fresh service: reads the environment above
+def _handler_strategy(mode: DeliveryMode) -> Strategy:
+    def run(session: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int) -> None:
+        settings = IngestSettings(
+            table_name=tables["table"],
+            ledger_table_name=tables["ledger"],
+            dlq_url=UNUSED_DLQ,  # the workloads hold no poison
+            timezone=UTC,
+            delivery_mode=mode,
+        )
+        handler = lambda_handler(ingest.build_service(settings, session))
         queue = [sqs_record(m) for m in deliveries]
         while queue:
             batch, queue = queue[:batch_size], queue[batch_size:]
-            response = ingest({"Records": batch}, FakeContext())
+            response = handler({"Records": batch}, FakeContext())
             failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}
             queue += [r for r in batch if r["messageId"] in failed]
 
@@ -121,8 +128,8 @@ def _handler_strategy(mode: str) -> Strategy:
 STRATEGIES: dict[str, tuple[str, Strategy]] = {
     "a": ("(a) blog: per message, no ledger", blog),
     "b": ("(b) Powertools idempotency, per message", powertools_idempotency),
-    "c": ("(c) SensorDigest exactly-once", _handler_strategy("exactly-once")),
-    "d": ("(d) SensorDigest at-least-once", _handler_strategy("at-least-once")),
+    "c": ("(c) SensorDigest exactly-once", _handler_strategy(DeliveryMode.EXACTLY_ONCE)),
+    "d": ("(d) SensorDigest at-least-once", _handler_strategy(DeliveryMode.AT_LEAST_ONCE)),
 }
 
 __all__ = ["STRATEGIES", "sqs_event"]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
 from itertools import accumulate
 
-from sensor_digest_local.events import QueuedMessage
+from sensor_digest_emulators.lambda_events import QueuedMessage
+from sensor_digest_local.traffic import reports
 
 DAY = date(2024, 5, 1)
 
@@ -26,17 +26,8 @@ class Workload:
 
 def _build(name: str, description: str, picks: list[tuple[int, str]], seed: int) -> Workload:
     rng = random.Random(seed)
-    messages, truth = [], Counter()
-    for i, (sensor, day) in enumerate(picks):
-        count = rng.randint(1, 5)
-        body = {
-            "sensor_id": sensor,
-            "timestamp": f"{day}T{rng.randrange(24):02d}:{rng.randrange(60):02d}:00Z",
-            "count": count,
-            "event_id": f"{name}-{i}",
-        }
-        messages.append(QueuedMessage(body=json.dumps(body, separators=(",", ":"))))
-        truth[(sensor, day)] += count
+    traffic = reports(((sensor, day, rng.randint(1, 5)) for sensor, day in picks), rng=rng, event_prefix=name)
+    messages, truth = [QueuedMessage(body=body) for body in traffic.bodies], traffic.truth
     slots = [(float(i), m) for i, m in enumerate(messages)]
     for i in rng.sample(range(len(messages)), k=len(messages) // 20):  # 5% delivered again, later
         slots.append((rng.uniform(i + 0.5, len(messages)), messages[i]))

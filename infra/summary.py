@@ -13,7 +13,7 @@ from constructs import Construct
 from infra.functions import python_function
 from infra.queues import secure_queue
 from infra.settings import Settings
-from sensor_digest.streams import DAY_ITEM_FILTER
+from sensor_digest.stream_filter import DAY_ITEM_FILTER
 
 
 class Summary(Construct):

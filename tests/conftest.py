@@ -15,7 +15,11 @@ from typing import Any
 
 import pytest
 
-from sensor_digest_local.engine import create_tables, local_client, running_engine, start_engine
+from sensor_digest import summary
+from sensor_digest.config import SummarySettings
+from sensor_digest_emulators.dynamodb_local import create_tables, running_engine, start_engine
+from sensor_digest_emulators.session import LocalSession, local_client
+from sensor_digest_local.pipeline import lambda_handler
 
 # No test may ever reach AWS: fake credentials and a fixed region before any client exists.
 os.environ["AWS_ACCESS_KEY_ID"] = "local"
@@ -59,6 +63,12 @@ def engine_endpoint(
 
 
 @pytest.fixture
+def session(engine_endpoint: str) -> LocalSession:
+    """A boto3 session of this test whose DynamoDB clients go to the engine (SQS: moto, where active)."""
+    return LocalSession({"dynamodb": engine_endpoint})
+
+
+@pytest.fixture
 def ddb(engine_endpoint: str) -> Any:
     return local_client(engine_endpoint, max_pool_connections=32)
 
@@ -70,8 +80,8 @@ class Tables:
 
 
 @pytest.fixture
-def tables(ddb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tables]:
-    """A fresh digest table and ledger on DynamoDB Local, named in the handlers' environment.
+def tables(ddb: Any) -> Iterator[Tables]:
+    """A fresh digest table and ledger on DynamoDB Local.
 
     They are deleted afterwards: DynamoDB Local keeps everything in one in-memory database and
     slows down as tables (and their streams) pile up.
@@ -79,8 +89,17 @@ def tables(ddb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tables]:
     suffix = f"{next(_counter)}-{uuid.uuid4().hex[:6]}"
     names = Tables(table=f"SensorDigest-{suffix}", ledger=f"SensorDigestLedger-{suffix}")
     create_tables(ddb, names.table, names.ledger)
-    monkeypatch.setenv("TABLE_NAME", names.table)
-    monkeypatch.setenv("LEDGER_TABLE_NAME", names.ledger)
     yield names
     for name in (names.table, names.ledger):
         ddb.delete_table(TableName=name)
+
+
+@pytest.fixture
+def summary_settings(tables: Tables) -> SummarySettings:
+    return SummarySettings(table_name=tables.table)
+
+
+@pytest.fixture
+def summary_handler(summary_settings: SummarySettings, session: LocalSession) -> Any:
+    """The summary service as Lambda invokes it, built by the handler's own ``build_service``."""
+    return lambda_handler(summary.build_service(summary_settings, session))

@@ -95,6 +95,22 @@ class FaultyClient:
         return call
 
 
+@dataclass
+class FaultySession:
+    """A session whose DynamoDB clients are wrapped in the fault layer (the others pass through)."""
+
+    inner: Any
+    rule: Rule
+
+    @property
+    def events(self) -> Any:
+        return self.inner.events
+
+    def client(self, service_name: str, **kwargs: Any) -> Any:
+        client = self.inner.client(service_name, **kwargs)
+        return FaultyClient(inner=client, rule=self.rule) if service_name == "dynamodb" else client
+
+
 def touches_sensor(kwargs: dict[str, Any], sensor_id: int) -> bool:
     """Whether a write call touches the day item of ``sensor_id``."""
     actions = kwargs.get("TransactItems") or [{"Call": kwargs}]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event
-from sensor_digest_local.queries import by_sensor, day_counts, scan_all, summaries
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_ops.queries import by_sensor, day_counts, scan_all, summaries
 
 __all__ = ["FakeContext", "QueuedMessage", "by_sensor", "day_counts", "message", "scan_all", "sqs_event", "summaries"]
 

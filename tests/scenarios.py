@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event
-from tests.integration.conftest import body_of
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_local.traffic import reports
 
 DAYS = ["2024-05-01", "2024-05-02", "2024-05-03"]
 
@@ -23,12 +23,9 @@ class Scenario:
 
 def generate(n: int, sensors: int, days: list[str] = DAYS, seed: int = 20241122) -> Scenario:
     rng = random.Random(seed)
-    messages = []
-    truth: Counter[tuple[int, str]] = Counter()
-    for i in range(n):
-        sensor, day, count = rng.randrange(sensors), rng.choice(days), rng.randint(1, 3)
-        messages.append(QueuedMessage(body=body_of(sensor, day, count=count, event_id=f"ev-{i}")))
-        truth[(sensor, day)] += count
+    picks = [(rng.randrange(sensors), rng.choice(days), rng.randint(1, 3)) for _ in range(n)]
+    traffic = reports(picks, rng=rng, event_prefix="ev")
+    messages, truth = [QueuedMessage(body=body) for body in traffic.bodies], traffic.truth
     deliveries = [m for m in messages for _ in range(rng.randint(1, 3))]
     rng.shuffle(deliveries)
     return Scenario(messages=messages, deliveries=deliveries, truth=truth)

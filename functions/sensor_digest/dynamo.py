@@ -11,9 +11,8 @@ What the step logic (counting, summary, registry) needs to decide is returned, n
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -23,6 +22,14 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 T = TypeVar("T")
+
+
+class ClientSource(Protocol):
+    """Where clients come from: a ``boto3.Session`` on Lambda; locally, one whose clients go to
+    the local engines and carry the request meter, the fault layer or the in-process SQS."""
+
+    def client(self, service_name: str, **kwargs: Any) -> Any: ...
+
 
 CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailed"
 """A cancellation reason code: this action's condition failed."""
@@ -49,8 +56,8 @@ RETRYABLE_CANCELLATION_CODES = frozenset(
 )
 
 
-def make_client(max_pool_connections: int = 16) -> DynamoDBClient:
-    """A DynamoDB client that honours ``AWS_ENDPOINT_URL(_DYNAMODB)`` (botocore reads them itself).
+def make_client(session: ClientSource, max_pool_connections: int = 16) -> DynamoDBClient:
+    """A DynamoDB client of ``session`` (a plain ``boto3.Session`` honours ``AWS_ENDPOINT_URL(_DYNAMODB)``).
 
     Retries use botocore's standard mode; what is still failing after them becomes a partial
     batch failure, and SQS or the stream retries it later.
@@ -61,7 +68,7 @@ def make_client(max_pool_connections: int = 16) -> DynamoDBClient:
         connect_timeout=3,
         read_timeout=10,
     )
-    client: DynamoDBClient = boto3.client("dynamodb", config=config)
+    client: DynamoDBClient = session.client("dynamodb", config=config)
     return client
 
 

@@ -9,7 +9,7 @@ or failed, and only failed ones are handed back to SQS.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import tzinfo
@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sensor_digest.config import IngestSettings
 from sensor_digest.counting import DayCounter, GroupOutcome
 from sensor_digest.dead_letters import EMPTY_BODY, clip_reason, dead_letter_attributes
+from sensor_digest.dynamo import ClientSource, make_client
 from sensor_digest.errors import RejectedMessage, TransientFault
-from sensor_digest.messages import Report, SensorMessage, read_report
-from sensor_digest.registry import ProfileCache
+from sensor_digest.messages import PendingMessage, SensorMessage, read_pending
+from sensor_digest.registry import ProfileCache, Registry
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -62,6 +64,19 @@ class BatchReport:
     @property
     def failed(self) -> int:
         return len(self.failed_ids)
+
+    def metrics(self) -> dict[str, int]:
+        return {"counted": self.counted, "duplicate": self.duplicates, "rejected": self.rejected, "failed": self.failed}
+
+    def log_fields(self) -> dict[str, int]:
+        return {
+            "counted": self.counted,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+            "failed": self.failed,
+            "groups": self.groups,
+            "requests": self.requests,
+        }
 
     def response(self) -> dict[str, list[dict[str, str]]]:
         """Lambda's partial batch response (each failed message once, in batch order)."""
@@ -112,6 +127,11 @@ class IngestService:
         self._max_workers = max_workers
         self._on_group = on_group
 
+    def handle_event(self, event: Mapping[str, Any]) -> BatchReport:
+        """An SQS event in Lambda's shape: its records, processed as one batch."""
+        records = event.get("Records") or []
+        return self.process([InboundMessage.from_record(r) for r in records if isinstance(r, dict)])
+
     def process(self, messages: Sequence[InboundMessage]) -> BatchReport:
         report = BatchReport()
         reports = [(inbound, pending) for inbound in messages if (pending := self._read(inbound, report)) is not None]
@@ -149,17 +169,19 @@ class IngestService:
         report.failed_ids.sort(key=lambda mid: order.get(mid, -1))
         return report
 
-    def _read(self, inbound: InboundMessage, report: BatchReport) -> Report | None:
+    def _read(self, inbound: InboundMessage, report: BatchReport) -> PendingMessage | None:
         """Load and validate one body (once); a rejection or any surprise ends with this message alone."""
         try:
-            return read_report(message_id=inbound.message_id, body=inbound.body, sent_timestamp=inbound.sent_timestamp)
+            return read_pending(message_id=inbound.message_id, body=inbound.body, sent_timestamp=inbound.sent_timestamp)
         except RejectedMessage as rejection:
             self._reject(inbound, rejection.reason, report)
         except Exception as exc:  # a parser bug on hostile input: keep the message with the reason
             self._reject_unexpected(inbound, exc, report)
         return None
 
-    def _assign_day(self, inbound: InboundMessage, pending: Report, report: BatchReport) -> SensorMessage | None:
+    def _assign_day(
+        self, inbound: InboundMessage, pending: PendingMessage, report: BatchReport
+    ) -> SensorMessage | None:
         """The message with its day in the sensor's zone; ``None`` once it is rejected or listed."""
         try:
             return pending.in_zone(self._zone_of(pending.sensor_id))
@@ -214,3 +236,30 @@ class IngestService:
         except Exception as exc:  # a bug must fail this group only, never the batch
             LOG.exception("group raised", sensor_id=key[0], day=key[1])
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
+
+
+def build_service(
+    settings: IngestSettings,
+    session: ClientSource,
+    *,
+    on_group: Callable[[int, str, GroupOutcome], None] | None = None,
+) -> IngestService:
+    """The ingest service of these settings, its clients from ``session`` (see ``ingest/handler.py``)."""
+    client = make_client(session, max_pool_connections=settings.max_workers + 2)
+    counter = DayCounter(
+        table_name=settings.table_name,
+        ledger_table_name=settings.ledger_table_name,
+        client=client,
+        mode=settings.delivery_mode,
+        marker_ttl_seconds=settings.marker_ttl_seconds,
+    )
+    registry = Registry(table_name=settings.table_name, ledger_table_name=settings.ledger_table_name, client=client)
+    return IngestService(
+        counter=counter,
+        dead_letters=DeadLetterSink(queue_url=settings.dlq_url, client=session.client("sqs")),
+        default_zone=settings.timezone,
+        profiles=ProfileCache(registry, ttl=settings.profile_cache_seconds),
+        reject_unknown=settings.unknown_sensors == "reject",
+        max_workers=settings.max_workers,
+        on_group=on_group,
+    )

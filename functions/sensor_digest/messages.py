@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
@@ -19,9 +19,6 @@ from sensor_digest.errors import RejectedMessage
 MAX_SENSOR_ID = 2**53 - 1
 MAX_COUNT = 1_000_000
 MAX_EVENT_ID_LENGTH = 128
-
-ZoneLookup = Callable[[int], tzinfo | None]
-"""Gives the time zone a sensor's days are counted in (registry, else ``DIGEST_TIMEZONE``)."""
 
 
 @dataclass(frozen=True)
@@ -153,8 +150,9 @@ def _day(moment: datetime, zone: tzinfo) -> str:
 
 
 @dataclass(frozen=True)
-class Report:
-    """A body that passed every rule but the timestamp's: what is known before the day."""
+class PendingMessage:
+    """A body that passed every rule but the timestamp's: valid but for its day, which needs the
+    sensor's time zone (``in_zone``)."""
 
     message_id: str
     sensor_id: int
@@ -175,10 +173,10 @@ class Report:
         )
 
 
-def read_report(*, message_id: str, body: Any, sent_timestamp: str | None) -> Report:
+def read_pending(*, message_id: str, body: Any, sent_timestamp: str | None) -> PendingMessage:
     """Load and validate a body up to its timestamp (the day needs the sensor's zone)."""
     fields = _load_object(body)
-    return Report(
+    return PendingMessage(
         message_id=message_id,
         sensor_id=_parse_sensor_id(fields),
         count=_parse_count(fields),
@@ -186,20 +184,3 @@ def read_report(*, message_id: str, body: Any, sent_timestamp: str | None) -> Re
         fields=fields,
         sent_timestamp=sent_timestamp,
     )
-
-
-def parse_message(
-    *,
-    message_id: str,
-    body: Any,
-    sent_timestamp: str | None,
-    default_zone: tzinfo,
-    zone_for: ZoneLookup | None = None,
-) -> SensorMessage:
-    """Validate one SQS message body against the contract; raise ``RejectedMessage`` if it breaks it.
-
-    ``zone_for`` names the sensor's own time zone where the project keeps one; without it, or
-    when it gives ``None``, days are counted in ``default_zone`` (``DIGEST_TIMEZONE``).
-    """
-    report = read_report(message_id=message_id, body=body, sent_timestamp=sent_timestamp)
-    return report.in_zone((zone_for(report.sensor_id) if zone_for else None) or default_zone)

@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 
 from sensor_digest import dynamo, layout, upsert
+from sensor_digest.config import SummarySettings
+from sensor_digest.dynamo import ClientSource, make_client
 from sensor_digest.errors import TransientFault
-from sensor_digest.streams import DayCount, day_count_of
+from sensor_digest.stream_filter import DayCount, day_count_of
 from sensor_digest.upsert import Answer, UpsertStep
 
 if TYPE_CHECKING:
@@ -61,6 +63,25 @@ class SummaryReport:
     requests: int = 0
     checkpoint: str | None = None
     reasons: list[str] = field(default_factory=list)
+
+    def metrics(self) -> dict[str, int]:
+        return {
+            "summaryWritten": self.written,
+            "summaryStale": self.stale,
+            "summaryIgnored": self.ignored,
+            "summaryFailed": self.failed,
+        }
+
+    def log_fields(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "ignored": self.ignored,
+            "coalesced": self.coalesced,
+            "written": self.written,
+            "stale": self.stale,
+            "failed": self.failed,
+            "checkpoint": self.checkpoint,
+        }
 
     def response(self) -> dict[str, list[dict[str, str]]]:
         """Lambda's partial batch response: the first record that did not succeed, if any."""
@@ -107,30 +128,33 @@ class SummaryWriter:
 
     def _update_element(self, key: dict[str, Any], day: str, value: dict[str, str]) -> dict[str, Any] | None:
         """Steps 1 and 3: ``None`` when written; else the item as it was (``{}`` if absent)."""
-        return dynamo.conditional_write(
-            "UpdateItem",
-            lambda: self._client.update_item(
-                TableName=self._table,
-                Key=key,
-                UpdateExpression="SET #dc.#day = :n",
-                ConditionExpression="attribute_exists(#dc) AND (attribute_not_exists(#dc.#day) OR #dc.#day < :n)",
-                ExpressionAttributeNames={"#dc": layout.DAILY_COUNTS, "#day": day},
-                ExpressionAttributeValues={":n": value},  # type: ignore[dict-item]
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            ),
+        return self._update(
+            key,
+            "SET #dc.#day = :n",
+            "attribute_exists(#dc) AND (attribute_not_exists(#dc.#day) OR #dc.#day < :n)",
+            names={"#day": day},
+            values={":n": value},
         )
 
     def _create_map(self, key: dict[str, Any], day: str, value: dict[str, str]) -> dict[str, Any] | None:
         """Step 2: ``None`` when the map was created; else another writer's map exists."""
+        return self._update(
+            key, "SET #dc = :map", "attribute_not_exists(#dc)", names={}, values={":map": {"M": {day: value}}}
+        )
+
+    def _update(
+        self, key: dict[str, Any], expression: str, condition: str, *, names: dict[str, str], values: dict[str, Any]
+    ) -> dict[str, Any] | None:
         return dynamo.conditional_write(
             "UpdateItem",
             lambda: self._client.update_item(
                 TableName=self._table,
                 Key=key,
-                UpdateExpression="SET #dc = :map",
-                ConditionExpression="attribute_not_exists(#dc)",
-                ExpressionAttributeNames={"#dc": layout.DAILY_COUNTS},
-                ExpressionAttributeValues={":map": {"M": {day: value}}},  # type: ignore[dict-item]
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#dc": layout.DAILY_COUNTS, **names},
+                ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ),
         )
 
@@ -142,6 +166,10 @@ class SummaryService:
         self._writer = writer
         self._max_workers = max_workers
         self._coalesce = coalesce
+
+    def handle_event(self, event: Mapping[str, Any]) -> SummaryReport:
+        """A DynamoDB Streams event in Lambda's shape: its records, processed as one batch."""
+        return self.process([r for r in event.get("Records") or [] if isinstance(r, dict)])
 
     def process(self, records: Sequence[Mapping[str, Any]]) -> SummaryReport:
         report = SummaryReport(records=len(records))
@@ -193,3 +221,9 @@ class SummaryService:
         except Exception as exc:  # a bug fails this write (and checkpoints), never the whole batch
             LOG.exception("summary upsert raised", sensor_id=write.sensor_id, day=write.day)
             return TransientFault(f"internal error: {type(exc).__name__}")
+
+
+def build_service(settings: SummarySettings, session: ClientSource) -> SummaryService:
+    """The summary service of these settings, its client from ``session`` (see ``summary/handler.py``)."""
+    writer = SummaryWriter(table_name=settings.table_name, client=make_client(session, max_pool_connections=10))
+    return SummaryService(writer=writer, max_workers=8)

@@ -15,7 +15,7 @@ from aws_cdk.assertions import Annotations, Match, Template
 from infra.assets import BUILD
 from infra.settings import Settings, SettingsError
 from sensor_digest.dead_letters import DEAD_LETTER_OVERHEAD_BYTES
-from sensor_digest.streams import DAY_ITEM_FILTER
+from sensor_digest.stream_filter import DAY_ITEM_FILTER
 
 DAY = 24 * 3600
 

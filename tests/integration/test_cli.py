@@ -18,11 +18,12 @@ import pytest
 from moto import mock_aws
 from typer.testing import CliRunner
 
-from sensor_digest_local import queries
-from sensor_digest_local.cli import app
-from sensor_digest_local.engine import free_port
+from sensor_digest_cli.app import app
+from sensor_digest_emulators.dynamodb_local import free_port
 from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
-from sensor_digest_local.targets import Target, save_local
+from sensor_digest_ops import queries
+from sensor_digest_ops.dead_letters import list_dead_letters
+from sensor_digest_ops.targets import Target, save_local
 from tests.integration.conftest import PASSTHROUGH
 
 pytestmark = pytest.mark.dynamodb_local
@@ -109,7 +110,7 @@ def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPi
     save_local(running.target)
     sqs = running.target.sqs()
     sqs.send_message(QueueUrl=running.target.queue_url, MessageBody='{"sensor_id": "x"}')
-    wait_for(lambda: queries.dead_letters(sqs, str(running.target.dlq_url)))
+    wait_for(lambda: list_dead_letters(sqs, str(running.target.dlq_url)))
 
     listed = invoke("dlq", "list")
     again = invoke("dlq", "list")  # listing leaves the messages in place
@@ -119,7 +120,7 @@ def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPi
     assert "1 message(s)" in again.output
     assert redriven.exit_code == 0 and "redrove 1 message(s)" in redriven.output
     # rejected again on its way back through the pipeline, so it is kept again
-    wait_for(lambda: queries.dead_letters(sqs, str(running.target.dlq_url)))
+    wait_for(lambda: list_dead_letters(sqs, str(running.target.dlq_url)))
 
 
 def test_the_commands_read_a_deployed_stack_from_its_outputs(running: LocalPipeline) -> None:

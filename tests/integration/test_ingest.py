@@ -110,12 +110,8 @@ def test_poison_message_goes_to_the_dlq_with_its_reason_and_the_others_count(
     assert response == {"batchItemFailures": []}
     assert day_counts(ddb, tables.table) == {(5, "2024-05-01"): 3}
     kept = dead_letters.drain()
-    assert kept == [
-        {
-            "body": poison.body,
-            "error": "sensor_id must be an integer, got string",
-            "source_message_id": poison.message_id,
-        }
+    assert [(k.body, k.error, k.source_message_id) for k in kept] == [
+        (poison.body, "sensor_id must be an integer, got string", poison.message_id)
     ]
     assert len(scan_all(ddb, tables.ledger)) == 3  # the poison left no marker
 
@@ -205,7 +201,7 @@ def test_at_least_once_writes_one_request_per_group_and_keeps_no_markers(ddb: An
 
 
 def test_handler_accepts_the_sqs_event_exactly_as_aws_documents_it(
-    ddb: Any, tables: Tables, ingest_handler: Any
+    ddb: Any, tables: Tables, lambda_entry_point: Any
 ) -> None:
     # The example event of the Lambda developer guide ("Using Lambda with Amazon SQS"), body replaced.
     event = {
@@ -229,7 +225,7 @@ def test_handler_accepts_the_sqs_event_exactly_as_aws_documents_it(
         ]
     }
 
-    assert ingest_handler(event, FakeContext()) == {"batchItemFailures": []}
+    assert lambda_entry_point(event, FakeContext()) == {"batchItemFailures": []}
     # No timestamp in the body: the day comes from SentTimestamp (2018-12-17T21:37:29Z).
     assert day_counts(ddb, tables.table) == {(12, "2018-12-17"): 1}
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from sensor_digest import ingest
+from sensor_digest.config import IngestSettings
 from sensor_digest.registry import (
     InvalidProfile,
     ProfileCache,
@@ -20,10 +22,12 @@ from sensor_digest.registry import (
     SerialTaken,
     VersionConflict,
 )
-from sensor_digest.streams import matches_filter
+from sensor_digest.stream_filter import matches_filter
 from sensor_digest.summary import SummaryService, SummaryWriter
-from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event
-from sensor_digest_local.streams import StreamReader
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_emulators.session import LocalSession
+from sensor_digest_emulators.stream_reader import StreamReader
+from sensor_digest_local.pipeline import lambda_handler
 from tests.conftest import Tables
 from tests.helpers import day_counts, scan_all
 from tests.integration.conftest import DeadLetters
@@ -182,12 +186,12 @@ def test_messages_near_midnight_count_toward_each_sensors_local_day(
 def test_with_unknown_sensors_rejected_an_unregistered_sensor_goes_to_the_dlq(
     ddb: Any,
     tables: Tables,
-    ingest_handler: Any,
+    ingest_settings: IngestSettings,
+    session: LocalSession,
     registry: Registry,
     dead_letters: DeadLetters,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("UNKNOWN_SENSORS", "reject")
+    ingest_handler = lambda_handler(ingest.build_service(replace(ingest_settings, unknown_sensors="reject"), session))
     registry.register(SensorProfile(sensor_id=1, name="known", serial="K-1"))
     known, unknown = (
         QueuedMessage(body=json.dumps({"sensor_id": s, "timestamp": "2024-05-01T10:00:00Z"})) for s in (1, 99)
@@ -198,7 +202,7 @@ def test_with_unknown_sensors_rejected_an_unregistered_sensor_goes_to_the_dlq(
     kept = dead_letters.drain()
     assert response == {"batchItemFailures": []}
     assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 1}
-    assert [(k["source_message_id"], k["error"]) for k in kept] == [
+    assert [(k.source_message_id, k.error) for k in kept] == [
         (unknown.message_id, "sensor 99 is not registered (UNKNOWN_SENSORS=reject)")
     ]
 

@@ -4,31 +4,24 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterator
 from datetime import date, timedelta
 from typing import Any
 
 import pytest
 
-from sensor_digest.sizing import MAX_ITEM_BYTES, item_bytes, write_units
-from sensor_digest.streams import DAY_ITEM_FILTER, matches_filter
+from sensor_digest import summary
+from sensor_digest.config import SummarySettings
+from sensor_digest.stream_filter import DAY_ITEM_FILTER, matches_filter
 from sensor_digest.summary import SummaryService, SummaryWriter
-from sensor_digest_local.events import FakeContext, stream_event
-from sensor_digest_local.streams import StreamReader
-from summary import handler as summary_module
+from sensor_digest_emulators.lambda_events import FakeContext, stream_event
+from sensor_digest_emulators.sizing import MAX_ITEM_BYTES, item_bytes, write_units
+from sensor_digest_emulators.stream_reader import StreamReader
 from tests.conftest import Tables
 from tests.faults import FaultyClient, PauseAfterFirstCall
 from tests.helpers import by_sensor, day_counts, summaries
 from tests.scenarios import deliver, generate
 
 pytestmark = pytest.mark.dynamodb_local
-
-
-@pytest.fixture
-def summary_handler(tables: Tables) -> Iterator[Any]:
-    summary_module.service.cache_clear()
-    yield summary_module.handler
-    summary_module.service.cache_clear()
 
 
 @pytest.fixture
@@ -93,7 +86,12 @@ def test_replayed_reversed_and_duplicated_batches_do_not_change_the_result(
 
 
 def test_the_summary_items_own_records_and_remove_records_are_ignored(
-    ddb: Any, tables: Tables, summary_handler: Any, reader: StreamReader
+    ddb: Any,
+    tables: Tables,
+    summary_handler: Any,
+    reader: StreamReader,
+    summary_settings: SummarySettings,
+    session: Any,
 ) -> None:
     put_counts(ddb, tables.table, {(3, "2024-05-01"): [2], (3, "2024-05-02"): [6]})
     feed(summary_handler, reader.poll(), reader.stream_arn)
@@ -102,7 +100,7 @@ def test_the_summary_items_own_records_and_remove_records_are_ignored(
     kinds = sorted((r["eventName"], r["dynamodb"]["Keys"]["Date"]["S"]) for r in records)
     assert kinds == [("INSERT", "SUMMARY"), ("MODIFY", "SUMMARY"), ("REMOVE", "2024-05-02")]
 
-    report = summary_module.service().process(records)
+    report = summary.build_service(summary_settings, session).process(records)
 
     assert (report.ignored, report.requests, report.checkpoint) == (3, 0, None)
     assert not any(matches_filter(r) for r in records)  # the stack's filter would not even invoke it

@@ -11,11 +11,15 @@ from typing import Any
 
 import pytest
 
-from ingest import handler as ingest_module
-from sensor_digest.dynamo import make_client
-from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event
-from tests.faults import Crash, FaultyClient
-from tests.integration.conftest import DeadLetters, dead_letters, ingest_handler  # noqa: F401 - fixtures
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_emulators.session import LocalSession
+from tests.faults import Crash, FaultySession
+from tests.integration.conftest import (  # noqa: F401 - fixtures
+    DeadLetters,
+    dead_letters,
+    ingest_handler,
+    ingest_settings,
+)
 
 FAULT_KINDS = ("throttle", "timeout_after", "conflict", "crash")
 
@@ -44,11 +48,15 @@ class FaultPlan:
 
 
 @pytest.fixture
-def faults(monkeypatch: pytest.MonkeyPatch) -> FaultPlan:
-    """The ingest handler's DynamoDB client, wrapped in the fault layer (rate 0 until a test sets it)."""
-    plan = FaultPlan()
-    monkeypatch.setattr(ingest_module, "make_client", lambda **kw: FaultyClient(inner=make_client(**kw), rule=plan))
-    return plan
+def faults() -> FaultPlan:
+    """The fault plan of the ingest service's DynamoDB client (rate 0 until a test sets it)."""
+    return FaultPlan()
+
+
+@pytest.fixture
+def ingest_session(session: LocalSession, faults: FaultPlan) -> FaultySession:
+    """The ingest service's DynamoDB client, wrapped in the fault layer."""
+    return FaultySession(inner=session, rule=faults)
 
 
 @dataclass

@@ -11,11 +11,15 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest import ingest
+from sensor_digest.config import DeliveryMode, IngestSettings
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_local.pipeline import lambda_handler
 from tests.conftest import Tables
 from tests.helpers import day_counts, scan_all
 from tests.integration.conftest import DeadLetters
@@ -71,13 +75,14 @@ def test_twenty_thousand_messages_with_duplicates_and_faults_are_counted_exactly
 
 @pytest.mark.fresh_engine
 def test_the_same_scenario_at_least_once_overcounts(
-    ddb: Any, tables: Tables, ingest_handler: Any, faults: FaultPlan, monkeypatch: pytest.MonkeyPatch
+    ddb: Any, tables: Tables, ingest_settings: IngestSettings, ingest_session: Any, faults: FaultPlan
 ) -> None:
-    monkeypatch.setenv("DELIVERY_MODE", "at-least-once")
+    settings = replace(ingest_settings, delivery_mode=DeliveryMode.AT_LEAST_ONCE)
+    handler = lambda_handler(ingest.build_service(settings, ingest_session))
     _, deliveries, truth = scenario(20_000, seed=11)
     faults.rate = 0.02
 
-    deliver_until_drained(ingest_handler, deliveries)
+    deliver_until_drained(handler, deliveries)
 
     counts = day_counts(ddb, tables.table)
     assert sum(counts.values()) > sum(truth.values())  # duplicates and ambiguous timeouts counted twice
@@ -113,5 +118,5 @@ def test_a_batch_of_100_with_10_poison_counts_90_and_keeps_10(
     kept = dlq.drain()
     assert response == {"batchItemFailures": []}
     assert sum(day_counts(ddb, tables.table).values()) == 90
-    assert sorted(k["source_message_id"] for k in kept) == sorted(m.message_id for m in poison)
-    assert all(k["error"] for k in kept)
+    assert sorted(k.source_message_id for k in kept) == sorted(m.message_id for m in poison)
+    assert all(k.error for k in kept)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
 from tests.conftest import Tables
 from tests.helpers import day_counts, scan_all
 from tests.hostile import HOSTILE_BODY
@@ -91,8 +91,8 @@ def test_hostile_messages_are_counted_or_kept_and_never_disturb_the_others(
     assert response == {"batchItemFailures": []}
     for sensor in (1, 2, 3):  # the well-formed messages counted exactly, whatever came between them
         assert after[(sensor, "2024-05-01")] == before_counts.get((sensor, "2024-05-01"), 0) + 2
-    assert all(k["error"] for k in kept)  # every kept message says why
-    assert {k["source_message_id"] for k in kept} <= {m.message_id for m in bad}
+    assert all(k.error for k in kept)  # every kept message says why
+    assert {k.source_message_id for k in kept} <= {m.message_id for m in bad}
     assert len(kept) + new_markers == len(bad)  # each hostile message ended in exactly one place
 
 
@@ -109,6 +109,6 @@ def test_a_timestamp_past_float_range_is_kept_with_its_reason_and_the_batch_coun
     assert response == {"batchItemFailures": []}
     assert day_counts(ddb, tables.table)[(6, "2024-05-01")] == 3
     [kept] = dead_letters.drain()
-    assert kept["source_message_id"] == hostile.message_id
-    assert "timestamp" in kept["error"]
-    assert "out of range" in kept["error"]
+    assert kept.source_message_id == hostile.message_id
+    assert "timestamp" in kept.error
+    assert "out of range" in kept.error

@@ -11,12 +11,12 @@ day items.
 from __future__ import annotations
 
 import json
-import os
 import random
 import uuid
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -30,14 +30,15 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from ingest import handler as ingest_module
-from sensor_digest.dynamo import make_client
-from sensor_digest.streams import matches_filter
-from sensor_digest_local.engine import create_tables
-from sensor_digest_local.events import FakeContext, QueuedMessage, sqs_event, stream_event
-from sensor_digest_local.streams import StreamReader
-from summary import handler as summary_module
-from tests.faults import Crash, FaultyClient
+from sensor_digest import ingest, summary
+from sensor_digest.config import IngestSettings, SummarySettings
+from sensor_digest.stream_filter import matches_filter
+from sensor_digest_emulators.dynamodb_local import create_tables
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event, stream_event
+from sensor_digest_emulators.session import LocalSession
+from sensor_digest_emulators.stream_reader import StreamReader
+from sensor_digest_local.pipeline import lambda_handler
+from tests.faults import Crash, FaultySession
 from tests.helpers import by_sensor, day_counts, summaries
 from tests.integration.conftest import DeadLetters
 
@@ -66,9 +67,13 @@ class PipelineMachine(RuleBasedStateMachine):
         suffix = uuid.uuid4().hex[:8]
         self.table, self.ledger = f"Model-{suffix}", f"ModelLedger-{suffix}"
         create_tables(self.ddb, self.table, self.ledger)
-        os.environ["TABLE_NAME"], os.environ["LEDGER_TABLE_NAME"] = self.table, self.ledger
-        ingest_module.service.cache_clear()
-        summary_module.service.cache_clear()
+        settings = IngestSettings(
+            table_name=self.table, ledger_table_name=self.ledger, dlq_url=CONTEXT["dlq_url"], timezone=ZoneInfo("UTC")
+        )
+        self.ingest = lambda_handler(
+            ingest.build_service(settings, FaultySession(inner=CONTEXT["session"], rule=SCRIPT))
+        )
+        self.summary = lambda_handler(summary.build_service(SummarySettings(table_name=self.table), CONTEXT["session"]))
         SCRIPT.queue.clear()
         self.reader = StreamReader(CONTEXT["endpoint"], self.table)
         self.records: list[dict[str, Any]] = []
@@ -85,7 +90,7 @@ class PipelineMachine(RuleBasedStateMachine):
         if not batch:
             return
         try:
-            response = ingest_module.handler(sqs_event(batch), FakeContext())
+            response = self.ingest(sqs_event(batch), FakeContext())
         except Crash:
             self.pending += batch
             return
@@ -137,7 +142,7 @@ class PipelineMachine(RuleBasedStateMachine):
         rng = random.Random(seed)
         schedule = [rng.choice(self.records) for _ in range(rng.randint(1, 2 * len(self.records)))]
         for start in range(0, len(schedule), 25):
-            response = summary_module.handler(stream_event(schedule[start : start + 25], "arn:stream"), FakeContext())
+            response = self.summary(stream_event(schedule[start : start + 25], "arn:stream"), FakeContext())
             assert response == {"batchItemFailures": []}
         assert self._summaries_never_ahead()
 
@@ -175,21 +180,15 @@ class PipelineMachine(RuleBasedStateMachine):
         assert day_counts(self.ddb, self.table) == dict(self._model(set(self.sent)))
         self.records += [r for r in self.reader.poll() if matches_filter(r)]
         for start in range(0, len(self.records), 50):
-            summary_module.handler(stream_event(self.records[start : start + 50], "arn:stream"), FakeContext())
+            self.summary(stream_event(self.records[start : start + 50], "arn:stream"), FakeContext())
         assert summaries(self.ddb, self.table) == by_sensor(day_counts(self.ddb, self.table))
 
 
 @pytest.fixture
-def machine_context(
-    ddb: Any, engine_endpoint: str, dead_letters: DeadLetters, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
-    monkeypatch.setattr(ingest_module, "make_client", lambda **kw: FaultyClient(inner=make_client(**kw), rule=SCRIPT))
-    for name in ("TABLE_NAME", "LEDGER_TABLE_NAME"):
-        monkeypatch.setenv(name, os.environ.get(name, "unset"))  # restored after the machine changed them
-    CONTEXT.update(ddb=ddb, endpoint=engine_endpoint)
+def machine_context(ddb: Any, engine_endpoint: str, dead_letters: DeadLetters, session: LocalSession) -> Iterator[None]:
+    CONTEXT.update(ddb=ddb, endpoint=engine_endpoint, session=session, dlq_url=dead_letters.url)
     yield
-    ingest_module.service.cache_clear()
-    summary_module.service.cache_clear()
+    CONTEXT.clear()
 
 
 def test_the_tables_always_agree_with_the_model(machine_context: None) -> None:

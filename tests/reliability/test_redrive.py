@@ -7,35 +7,35 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
+from zoneinfo import ZoneInfo
 
-import boto3
 import pytest
 
-from ingest import handler as ingest_module
-from sensor_digest.dynamo import make_client
-from sensor_digest_local.broker import ENDPOINT, LocalSqsBroker
-from sensor_digest_local.cli import _redrive
-from sensor_digest_local.sqs_source import SqsEventSource
+from sensor_digest import ingest
+from sensor_digest.config import IngestSettings
+from sensor_digest_emulators.session import LocalSession
+from sensor_digest_emulators.sqs_broker import ENDPOINT, LocalSqsBroker
+from sensor_digest_emulators.sqs_event_source import SqsEventSource
+from sensor_digest_local.pipeline import lambda_handler
+from sensor_digest_ops.dead_letters import redrive
 from tests.conftest import Tables
-from tests.faults import FaultyClient, touches_sensor
+from tests.faults import FaultySession, touches_sensor
 from tests.helpers import day_counts, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
 
 
 def test_messages_that_exhausted_their_receives_are_counted_once_when_redriven(
-    ddb: Any, tables: Tables, monkeypatch: pytest.MonkeyPatch
+    ddb: Any, tables: Tables, engine_endpoint: str
 ) -> None:
     # Given a queue with redrive after 3 receives, and writes for sensor 7 throttled, for sensor 8
     # committed but answered with a timeout (the ambiguous case), for as long as the outage lasts
     broker = LocalSqsBroker()
-    session = boto3.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
+    session = LocalSession({"dynamodb": engine_endpoint, "sqs": ENDPOINT})
     broker.install(session)
-    sqs = session.client("sqs", endpoint_url=ENDPOINT)
+    sqs = session.client("sqs")
     dlq = broker.create_queue("dlq")
     queue = broker.create_queue("q", visibility_timeout=0.05, dead_letter_url=dlq, max_receive_count=3)
-    monkeypatch.setenv("DLQ_URL", dlq)
-    ingest_module.service.cache_clear()
     outage = {"on": False}
 
     def rule(operation: str, kwargs: dict[str, Any]) -> str | None:
@@ -45,8 +45,11 @@ def test_messages_that_exhausted_their_receives_are_counted_once_when_redriven(
             return "throttle"
         return "timeout_after" if touches_sensor(kwargs, 8) else None
 
-    monkeypatch.setattr(ingest_module, "make_client", lambda **kw: FaultyClient(inner=make_client(**kw), rule=rule))
-    source = SqsEventSource(sqs=sqs, queue_url=queue, handler=ingest_module.handler, batching_window=0.01)
+    settings = IngestSettings(
+        table_name=tables.table, ledger_table_name=tables.ledger, dlq_url=dlq, timezone=ZoneInfo("UTC")
+    )
+    service = ingest.build_service(settings, FaultySession(inner=session, rule=rule))
+    source = SqsEventSource(sqs=sqs, queue_url=queue, handler=lambda_handler(service), batching_window=0.01)
 
     def drain(seconds: float = 20) -> None:
         deadline = time.monotonic() + seconds
@@ -70,7 +73,7 @@ def test_messages_that_exhausted_their_receives_are_counted_once_when_redriven(
 
     # and the dead letters are redriven once it is over
     outage["on"] = False
-    redriven = _redrive(sqs, dlq, queue, 100)
+    redriven = redrive(sqs, dlq, queue, limit=100)
     drain()
 
     # Then the ten failed messages went to the DLQ, and after the redrive each counts exactly once

@@ -9,10 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sensor_digest.streams import matches_filter
-from sensor_digest_local.events import FakeContext, stream_event
-from sensor_digest_local.streams import StreamReader
-from summary import handler as summary_module
+from sensor_digest.stream_filter import matches_filter
+from sensor_digest_emulators.lambda_events import FakeContext, stream_event
+from sensor_digest_emulators.stream_reader import StreamReader
 from tests.conftest import Tables
 from tests.helpers import by_sensor, day_counts, scan_all, summaries
 
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.dynamodb_local
 
 
 def test_any_schedule_of_stream_batches_converges_to_the_day_items(
-    ddb: Any, tables: Tables, engine_endpoint: str
+    ddb: Any, tables: Tables, engine_endpoint: str, summary_handler: Any
 ) -> None:
     # Given day items that moved through several values (each write is a stream record)
     for step in range(1, 6):
@@ -35,7 +34,6 @@ def test_any_schedule_of_stream_batches_converges_to_the_day_items(
     records = [r for r in StreamReader(engine_endpoint, tables.table).poll() if matches_filter(r)]
     arn = "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/x"
     expected = by_sensor(day_counts(ddb, tables.table))
-    summary_module.service.cache_clear()
 
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(
@@ -48,7 +46,7 @@ def test_any_schedule_of_stream_batches_converges_to_the_day_items(
                 ddb.delete_item(TableName=tables.table, Key={"SensorId": item["SensorId"], "Date": item["Date"]})
         # When arbitrary batches (duplicates, any order) are handled, then every record once more in any order
         for batch in [*schedule, list(tail)]:
-            response = summary_module.handler(stream_event([records[i] for i in batch], arn), FakeContext())
+            response = summary_handler(stream_event([records[i] for i in batch], arn), FakeContext())
             assert response == {"batchItemFailures": []}
             current = summaries(ddb, tables.table)
             # no element ever exceeds its day item: nothing invented

@@ -20,7 +20,7 @@ from sensor_digest.dead_letters import (
     message_size,
 )
 from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService
-from sensor_digest_local.broker import LocalSqsBroker
+from sensor_digest_emulators.sqs_broker import LocalSqsBroker
 
 SETTINGS = Settings()
 

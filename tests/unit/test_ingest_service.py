@@ -107,14 +107,14 @@ class TroubledProfiles:
 def test_a_surprise_while_reading_one_message_rejects_it_alone_with_a_reason(monkeypatch: Any) -> None:
     # Given a parser that raises something other than a rejection for one body,
     # and a profile cache whose batch read raises and whose lookups fail for sensors 7 and 8
-    real_read = ingest_module.read_report
+    real_read = ingest_module.read_pending
 
-    def read_report(**kwargs: Any) -> Any:
+    def read_pending(**kwargs: Any) -> Any:
         if kwargs["body"] == "boom":
             raise OverflowError("int too large to convert to float")
         return real_read(**kwargs)
 
-    monkeypatch.setattr(ingest_module, "read_report", read_report)
+    monkeypatch.setattr(ingest_module, "read_pending", read_pending)
     reasons: dict[str, str] = {}
 
     class KeepingSink(Sink):

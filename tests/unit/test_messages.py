@@ -11,16 +11,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sensor_digest.errors import RejectedMessage
-from sensor_digest.messages import MAX_SENSOR_ID, parse_message
+from sensor_digest.messages import MAX_SENSOR_ID, SensorMessage, read_pending
 from tests.hostile import HOSTILE_BODY, ZONE
 
 UTC = ZoneInfo("UTC")
 SENT_MS = "1714564800000"  # 2024-05-01T12:00:00Z
 
 
-def parse(body: Any, zone: ZoneInfo = UTC, sent: str | None = SENT_MS, **kw: Any) -> Any:
+def parse(body: Any, zone: ZoneInfo = UTC, sent: str | None = SENT_MS, zone_for: Any = None) -> SensorMessage:
+    """As ingest reads a body: validate it, then assign the day in the sensor's zone, else ``zone``."""
     text = body if isinstance(body, str) else json.dumps(body)
-    return parse_message(message_id="mid-1", body=text, sent_timestamp=sent, default_zone=zone, **kw)
+    pending = read_pending(message_id="mid-1", body=text, sent_timestamp=sent)
+    return pending.in_zone((zone_for(pending.sensor_id) if zone_for else None) or zone)
 
 
 def reason(body: Any, **kw: Any) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sensor_digest.streams import DAY_ITEM_FILTER, DayCount, day_count_of, matches_filter
+from sensor_digest.stream_filter import DAY_ITEM_FILTER, DayCount, day_count_of, matches_filter
 
 
 def record(event: str, date: str = "2024-05-01", count: str | None = "3", **image: Any) -> dict[str, Any]:

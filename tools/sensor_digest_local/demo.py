@@ -10,9 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sensor_digest.config import DeliveryMode
 from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
-from sensor_digest_local.queries import day_counts, dead_letters, summaries
 from sensor_digest_local.traffic import Traffic, generate
+from sensor_digest_ops.dead_letters import DeadLetter, drain_dead_letters
+from sensor_digest_ops.queries import day_counts, summaries
 
 
 @dataclass(frozen=True)
@@ -24,10 +26,42 @@ class DemoOptions:
     poison_rate: float = 0.01
     fault_rate: float = 0.01
     seed: int = 7
-    delivery_mode: str = "exactly-once"
+    delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
     batch_size: int = 100
     engine_endpoint: str | None = None
     verbose: bool = False
+
+
+@dataclass(frozen=True)
+class DemoStats:
+    """What happened on the way: deliveries, duplicates, faults, retries."""
+
+    messages: int
+    valid: int
+    poison: int
+    deliveries: int
+    redeliveries: int
+    duplicates_injected: int
+    faults_injected: int
+    failures_listed: int
+    ingest_batches: int
+    stream_records: int
+    stream_filtered_out: int
+    stream_batches: int
+    stream_retries: int
+
+
+@dataclass(frozen=True)
+class DemoFigures:
+    """What it measured."""
+
+    elapsed_s: float
+    messages_per_s: float
+    ingest_requests_per_message: float
+    summary_requests_per_message: float
+    lag_p50_s: float
+    lag_p95_s: float
+    lag_max_s: float
 
 
 @dataclass
@@ -36,10 +70,10 @@ class DemoResult:
     traffic: Traffic
     counts: dict[tuple[int, str], int]
     summaries: dict[int, dict[str, int]]
-    dead_letters: list[dict[str, Any]]
+    dead_letters: list[DeadLetter]
     poison_ids: set[str]
-    figures: dict[str, float]
-    stats: dict[str, int] = field(default_factory=dict)
+    figures: DemoFigures
+    stats: DemoStats
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -52,8 +86,8 @@ class DemoResult:
 
     @property
     def poison_kept(self) -> bool:
-        rejected = {d["source_message_id"] for d in self.dead_letters if d["error"]}
-        return rejected == self.poison_ids and all(d["error"] for d in self.dead_letters)
+        rejected = {d.source_message_id for d in self.dead_letters if d.error}
+        return rejected == self.poison_ids and all(d.error for d in self.dead_letters)
 
     @property
     def ok(self) -> bool:
@@ -138,7 +172,7 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
 
         def sender() -> None:
             sent["at"], sent["poison"] = send_traffic(
-                target.sqs(), str(target.queue_url), traffic, backlog=pipeline.sqs_source.in_queue
+                pipeline.sqs(), str(target.queue_url), traffic, backlog=pipeline.sqs_source.in_queue
             )
 
         sending = threading.Thread(target=sender, name="sensor-digest-sender")
@@ -155,44 +189,43 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
         drained = pipeline.wait_until_drained(tick=tick)
         elapsed = time.monotonic() - started
         tick()
-        ddb, sqs = target.dynamodb(), target.sqs()
+        ddb, sqs = pipeline.dynamodb(), pipeline.sqs()
+        sqs_stats, stream_stats = pipeline.sqs_source.stats, pipeline.stream_source.stats
+        lag = lags(sent["at"], sqs_stats.done_at, stream_stats.cycles, skip=sent["poison"])
+        valid = traffic.valid
         result = DemoResult(
             options=options,
             traffic=traffic,
             counts=day_counts(ddb, str(target.table)),
             summaries=summaries(ddb, str(target.table)),
-            dead_letters=dead_letters(sqs, str(target.dlq_url), consume=True),
+            dead_letters=drain_dead_letters(sqs, str(target.dlq_url)),
             poison_ids=sent["poison"],
-            figures={},
+            figures=DemoFigures(
+                elapsed_s=elapsed,
+                messages_per_s=len(traffic.bodies) / elapsed,
+                ingest_requests_per_message=pipeline.meter.counts["ingest"] / max(valid, 1),
+                summary_requests_per_message=pipeline.meter.counts["summary"] / max(valid, 1),
+                lag_p50_s=percentile(lag, 50),
+                lag_p95_s=percentile(lag, 95),
+                lag_max_s=max(lag) if lag else float("nan"),
+            ),
+            stats=DemoStats(
+                messages=len(traffic.bodies),
+                valid=valid,
+                poison=len(traffic.poison),
+                deliveries=sqs_stats.deliveries,
+                redeliveries=sqs_stats.redeliveries,
+                duplicates_injected=sqs_stats.duplicates_injected,
+                faults_injected=pipeline.faults.injected,
+                failures_listed=sqs_stats.failures_listed,
+                ingest_batches=sqs_stats.batches,
+                stream_records=stream_stats.records_read,
+                stream_filtered_out=stream_stats.records_filtered_out,
+                stream_batches=stream_stats.batches,
+                stream_retries=stream_stats.retries,
+            ),
+            errors=[repr(e) for e in pipeline.errors],
         )
-        sqs_stats, stream_stats = pipeline.sqs_source.stats, pipeline.stream_source.stats
-        lag = lags(sent["at"], sqs_stats.done_at, stream_stats.cycles, skip=sent["poison"])
-        valid = traffic.valid
-        result.figures = {
-            "elapsed_s": elapsed,
-            "messages_per_s": len(traffic.bodies) / elapsed,
-            "ingest_requests_per_message": pipeline.meter.counts["ingest"] / max(valid, 1),
-            "summary_requests_per_message": pipeline.meter.counts["summary"] / max(valid, 1),
-            "lag_p50_s": percentile(lag, 50),
-            "lag_p95_s": percentile(lag, 95),
-            "lag_max_s": max(lag) if lag else float("nan"),
-        }
-        result.stats = {
-            "messages": len(traffic.bodies),
-            "valid": valid,
-            "poison": len(traffic.poison),
-            "deliveries": sqs_stats.deliveries,
-            "redeliveries": sqs_stats.redeliveries,
-            "duplicates_injected": sqs_stats.duplicates_injected,
-            "faults_injected": pipeline.faults.injected,
-            "failures_listed": sqs_stats.failures_listed,
-            "ingest_batches": sqs_stats.batches,
-            "stream_records": stream_stats.records_read,
-            "stream_filtered_out": stream_stats.records_filtered_out,
-            "stream_batches": stream_stats.batches,
-            "stream_retries": stream_stats.retries,
-        }
-        result.errors = [repr(e) for e in pipeline.errors]
         if not drained:
             result.errors.append("the pipeline did not drain within the time limit")
     return result

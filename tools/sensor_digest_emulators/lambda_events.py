@@ -15,6 +15,7 @@ from typing import Any
 
 QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:SensorDigestQueue"
 REGION = "us-east-1"
+LAMBDA_SYSTEM_ATTRIBUTES = ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
 
 
 @dataclass
@@ -28,24 +29,54 @@ class QueuedMessage:
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
-def sqs_record(message: QueuedMessage, queue_arn: str = QUEUE_ARN) -> dict[str, Any]:
-    now_ms = str(int(time.time() * 1000))
+def lambda_sqs_record(
+    *,
+    message_id: str,
+    receipt_handle: str,
+    body: str,
+    attributes: Mapping[str, str],
+    message_attributes: Mapping[str, Mapping[str, Any]] | None = None,
+    queue_arn: str = QUEUE_ARN,
+    region: str = REGION,
+) -> dict[str, Any]:
+    """One record of Lambda's SQS event: the message's system attributes Lambda passes on, and its
+    message attributes (given as ``ReceiveMessage`` returns them) in Lambda's own casing."""
     return {
-        "messageId": message.message_id,
-        "receiptHandle": f"{message.message_id}#{message.receive_count}",
-        "body": message.body,
-        "attributes": {
+        "messageId": message_id,
+        "receiptHandle": receipt_handle,
+        "body": body,
+        "attributes": {k: v for k, v in attributes.items() if k in LAMBDA_SYSTEM_ATTRIBUTES},
+        "messageAttributes": {
+            name: {
+                "stringValue": value.get("StringValue"),
+                "stringListValues": [],
+                "binaryListValues": [],
+                "dataType": value["DataType"],
+            }
+            for name, value in (message_attributes or {}).items()
+        },
+        "md5OfBody": hashlib.md5(body.encode(), usedforsecurity=False).hexdigest(),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+
+
+def sqs_record(message: QueuedMessage, queue_arn: str = QUEUE_ARN) -> dict[str, Any]:
+    """The record Lambda would hand over for this queued message, received now."""
+    return lambda_sqs_record(
+        message_id=message.message_id,
+        receipt_handle=f"{message.message_id}#{message.receive_count}",
+        body=message.body,
+        attributes={
             "ApproximateReceiveCount": str(max(message.receive_count, 1)),
             "SentTimestamp": str(message.sent_timestamp_ms),
             "SenderId": "AIDAIENQZJOLO23YVJ4VO",
-            "ApproximateFirstReceiveTimestamp": now_ms,
+            "ApproximateFirstReceiveTimestamp": str(int(time.time() * 1000)),
         },
-        "messageAttributes": dict(message.attributes),
-        "md5OfBody": hashlib.md5(message.body.encode(), usedforsecurity=False).hexdigest(),
-        "eventSource": "aws:sqs",
-        "eventSourceARN": queue_arn,
-        "awsRegion": REGION,
-    }
+        message_attributes=message.attributes,
+        queue_arn=queue_arn,
+    )
 
 
 def sqs_event(messages: Iterable[QueuedMessage], queue_arn: str = QUEUE_ARN) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Lambda's DynamoDB Streams event source, emulated on the local table's real stream.
 
 Records are read through the ``dynamodbstreams`` API, filtered with the same pattern the stack
-deploys (``sensor_digest.streams.DAY_ITEM_FILTER``), handed over in batches of up to
+deploys (``sensor_digest.stream_filter.DAY_ITEM_FILTER``), handed over in batches of up to
 ``batch_size``; when the handler reports a failure, the emulator checkpoints at that record
 and retries from it (records before it are done), up to ``max_retries`` times, after which the
 batch goes to the on-failure destination (a list here), as Lambda does.
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sensor_digest.streams import DAY_ITEM_FILTER, matches_filter
-from sensor_digest_local.events import FakeContext, stream_event
+from sensor_digest.stream_filter import DAY_ITEM_FILTER, matches_filter
+from sensor_digest_emulators.lambda_events import FakeContext, stream_event
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 

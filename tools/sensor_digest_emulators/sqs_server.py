@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sensor_digest.dead_letters import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
-from sensor_digest_local.engine import local_client
+from sensor_digest_emulators.session import local_client
 
 
 @dataclass

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sensor_digest_local.events import FakeContext
+from sensor_digest_emulators.lambda_events import FakeContext, lambda_sqs_record
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -30,35 +30,6 @@ class SqsSourceStats:
     failures_listed: int = 0
     handler_errors: int = 0
     done_at: dict[str, float] = field(default_factory=dict)  # messageId -> when a batch reported it done
-
-
-def lambda_record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
-    """A message of ``ReceiveMessage`` in the shape Lambda hands to the function."""
-    attributes = {
-        k: v
-        for k, v in message.get("Attributes", {}).items()
-        if k in ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
-    }
-    message_attributes = {
-        name: {
-            "stringValue": value.get("StringValue"),
-            "stringListValues": [],
-            "binaryListValues": [],
-            "dataType": value["DataType"],
-        }
-        for name, value in message.get("MessageAttributes", {}).items()
-    }
-    return {
-        "messageId": message["MessageId"],
-        "receiptHandle": message["ReceiptHandle"],
-        "body": message["Body"],
-        "attributes": attributes,
-        "messageAttributes": message_attributes,
-        "md5OfBody": message["MD5OfBody"],
-        "eventSource": "aws:sqs",
-        "eventSourceARN": queue_arn,
-        "awsRegion": region,
-    }
 
 
 class SqsEventSource:
@@ -116,7 +87,20 @@ class SqsEventSource:
         self.stats.batches += 1
         self.stats.deliveries += len(batch)
         self.stats.redeliveries += sum(int(m["Attributes"].get("ApproximateReceiveCount", "1")) > 1 for m in batch)
-        event = {"Records": [lambda_record(m, self.queue_arn, self._region) for m in batch]}
+        event = {
+            "Records": [
+                lambda_sqs_record(
+                    message_id=m["MessageId"],
+                    receipt_handle=m["ReceiptHandle"],
+                    body=m["Body"],
+                    attributes=m.get("Attributes", {}),
+                    message_attributes=m.get("MessageAttributes"),
+                    queue_arn=self.queue_arn,
+                    region=self._region,
+                )
+                for m in batch
+            ]
+        }
         try:
             response = self._handler(event, FakeContext())
         except Exception:  # Lambda retries the whole batch after the visibility timeout

@@ -1,7 +1,11 @@
-"""DynamoDB Local: find it, start it on a free port, create the contract's tables.
+"""DynamoDB Local: find or fetch it, start it on a free port, create the contract's tables.
 
-The engine is AWS's own ``DynamoDBLocal.jar``, taken from the npm package
-``amplify-dynamodb-simulator`` by ``scripts/fetch-dynamodb-local.sh`` into ``.cache/``.
+The engine is AWS's own ``DynamoDBLocal.jar``, which ships inside the npm package
+``amplify-dynamodb-simulator`` (folder ``emulator/``). ``fetch_engine`` takes that package's
+tarball alone with ``npm pack`` (none of its Node dependencies) and unpacks the engine into
+``engine_dir()``: ``DYNAMODB_LOCAL_DIR`` when set (``make setup`` points it into the checkout's
+``.cache/``), else the user's cache, so an installed ``sensor-digest`` finds or fetches it anywhere.
+``python -m sensor_digest_emulators.dynamodb_local`` fetches it.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ import os
 import shutil
 import socket
 import subprocess
+import tarfile
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,19 +23,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from sensor_digest import layout
+from sensor_digest_emulators.session import local_client
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_ENGINE_DIR = REPO_ROOT / ".cache" / "dynamodb-local"
-LOCAL_REGION = "us-east-1"
-LOCAL_CREDENTIALS = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
+SIMULATOR_PACKAGE = "amplify-dynamodb-simulator"
+SIMULATOR_VERSION = "2.9.30"
+
+
+def user_cache() -> Path:
+    """Where the command line keeps what it fetches and its state: ``$XDG_CACHE_HOME/sensor-digest``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sensor-digest"
 
 
 class EngineError(RuntimeError):
@@ -37,7 +46,39 @@ class EngineError(RuntimeError):
 
 
 def engine_dir() -> Path:
-    return Path(os.environ.get("DYNAMODB_LOCAL_DIR", DEFAULT_ENGINE_DIR))
+    return Path(os.environ.get("DYNAMODB_LOCAL_DIR") or user_cache() / "dynamodb-local")
+
+
+def fetch_engine(directory: Path | None = None, version: str = SIMULATOR_VERSION) -> Path:
+    """Put DynamoDB Local into ``directory`` (idempotent): the jar and its native libraries."""
+    directory = directory or engine_dir()
+    marker = directory / ".version"
+    if (directory / "DynamoDBLocal.jar").is_file() and marker.is_file() and marker.read_text().strip() == version:
+        return directory
+    npm = shutil.which("npm")
+    if npm is None:
+        raise EngineError(f"DynamoDB Local is not in {directory}, and npm (which fetches it) is not on PATH")
+    with tempfile.TemporaryDirectory() as work:
+        # A fixed argument list (no shell): npm from PATH, a pinned package name and version.
+        done = subprocess.run(  # noqa: S603
+            [npm, "pack", "--silent", f"{SIMULATOR_PACKAGE}@{version}"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        tarball = Path(work) / f"{SIMULATOR_PACKAGE}-{version}.tgz"
+        if done.returncode != 0 or not tarball.is_file():
+            raise EngineError(f"npm pack {SIMULATOR_PACKAGE}@{version} failed: {done.stderr.strip()[-500:]}")
+        with tarfile.open(tarball) as archive:
+            members = [m for m in archive.getmembers() if m.name.startswith("package/emulator/")]
+            archive.extractall(work, members=members, filter="data")
+        if directory.exists():
+            shutil.rmtree(directory)
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(Path(work) / "package" / "emulator"), directory)
+    marker.write_text(version)
+    return directory
 
 
 def free_port() -> int:
@@ -46,25 +87,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def local_client(endpoint: str, service: str = "dynamodb", **config: object) -> DynamoDBClient:
-    """A client of a local endpoint with the local credentials; ``config`` overrides botocore's Config."""
-    options: dict[str, object] = {"retries": {"mode": "standard", "max_attempts": 3}, **config}
-    return boto3.client(  # type: ignore[no-any-return, call-overload]
-        service,
-        endpoint_url=endpoint,
-        region_name=LOCAL_REGION,
-        config=Config(**options),  # type: ignore[arg-type]
-        **LOCAL_CREDENTIALS,
-    )
-
-
 @dataclass
 class LocalEngine:
     endpoint: str
     process: subprocess.Popen[bytes] | None = None
 
     def client(self) -> DynamoDBClient:
-        return local_client(self.endpoint)
+        client: DynamoDBClient = local_client(self.endpoint)
+        return client
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -78,10 +108,8 @@ class LocalEngine:
 
 def start_engine(directory: Path | None = None, port: int | None = None, timeout: float = 60.0) -> LocalEngine:
     """Start ``DynamoDBLocal.jar -inMemory`` on a free loopback port and wait until it answers."""
-    directory = directory or engine_dir()
+    directory = fetch_engine(directory)
     jar = directory / "DynamoDBLocal.jar"
-    if not jar.is_file():
-        raise EngineError(f"DynamoDB Local not found at {jar}; run `make setup` (scripts/fetch-dynamodb-local.sh)")
     java = shutil.which("java")
     if java is None:
         raise EngineError("java is not on PATH; DynamoDB Local needs Java 17 or later")
@@ -148,3 +176,7 @@ def create_tables(client: DynamoDBClient, table_name: str, ledger_table_name: st
             raise
     for name in (table_name, ledger_table_name):
         client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 30})
+
+
+if __name__ == "__main__":
+    print(f"DynamoDB Local {SIMULATOR_VERSION} is in {fetch_engine()}")

@@ -1,15 +1,15 @@
-"""The whole pipeline on this machine: DynamoDB Local, a local SQS, both real handlers.
+"""The whole pipeline on this machine: DynamoDB Local, a local SQS, both handlers' services.
 
-``LocalPipeline`` starts (or joins) the engine, an SQS endpoint, the tables and queues, points
-the handlers' environment at them, and runs the two emulated event sources in background
-threads, as Lambda would run the two functions side by side.
+``LocalPipeline`` starts (or joins) the engine, an SQS endpoint, the tables and queues, builds the
+two services with ``build_service(settings, session)`` (the handlers' own wiring) on a boto3
+session of its own, and runs the two emulated event sources in background threads, as Lambda
+would run the two functions side by side. Nothing is read from or written to the process
+environment, so two pipelines can run in one process.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
+import logging
 import threading
 import time
 import uuid
@@ -17,27 +17,31 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
+from zoneinfo import ZoneInfo
 
-import boto3
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
+from sensor_digest import ingest, summary
+from sensor_digest.config import DeliveryMode, IngestSettings, SummarySettings
 from sensor_digest.dead_letters import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
-from sensor_digest_local.broker import ENDPOINT as BROKER_ENDPOINT
-from sensor_digest_local.broker import LocalSqsBroker
-from sensor_digest_local.engine import LOCAL_CREDENTIALS, LOCAL_REGION, REPO_ROOT, create_tables, running_engine
-from sensor_digest_local.faults import FaultInjector
-from sensor_digest_local.metering import RequestMeter
-from sensor_digest_local.sqs_server import LocalSqs, QueuePair
-from sensor_digest_local.sqs_source import SqsEventSource
-from sensor_digest_local.stream_source import StreamEventSource
-from sensor_digest_local.streams import StreamReader
-from sensor_digest_local.targets import Target
+from sensor_digest_emulators.dynamodb_local import create_tables, running_engine
+from sensor_digest_emulators.faults import FaultInjector
+from sensor_digest_emulators.metering import RequestMeter
+from sensor_digest_emulators.session import LOCAL_REGION, LocalSession
+from sensor_digest_emulators.sqs_broker import ENDPOINT as BROKER_ENDPOINT
+from sensor_digest_emulators.sqs_broker import LocalSqsBroker
+from sensor_digest_emulators.sqs_event_source import SqsEventSource
+from sensor_digest_emulators.sqs_server import LocalSqs, QueuePair
+from sensor_digest_emulators.stream_event_source import StreamEventSource
+from sensor_digest_emulators.stream_reader import StreamReader
+from sensor_digest_ops.targets import Target
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class PipelineOptions:
-    delivery_mode: str = "exactly-once"
+    delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
     batch_size: int = 100
     batching_window: float = 0.1
     visibility_timeout: int = 2
@@ -50,28 +54,24 @@ class PipelineOptions:
     sqs: str = "in-process"  # or "server": moto's SQS server, reachable by other processes (`up`)
 
 
-def load_handlers() -> tuple[Handler, Handler]:
-    """The real Lambda entry points, imported from the asset root ``functions/``."""
-    functions = str(REPO_ROOT / "functions")
-    if functions not in sys.path:
-        sys.path.insert(0, functions)
-    modules = [importlib.import_module("ingest.handler"), importlib.import_module("summary.handler")]
-    for module in modules:
-        module.service.cache_clear()
-    ingest, summary = (_invoker(m) for m in modules)
-    return ingest, summary
+def route_service_logs(verbose: bool) -> None:
+    """The core's loggers (Powertools child loggers) have no Lambda logger above them here: show
+    their lines on stderr when ``verbose`` (rejections with their reasons, failed groups), else
+    only errors."""
+    for log in (ingest.LOG, summary.LOG):
+        target = logging.getLogger(log.name)
+        target.setLevel(logging.INFO if verbose else logging.ERROR)
+        if verbose and not target.handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(LambdaPowertoolsFormatter())  # JSON, with every keyword field
+            target.addHandler(handler)
 
 
-def _invoker(module: Any) -> Handler:
-    """Calls the handler as Lambda would; with metrics disabled, Powertools' flush keeps the metric
-    set (it clears only after printing), so it is cleared here after each invocation."""
+def lambda_handler(service: ingest.IngestService | summary.SummaryService) -> Handler:
+    """What Lambda calls, minus Powertools' decorators: the event to the service, the response back."""
 
     def invoke(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        try:
-            return dict(module.handler(event, context))
-        finally:
-            if os.environ.get("POWERTOOLS_METRICS_DISABLED") == "true":
-                module.metrics.clear_metrics()
+        return service.handle_event(event).response()
 
     return invoke
 
@@ -83,7 +83,6 @@ class LocalPipeline:
         self._stack = ExitStack()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._saved_env: dict[str, str | None] = {}
         self.meter = RequestMeter()
         self.faults = FaultInjector(rate=options.fault_rate, seed=options.seed)
         self.errors: list[BaseException] = []
@@ -97,32 +96,26 @@ class LocalPipeline:
         suffix = "" if own_engine else f"-{uuid.uuid4().hex[:8]}"
         table, ledger = f"SensorDigest{suffix}", f"SensorDigestLedger{suffix}"
         queues, sqs_endpoint = self._start_sqs(f"SensorDigestQueue{suffix}")
-        self._set_env(
-            {
-                "AWS_ACCESS_KEY_ID": LOCAL_CREDENTIALS["aws_access_key_id"],
-                "AWS_SECRET_ACCESS_KEY": LOCAL_CREDENTIALS["aws_secret_access_key"],
-                "AWS_DEFAULT_REGION": LOCAL_REGION,
-                "AWS_ENDPOINT_URL_DYNAMODB": engine.endpoint,
-                "AWS_ENDPOINT_URL_SQS": sqs_endpoint,
-                "TABLE_NAME": table,
-                "LEDGER_TABLE_NAME": ledger,
-                "DLQ_URL": queues.dlq_url,
-                "DELIVERY_MODE": self.options.delivery_mode,
-                "POWERTOOLS_METRICS_DISABLED": "true",
-                "POWERTOOLS_TRACE_DISABLED": "true",
-                "POWERTOOLS_LOG_LEVEL": "INFO" if self.options.verbose else "ERROR",
-            }
-        )
-        self._stack.callback(self._restore_env)
-        # The handlers build their clients from the default session: meter it and inject faults there.
-        boto3.setup_default_session(region_name=LOCAL_REGION, **LOCAL_CREDENTIALS)
-        self.meter.install(boto3.DEFAULT_SESSION)
-        self.faults.install(boto3.DEFAULT_SESSION)
+        # The services' clients come from a session of this pipeline: meter it and inject faults there.
+        self.session = LocalSession({"dynamodb": engine.endpoint, "sqs": sqs_endpoint})
+        self.meter.install(self.session)
+        self.faults.install(self.session)
         if self.broker is not None:
-            self.broker.install(boto3.DEFAULT_SESSION)
-        self._stack.callback(boto3.setup_default_session)
+            self.broker.install(self.session)
         create_tables(engine.client(), table, ledger)
-        ingest, summary = load_handlers()
+        route_service_logs(self.options.verbose)
+        self.ingest_service = ingest.build_service(
+            IngestSettings(
+                table_name=table,
+                ledger_table_name=ledger,
+                dlq_url=queues.dlq_url,
+                timezone=ZoneInfo("UTC"),
+                delivery_mode=self.options.delivery_mode,
+            ),
+            self.session,
+        )
+        self.summary_service = summary.build_service(SummarySettings(table_name=table), self.session)
+        ingest_handler, summary_handler = lambda_handler(self.ingest_service), lambda_handler(self.summary_service)
         self.target = Target(
             queue_url=queues.queue_url,
             dlq_url=queues.dlq_url,
@@ -134,9 +127,9 @@ class LocalPipeline:
             origin="local pipeline",
         )
         self.sqs_source = SqsEventSource(
-            sqs=self.target.sqs(),
+            sqs=self.sqs(),
             queue_url=queues.queue_url,
-            handler=ingest,
+            handler=ingest_handler,
             batch_size=self.options.batch_size,
             batching_window=self.options.batching_window,
             duplicate_rate=self.options.duplicate_rate,
@@ -144,7 +137,7 @@ class LocalPipeline:
         )
         self.stream_source = StreamEventSource(
             reader=StreamReader(engine.endpoint, table),
-            handler=summary,
+            handler=summary_handler,
             batch_size=self.options.stream_batch_size,
         )
         for name, source in (("ingest", self.sqs_source), ("summary", self.stream_source)):
@@ -152,6 +145,13 @@ class LocalPipeline:
             thread.start()
             self._threads.append(thread)
         return self.target
+
+    def sqs(self) -> Any:
+        """An SQS client of this pipeline (the in-process SQS answers only its own session's clients)."""
+        return self.session.client("sqs")
+
+    def dynamodb(self) -> Any:
+        return self.session.client("dynamodb")
 
     def _start_sqs(self, name: str) -> tuple[QueuePair, str]:
         if self.options.sqs == "server":
@@ -217,17 +217,3 @@ class LocalPipeline:
                 return True
             time.sleep(0.1)
         return False
-
-    # -- environment ----------------------------------------------------------------------
-
-    def _set_env(self, values: dict[str, str]) -> None:
-        for key, value in values.items():
-            self._saved_env.setdefault(key, os.environ.get(key))
-            os.environ[key] = value
-
-    def _restore_env(self) -> None:
-        for key, value in self._saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value

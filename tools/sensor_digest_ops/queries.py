@@ -1,4 +1,4 @@
-"""Reading results back: day counts, summaries, dead letters (for the CLI, the demo and the tests)."""
+"""Reading the tables back: day counts and summaries (for the command line, the demo and the tests)."""
 
 from __future__ import annotations
 
@@ -57,48 +57,3 @@ def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) 
 def summary_of(client: Any, table: str, sensor_id: int) -> dict[str, int] | None:
     item = client.get_item(TableName=table, Key=layout.summary_key(sensor_id), ConsistentRead=True).get("Item")
     return layout.daily_counts_of_item(item) if item else None
-
-
-def dead_letters(sqs: Any, url: str, *, consume: bool = False, limit: int = 10_000) -> list[dict[str, Any]]:
-    """The DLQ's messages (body, error, ids). Listing leaves them in place: each received message
-    is made visible again at once; ``consume`` deletes them instead."""
-    out: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    while len(out) < limit:
-        got = sqs.receive_message(
-            QueueUrl=url,
-            MaxNumberOfMessages=10,
-            AttributeNames=["All"],
-            MessageAttributeNames=["All"],
-            VisibilityTimeout=30,
-            WaitTimeSeconds=0,
-        ).get("Messages", [])
-        fresh = [m for m in got if m["MessageId"] not in seen]
-        if not fresh:
-            for m in got:
-                _settle(sqs, url, m, consume)
-            break
-        for m in fresh:
-            seen.add(m["MessageId"])
-            attrs = m.get("MessageAttributes", {})
-            out.append(
-                {
-                    "message_id": m["MessageId"],
-                    "body": m["Body"],
-                    "error": attrs.get("error", {}).get("StringValue"),
-                    "source_message_id": attrs.get("source_message_id", {}).get("StringValue") or m["MessageId"],
-                    "receipt_handle": m["ReceiptHandle"],
-                }
-            )
-    if not consume:
-        for entry in out:
-            sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=entry["receipt_handle"], VisibilityTimeout=0)
-    else:
-        for entry in out:
-            sqs.delete_message(QueueUrl=url, ReceiptHandle=entry["receipt_handle"])
-    return out
-
-
-def _settle(sqs: Any, url: str, message: dict[str, Any], consume: bool) -> None:
-    if not consume:
-        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)

@@ -11,9 +11,9 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
-from sensor_digest_local.engine import REPO_ROOT, local_client
+from sensor_digest_emulators.dynamodb_local import user_cache
+from sensor_digest_emulators.session import local_client
 
-STATE_FILE = REPO_ROOT / ".cache" / "local-pipeline.json"
 OUTPUT_KEYS = {
     "queue_url": "QueueUrl",
     "dlq_url": "DeadLetterQueueUrl",
@@ -60,7 +60,8 @@ class Target:
 
 
 def state_file() -> Path:
-    return Path(os.environ.get("SENSOR_DIGEST_STATE", STATE_FILE))
+    """Where ``up`` leaves the running pipeline's endpoints: ``SENSOR_DIGEST_STATE``, else the user's cache."""
+    return Path(os.environ.get("SENSOR_DIGEST_STATE") or user_cache() / "local-pipeline.json")
 
 
 def save_local(target: Target) -> Path:

@@ -6,7 +6,7 @@ stream order per shard. It remembers the last sequence number read from each sha
 iterator that expired or was refused (DynamoDB Local refuses a ``TRIM_HORIZON`` iterator taken
 while the shard was still empty) is re-acquired ``AFTER_SEQUENCE_NUMBER`` without losing or
 repeating a record. The local runtime and the tests turn records into Lambda events with
-``sensor_digest_local.events.stream_event``.
+``sensor_digest_emulators.lambda_events.stream_event``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from sensor_digest_local.engine import local_client
+from sensor_digest_emulators.session import local_client
 
 REACQUIRE = ("TrimmedDataAccessException", "ExpiredIteratorException")
 

@@ -18,10 +18,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sensor_digest import layout
+from sensor_digest.config import DeliveryMode
 from sensor_digest.registry import Registry, RegistryError, SensorProfile
-from sensor_digest_local import queries
-from sensor_digest_local.engine import EngineError
-from sensor_digest_local.targets import Target, TargetError, clear_local, resolve, save_local
+from sensor_digest_cli import render
+from sensor_digest_emulators.dynamodb_local import EngineError
+from sensor_digest_ops import queries
+from sensor_digest_ops.dead_letters import list_dead_letters, redrive
+from sensor_digest_ops.targets import Target, TargetError, clear_local, resolve, save_local
 
 app = typer.Typer(
     help="SensorDigest: exact per-sensor daily counts from SQS into DynamoDB, on a laptop or on AWS.",
@@ -97,7 +100,7 @@ def demo(
     ] = 0.01,
     fault_rate: Annotated[float, typer.Option(min=0.0, max=0.5, help="Share of DynamoDB writes throttled.")] = 0.01,
     seed: Annotated[int, typer.Option(help="Random seed of the traffic and the faults.")] = 7,
-    mode: Annotated[str, typer.Option(help="exactly-once or at-least-once.")] = "exactly-once",
+    mode: Annotated[DeliveryMode, typer.Option(help="How ingest counts.")] = DeliveryMode.EXACTLY_ONCE,
     batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="SQS batch size.")] = 100,
     verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
 ) -> None:
@@ -105,8 +108,6 @@ def demo(
 
     from sensor_digest_local.demo import DemoOptions, run_demo
 
-    if mode not in ("exactly-once", "at-least-once"):
-        raise typer.BadParameter("mode must be exactly-once or at-least-once", param_hint="--mode")
     options = DemoOptions(
         messages=messages,
         sensors=sensors,
@@ -133,85 +134,15 @@ def demo(
     ):
         task = bar.add_task("messages handled", total=messages)
         result = run_demo(options, progress=lambda done, total: bar.update(task, completed=done, total=total))
-    _print_demo(result)
+    console.print(*render.demo(result), sep="\n")
     if not result.ok:
         raise typer.Exit(1)
-
-
-def _print_demo(result: Any) -> None:
-    truth = dict(result.traffic.truth)
-    days = sorted({d for _, d in truth} | {d for _, d in result.counts})
-    sensors = sorted({s for s, _ in truth} | {s for s, _ in result.counts})
-    shown = sensors[:10]
-    table = Table(title=f"Per-day counts (DynamoDB day items; {len(shown)} of {len(sensors)} sensors)")
-    table.add_column("sensor", justify="right")
-    for day in days:
-        table.add_column(day, justify="right")
-    for sensor in shown:
-        cells = []
-        for day in days:
-            got, want = result.counts.get((sensor, day)), truth.get((sensor, day))
-            mark = "" if got == want else f" [red](want {want})[/]"
-            cells.append(f"{got if got is not None else '-'}{mark}")
-        table.add_row(str(sensor), *cells)
-    console.print(table)
-
-    expected = result.traffic.summaries()
-    summary = Table(title="Summaries (DailyCounts of each sensor's SUMMARY item)")
-    for column in ("sensor", "days", "total", "matches its day items"):
-        summary.add_column(column, justify="right")
-    for sensor in shown:
-        got = result.summaries.get(sensor, {})
-        summary.add_row(
-            str(sensor),
-            str(len(got)),
-            str(sum(got.values())),
-            "[green]yes[/]" if got == expected.get(sensor) else "[red]no[/]",
-        )
-    console.print(summary)
-
-    stats, figures = result.stats, result.figures
-    facts = Table(title="Run", show_header=False)
-    facts.add_column("what")
-    facts.add_column("value", justify="right")
-    rows = [
-        ("messages sent (valid + poison)", f"{stats['messages']} ({stats['valid']} + {stats['poison']})"),
-        ("deliveries to the ingest handler", str(stats["deliveries"])),
-        ("duplicate deliveries (lost deletes)", str(stats["duplicates_injected"])),
-        ("DynamoDB faults injected", str(stats["faults_injected"])),
-        ("failures listed, redelivered by SQS", str(stats["failures_listed"])),
-        ("stream records read / filtered out", f"{stats['stream_records']} / {stats['stream_filtered_out']}"),
-        ("summary retries from a checkpoint", str(stats["stream_retries"])),
-        ("elapsed", f"{figures['elapsed_s']:.1f} s"),
-        ("messages per second", f"{figures['messages_per_s']:.0f}"),
-        ("DynamoDB requests per message: ingest", f"{figures['ingest_requests_per_message']:.3f}"),
-        ("DynamoDB requests per message: summary", f"{figures['summary_requests_per_message']:.3f}"),
-        ("lag send -> summary p50 / p95", f"{figures['lag_p50_s']:.2f} s / {figures['lag_p95_s']:.2f} s"),
-    ]
-    for row in rows:
-        facts.add_row(*row)
-    console.print(facts)
-
-    reasons = sorted({d["error"] for d in result.dead_letters if d["error"]})
-    checks = [
-        ("every day count equals the truth", result.counts_exact),
-        ("every summary equals its day items", result.summaries_exact),
-        (f"every poison message is in the DLQ with its reason ({len(result.poison_ids)})", result.poison_kept),
-        ("no emulator error", not result.errors),
-    ]
-    for text, ok in checks:
-        console.print(f"{'[green]PASS[/]' if ok else '[bold red]FAIL[/]'} {text}")
-    for reason in reasons[:5]:
-        console.print(f"  [dim]DLQ reason:[/] {reason}")
-    for error in result.errors:
-        console.print(f"  [red]{error}[/]")
-    console.print("[bold green]exact[/]" if result.ok else "[bold red]counts are wrong[/]")
 
 
 @app.command()
 def up(
     duration: Annotated[float, typer.Option(help="Stop after this many seconds (0: until Ctrl-C).")] = 0,
-    mode: Annotated[str, typer.Option(help="exactly-once or at-least-once.")] = "exactly-once",
+    mode: Annotated[DeliveryMode, typer.Option(help="How ingest counts.")] = DeliveryMode.EXACTLY_ONCE,
     verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
 ) -> None:
     """Keep a local pipeline running (engine, queue, both handlers) for send/counts/summary/dlq."""
@@ -320,15 +251,8 @@ def dlq_list(
     """List the dead-letter queue's messages with their reasons (they stay in the queue)."""
     with _errors():
         target = _target(stack, region, dlq_url=dlq_url).need("dlq_url")
-        entries = queries.dead_letters(target.sqs(), str(target.dlq_url), limit=limit)
-    out = Table(title=f"Dead-letter queue: {len(entries)} message(s)")
-    out.add_column("message id")
-    out.add_column("error")
-    out.add_column("body")
-    for entry in entries:
-        body = entry["body"] if len(entry["body"]) <= 60 else entry["body"][:57] + "..."
-        out.add_row(entry["source_message_id"], entry["error"] or "(failed maxReceiveCount times)", body)
-    console.print(out)
+        entries = list_dead_letters(target.sqs(), str(target.dlq_url), limit=limit)
+    console.print(render.dead_letters(entries))
 
 
 @dlq_app.command("redrive")
@@ -343,23 +267,8 @@ def dlq_redrive(
     with _errors():
         target = _target(stack, region, queue_url=queue_url, dlq_url=dlq_url).need("queue_url", "dlq_url")
         sqs = target.sqs()
-        moved = _redrive(sqs, str(target.dlq_url), str(target.queue_url), limit)
+        moved = redrive(sqs, str(target.dlq_url), str(target.queue_url), limit=limit)
     console.print(f"redrove {moved} message(s) to {target.queue_url}")
-
-
-def _redrive(sqs: Any, source: str, destination: str, limit: int) -> int:
-    moved = 0
-    while moved < limit:
-        got = sqs.receive_message(
-            QueueUrl=source, MaxNumberOfMessages=min(10, limit - moved), VisibilityTimeout=60, WaitTimeSeconds=0
-        ).get("Messages", [])
-        if not got:
-            return moved
-        for message in got:
-            sqs.send_message(QueueUrl=destination, MessageBody=message["Body"])
-            sqs.delete_message(QueueUrl=source, ReceiptHandle=message["ReceiptHandle"])
-            moved += 1
-    return moved
 
 
 # -- the sensor registry ------------------------------------------------------------------------
@@ -368,21 +277,6 @@ def _redrive(sqs: Any, source: str, destination: str, limit: int) -> int:
 def _registry(stack: str | None, region: str | None, table: str | None, ledger: str | None) -> Registry:
     target = _target(stack, region, table=table, ledger=ledger).need("table", "ledger")
     return Registry(table_name=str(target.table), ledger_table_name=str(target.ledger), client=target.dynamodb())
-
-
-def _show(profile: SensorProfile, title: str) -> None:
-    out = Table(title=title, show_header=False)
-    out.add_column("field")
-    out.add_column("value")
-    for field, value in (
-        ("sensor", profile.sensor_id),
-        ("name", profile.name),
-        ("serial", profile.serial),
-        ("time zone", profile.timezone),
-        ("version", profile.version),
-    ):
-        out.add_row(field, str(value))
-    console.print(out)
 
 
 @sensors_app.command("register")
@@ -400,7 +294,7 @@ def sensors_register(
     with _errors():
         registry = _registry(stack, region, table, ledger)
         profile = registry.register(SensorProfile(sensor_id=sensor, name=name, serial=serial, timezone=timezone))
-    _show(profile, f"registered sensor {sensor}")
+    console.print(render.profile(profile, f"registered sensor {sensor}"))
 
 
 @sensors_app.command("update")
@@ -428,7 +322,7 @@ def sensors_update(
 
     with _errors():
         profile = _registry(stack, region, table, ledger).update(sensor, change)
-    _show(profile, f"updated sensor {sensor}")
+    console.print(render.profile(profile, f"updated sensor {sensor}"))
 
 
 @sensors_app.command("show")
@@ -441,7 +335,7 @@ def sensors_show(
     if profile is None:
         console.print(f"[bold red]error:[/] sensor {sensor} is not registered")
         raise typer.Exit(1)
-    _show(profile, f"sensor {sensor}")
+    console.print(render.profile(profile, f"sensor {sensor}"))
 
 
 @sensors_app.command("list")

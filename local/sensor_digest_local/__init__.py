@@ -1,1 +1,0 @@
-"""SensorDigest on a laptop: DynamoDB Local, SQS and stream emulation, and the command line."""

@@ -1,0 +1,48 @@
+"""The local pipeline as a library: two pipelines in one process stay apart, and neither reads
+nor writes the process environment (DynamoDB Local, the session's engine; SQS: two in-process brokers)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from sensor_digest.config import DeliveryMode
+from sensor_digest_local.demo import send_traffic
+from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
+from sensor_digest_local.traffic import generate
+from sensor_digest_ops.dead_letters import drain_dead_letters
+from sensor_digest_ops.queries import day_counts, summaries
+
+pytestmark = pytest.mark.dynamodb_local
+
+
+def test_two_pipelines_in_one_process_count_their_own_traffic(ddb_endpoint: str) -> None:
+    # Given two pipelines side by side, one exactly-once with throttling injected, one at-least-once
+    environment = dict(os.environ)
+    first = LocalPipeline(PipelineOptions(fault_rate=0.05, seed=1), engine_endpoint=ddb_endpoint)
+    second = LocalPipeline(
+        PipelineOptions(delivery_mode=DeliveryMode.AT_LEAST_ONCE, seed=2), engine_endpoint=ddb_endpoint
+    )
+    traffic = {
+        first: generate(messages=300, sensors=5, days=2, poison_rate=0.02, seed=1),
+        second: generate(messages=200, sensors=3, days=1, poison_rate=0.0, seed=2),
+    }
+    with first, second:
+        # When each gets its own traffic, at the same time
+        for pipeline, sent in traffic.items():
+            send_traffic(pipeline.sqs(), str(pipeline.target.queue_url), sent)
+        assert first.wait_until_drained(timeout=120) and second.wait_until_drained(timeout=120)
+
+        # Then each table holds exactly its own traffic, summaries included, and the poison of the
+        # first is in the first's dead-letter queue only
+        for pipeline, sent in traffic.items():
+            table = str(pipeline.target.table)
+            assert day_counts(pipeline.dynamodb(), table) == dict(sent.truth)
+            assert summaries(pipeline.dynamodb(), table) == sent.summaries()
+        kept = drain_dead_letters(first.sqs(), str(first.target.dlq_url))
+        assert len(kept) == len(traffic[first].poison) > 0
+        assert drain_dead_letters(second.sqs(), str(second.target.dlq_url)) == []
+        assert first.faults.injected > 0
+        assert first.errors == second.errors == []
+    assert dict(os.environ) == environment  # nothing set, nothing left behind

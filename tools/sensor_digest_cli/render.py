@@ -1,0 +1,115 @@
+"""How the command line shows things: rich tables and lines, built from typed results."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import RenderableType
+from rich.table import Table
+
+from sensor_digest import layout
+from sensor_digest.registry import SensorProfile
+from sensor_digest_ops.dead_letters import DeadLetter
+
+if TYPE_CHECKING:
+    from sensor_digest_local.demo import DemoResult
+
+
+def demo(result: DemoResult) -> list[RenderableType]:
+    """The demo's report: counts against the truth, summaries, the run's figures, the checks."""
+    shown_parts: list[RenderableType] = []
+    truth = dict(result.traffic.truth)
+    days = sorted({d for _, d in truth} | {d for _, d in result.counts})
+    sensors = sorted({s for s, _ in truth} | {s for s, _ in result.counts})
+    shown = sensors[:10]
+    table = Table(title=f"Per-day counts (DynamoDB day items; {len(shown)} of {len(sensors)} sensors)")
+    table.add_column("sensor", justify="right")
+    for day in days:
+        table.add_column(day, justify="right")
+    for sensor in shown:
+        cells = []
+        for day in days:
+            got, want = result.counts.get((sensor, day)), truth.get((sensor, day))
+            mark = "" if got == want else f" [red](want {want})[/]"
+            cells.append(f"{got if got is not None else '-'}{mark}")
+        table.add_row(str(sensor), *cells)
+    shown_parts.append(table)
+
+    expected = result.traffic.summaries()
+    summary = Table(title=f"Summaries ({layout.DAILY_COUNTS} of each sensor's summary item)")
+    for column in ("sensor", "days", "total", "matches its day items"):
+        summary.add_column(column, justify="right")
+    for sensor in shown:
+        daily = result.summaries.get(sensor, {})
+        summary.add_row(
+            str(sensor),
+            str(len(daily)),
+            str(sum(daily.values())),
+            "[green]yes[/]" if daily == expected.get(sensor) else "[red]no[/]",
+        )
+    shown_parts.append(summary)
+
+    stats, figures = result.stats, result.figures
+    facts = Table(title="Run", show_header=False)
+    facts.add_column("what")
+    facts.add_column("value", justify="right")
+    rows = [
+        ("messages sent (valid + poison)", f"{stats.messages} ({stats.valid} + {stats.poison})"),
+        ("deliveries to the ingest handler", str(stats.deliveries)),
+        ("duplicate deliveries (lost deletes)", str(stats.duplicates_injected)),
+        ("DynamoDB faults injected", str(stats.faults_injected)),
+        ("failures listed, redelivered by SQS", str(stats.failures_listed)),
+        ("stream records read / filtered out", f"{stats.stream_records} / {stats.stream_filtered_out}"),
+        ("summary retries from a checkpoint", str(stats.stream_retries)),
+        ("elapsed", f"{figures.elapsed_s:.1f} s"),
+        ("messages per second", f"{figures.messages_per_s:.0f}"),
+        ("DynamoDB requests per message: ingest", f"{figures.ingest_requests_per_message:.3f}"),
+        ("DynamoDB requests per message: summary", f"{figures.summary_requests_per_message:.3f}"),
+        ("lag send -> summary p50 / p95", f"{figures.lag_p50_s:.2f} s / {figures.lag_p95_s:.2f} s"),
+    ]
+    for row in rows:
+        facts.add_row(*row)
+    shown_parts.append(facts)
+
+    reasons = sorted({d.error for d in result.dead_letters if d.error})
+    checks = [
+        ("every day count equals the truth", result.counts_exact),
+        ("every summary equals its day items", result.summaries_exact),
+        (f"every poison message is in the DLQ with its reason ({len(result.poison_ids)})", result.poison_kept),
+        ("no emulator error", not result.errors),
+    ]
+    for text, ok in checks:
+        shown_parts.append(f"{'[green]PASS[/]' if ok else '[bold red]FAIL[/]'} {text}")
+    for reason in reasons[:5]:
+        shown_parts.append(f"  [dim]DLQ reason:[/] {reason}")
+    for error in result.errors:
+        shown_parts.append(f"  [red]{error}[/]")
+    shown_parts.append("[bold green]exact[/]" if result.ok else "[bold red]counts are wrong[/]")
+    return shown_parts
+
+
+def profile(profile: SensorProfile, title: str) -> Table:
+    """One sensor's profile."""
+    out = Table(title=title, show_header=False)
+    out.add_column("field")
+    out.add_column("value")
+    for field, value in (
+        ("sensor", profile.sensor_id),
+        ("name", profile.name),
+        ("serial", profile.serial),
+        ("time zone", profile.timezone),
+        ("version", profile.version),
+    ):
+        out.add_row(field, str(value))
+    return out
+
+
+def dead_letters(entries: list[DeadLetter]) -> Table:
+    """The dead-letter queue, whole ids and bodies (the terminal wraps them)."""
+    out = Table(title=f"Dead-letter queue: {len(entries)} message(s)")
+    out.add_column("message id")
+    out.add_column("error")
+    out.add_column("body")
+    for entry in entries:
+        out.add_row(entry.source_message_id, entry.error or "(failed maxReceiveCount times)", entry.body)
+    return out
