@@ -22,7 +22,7 @@ from bench.meter import PeakRss
 from bench.strategies import STRATEGIES
 from bench.workloads import Workload, backfill, realtime, skewed
 from sensor_digest import layout
-from sensor_digest.stream_filter import matches_filter
+from sensor_digest.stream_filter import DayCount, matches_filter
 from sensor_digest.summary import SummaryService, SummaryWriter
 from sensor_digest_emulators.dynamodb_local import create_tables, running_engine
 from sensor_digest_emulators.metering import RequestMeter
@@ -87,6 +87,14 @@ def _measure(session: LocalSession, meter: RequestMeter, key: str, workload: Wor
     }
 
 
+class UncoalescedSummaryService(SummaryService):
+    """The baseline of the summary's coalescing: one map upsert per stream record."""
+
+    @staticmethod
+    def plan(day_counts: list[tuple[int, DayCount]]) -> list[tuple[int, DayCount]]:
+        return day_counts
+
+
 def summary_path(client: Any, endpoint: str, table: str, meter: RequestMeter) -> list[dict[str, Any]]:
     records = [r for r in StreamReader(endpoint, table).poll() if matches_filter(r)]
     out = []
@@ -96,7 +104,8 @@ def summary_path(client: Any, endpoint: str, table: str, meter: RequestMeter) ->
                 for i in item["Items"]:
                     if layout.is_summary(i):
                         client.delete_item(TableName=table, Key=layout.summary_key(layout.sensor_of_item(i)))
-            service = SummaryService(writer=SummaryWriter(table_name=table, client=client), coalesce=coalesce)
+            kind = SummaryService if coalesce else UncoalescedSummaryService
+            service = kind(writer=SummaryWriter(table_name=table, client=client))
             requests0, _ = meter.snapshot()
             started = time.perf_counter()
             for start in range(0, len(records), batch_size):

@@ -9,7 +9,7 @@ or failed, and only failed ones are handed back to SQS.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import tzinfo
@@ -117,7 +117,6 @@ class IngestService:
         profiles: ProfileCache | None = None,
         reject_unknown: bool = False,
         max_workers: int = 8,
-        on_group: Callable[[int, str, GroupOutcome], None] | None = None,
     ) -> None:
         self._counter = counter
         self._dead_letters = dead_letters
@@ -125,7 +124,6 @@ class IngestService:
         self._profiles = profiles
         self._reject_unknown = reject_unknown
         self._max_workers = max_workers
-        self._on_group = on_group
 
     def handle_event(self, event: Mapping[str, Any]) -> BatchReport:
         """An SQS event in Lambda's shape: its records, processed as one batch."""
@@ -163,8 +161,6 @@ class IngestService:
                     reason=outcome.reason,
                     message_ids=[m.message_id for m in outcome.failed],
                 )
-            if self._on_group is not None:
-                self._on_group(sensor_id, day, outcome)
         order = {m.message_id: i for i, m in enumerate(messages)}
         report.failed_ids.sort(key=lambda mid: order.get(mid, -1))
         return report
@@ -238,12 +234,7 @@ class IngestService:
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
 
 
-def build_service(
-    settings: IngestSettings,
-    session: ClientSource,
-    *,
-    on_group: Callable[[int, str, GroupOutcome], None] | None = None,
-) -> IngestService:
+def build_service(settings: IngestSettings, session: ClientSource) -> IngestService:
     """The ingest service of these settings, its clients from ``session`` (see ``ingest/handler.py``)."""
     client = make_client(session, max_pool_connections=settings.max_workers + 2)
     counter = DayCounter(
@@ -261,5 +252,4 @@ def build_service(
         profiles=ProfileCache(registry, ttl=settings.profile_cache_seconds),
         reject_unknown=settings.unknown_sensors == "reject",
         max_workers=settings.max_workers,
-        on_group=on_group,
     )

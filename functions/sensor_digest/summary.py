@@ -162,10 +162,9 @@ class SummaryWriter:
 class SummaryService:
     """Coalesces a stream batch and upserts each sensor-day; reports where to checkpoint."""
 
-    def __init__(self, *, writer: SummaryWriter, max_workers: int = 8, coalesce: bool = True) -> None:
+    def __init__(self, *, writer: SummaryWriter, max_workers: int = 8) -> None:
         self._writer = writer
         self._max_workers = max_workers
-        self._coalesce = coalesce
 
     def handle_event(self, event: Mapping[str, Any]) -> SummaryReport:
         """A DynamoDB Streams event in Lambda's shape: its records, processed as one batch."""
@@ -173,22 +172,14 @@ class SummaryService:
 
     def process(self, records: Sequence[Mapping[str, Any]]) -> SummaryReport:
         report = SummaryReport(records=len(records))
-        first_index: dict[tuple[int, str], int] = {}
-        highest: dict[tuple[int, str], int] = {}
-        writes: list[tuple[int, DayCount]] = []  # (index of the first record it covers, value)
+        day_counts: list[tuple[int, DayCount]] = []
         for index, record in enumerate(records):
             found = day_count_of(record)
             if found is None:
                 report.ignored += 1
-                continue
-            key = (found.sensor_id, found.day)
-            if not self._coalesce:
-                writes.append((index, found))
-                continue
-            first_index.setdefault(key, index)
-            highest[key] = max(highest.get(key, found.count), found.count)
-        if self._coalesce:
-            writes = [(first_index[k], DayCount(k[0], k[1], n)) for k, n in highest.items()]
+            else:
+                day_counts.append((index, found))
+        writes = self.plan(day_counts)
         report.coalesced = len(writes)
         failed_at: list[int] = []
         for index, outcome in self._run(writes):
@@ -205,6 +196,18 @@ class SummaryService:
             report.checkpoint = str(records[first]["dynamodb"]["SequenceNumber"])
             LOG.warning("summary writes failed; checkpointing", checkpoint=report.checkpoint, reasons=report.reasons)
         return report
+
+    @staticmethod
+    def plan(day_counts: list[tuple[int, DayCount]]) -> list[tuple[int, DayCount]]:
+        """Coalesce: per sensor-day only its highest count, tagged with the index of the first record
+        it covers (where to checkpoint if its write fails)."""
+        first_index: dict[tuple[int, str], int] = {}
+        highest: dict[tuple[int, str], int] = {}
+        for index, found in day_counts:
+            key = (found.sensor_id, found.day)
+            first_index.setdefault(key, index)
+            highest[key] = max(highest.get(key, found.count), found.count)
+        return [(first_index[k], DayCount(k[0], k[1], n)) for k, n in highest.items()]
 
     def _run(self, writes: list[tuple[int, DayCount]]) -> list[tuple[int, UpsertOutcome | TransientFault]]:
         if len(writes) <= 1 or self._max_workers == 1:

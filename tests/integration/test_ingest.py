@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from sensor_digest.config import DeliveryMode
-from sensor_digest.counting import DayCounter
+from sensor_digest.counting import DayCounter, GroupOutcome
 from sensor_digest.ingest import InboundMessage, IngestService
 from tests.conftest import Tables
 from tests.faults import FaultyClient, PauseAfterFirstCall, touches_sensor
@@ -33,16 +34,31 @@ class KeptRejects:
         return True
 
 
-def make_service(client: Any, tables: Tables, mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE, **kw: Any) -> Any:
-    counter = DayCounter(
-        table_name=tables.table,
-        ledger_table_name=tables.ledger,
-        client=client,
-        mode=mode,
-        marker_ttl_seconds=3600,
+class RecordingCounter(DayCounter):
+    """A ``DayCounter`` that hands each group's outcome (with the steps it took) to ``on_group``."""
+
+    def __init__(self, on_group: Callable[[GroupOutcome], None], **kw: Any) -> None:
+        super().__init__(**kw)
+        self._on_group = on_group
+
+    def count_group(self, sensor_id: int, day: str, messages: Any) -> GroupOutcome:
+        outcome = super().count_group(sensor_id, day, messages)
+        self._on_group(outcome)
+        return outcome
+
+
+def make_service(
+    client: Any,
+    tables: Tables,
+    mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE,
+    on_group: Callable[[GroupOutcome], None] | None = None,
+) -> Any:
+    options: dict[str, Any] = dict(
+        table_name=tables.table, ledger_table_name=tables.ledger, client=client, mode=mode, marker_ttl_seconds=3600
     )
+    counter = RecordingCounter(on_group, **options) if on_group else DayCounter(**options)
     sink: Any = KeptRejects()
-    return IngestService(counter=counter, dead_letters=sink, default_zone=UTC_ZONE, **kw)
+    return IngestService(counter=counter, dead_letters=sink, default_zone=UTC_ZONE)
 
 
 def inbound(sensor_id: int, day: str, mid: str | None = None, **extra: Any) -> InboundMessage:
@@ -52,7 +68,7 @@ def inbound(sensor_id: int, day: str, mid: str | None = None, **extra: Any) -> I
 
 def test_first_message_of_a_day_creates_the_item_and_later_ones_update_it(ddb: Any, tables: Tables) -> None:
     steps: list[list[str]] = []
-    service = make_service(ddb, tables, on_group=lambda s, d, outcome: steps.append(outcome.steps))
+    service = make_service(ddb, tables, on_group=lambda outcome: steps.append(outcome.steps))
 
     first = service.process([inbound(7, "2024-05-01", count=3)])
     second = service.process([inbound(7, "2024-05-01"), inbound(7, "2024-05-01", count=5)])
@@ -71,7 +87,7 @@ def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(ddb: Any
     outcomes: list[Any] = []
 
     def writer(count: int) -> None:
-        service = make_service(client, tables, on_group=lambda s, d, outcome: outcomes.append(outcome))
+        service = make_service(client, tables, on_group=outcomes.append)
         service.process([inbound(1, "2024-05-02", count=count)])
 
     # When both run at once
