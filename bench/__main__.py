@@ -103,7 +103,7 @@ def summary_path(client: Any, endpoint: str, table: str, meter: RequestMeter) ->
             for item in client.get_paginator("scan").paginate(TableName=table):
                 for i in item["Items"]:
                     if layout.is_summary(i):
-                        client.delete_item(TableName=table, Key=layout.summary_key(layout.sensor_of_item(i)))
+                        client.delete_item(TableName=table, Key={k: i[k] for k in (layout.SENSOR_ID, layout.DATE)})
             kind = SummaryService if coalesce else UncoalescedSummaryService
             service = kind(writer=SummaryWriter(table_name=table, client=client))
             requests0, _ = meter.snapshot()

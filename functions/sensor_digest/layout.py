@@ -5,8 +5,11 @@ command line, the stack's ``infra/storage.py`` and the benchmark) reads names fr
 contract's item layout has one owner:
 
 - digest table (``TABLE_NAME``): ``SensorId`` (N, partition) and ``Date`` (S, sort). A day item
-  has ``Date = YYYY-MM-DD`` and ``DataCount``; the summary item has ``Date = SUMMARY`` and the
-  map ``DailyCounts``; a sensor's profile has ``Date = PROFILE``;
+  has ``Date = YYYY-MM-DD`` and ``DataCount``; the summary item of one calendar month has
+  ``Date = SUMMARY#YYYY-MM`` and the map ``DailyCounts`` of that month's days (a write costs a
+  unit per started KB of the whole item: a month stays under 1 KB, a year would be about 6);
+  earlier versions wrote one item ``Date = SUMMARY`` (``LEGACY_SUMMARY_SORT_KEY``), which the
+  rebuild command migrates; a sensor's profile has ``Date = PROFILE``;
 - ledger (``LEDGER_TABLE_NAME``): ``pk`` (S, partition) and the TTL attribute ``ExpiresAt``.
   ``MSG#<sensor_id>#<event_id>`` marks a counted message; ``SERIAL#<serial>`` keeps a serial
   number unique.
@@ -26,7 +29,8 @@ SENSOR_ID = "SensorId"
 DATE = "Date"
 DATA_COUNT = "DataCount"
 DAILY_COUNTS = "DailyCounts"
-SUMMARY_SORT_KEY = "SUMMARY"
+SUMMARY_PREFIX = "SUMMARY#"
+LEGACY_SUMMARY_SORT_KEY = "SUMMARY"
 PROFILE_SORT_KEY = "PROFILE"
 # a profile's attributes
 NAME = "Name"
@@ -61,8 +65,18 @@ def day_key(sensor_id: int, day: str) -> Item:
     return _digest_key(sensor_id, day)
 
 
-def summary_key(sensor_id: int) -> Item:
-    return _digest_key(sensor_id, SUMMARY_SORT_KEY)
+def month_of(day: str) -> str:
+    """``YYYY-MM`` of a day ``YYYY-MM-DD``: which summary item holds it."""
+    return day[:7]
+
+
+def summary_key(sensor_id: int, month: str) -> Item:
+    """The summary item of ``month`` (``YYYY-MM``): ``SUMMARY#YYYY-MM``."""
+    return _digest_key(sensor_id, f"{SUMMARY_PREFIX}{month}")
+
+
+def legacy_summary_key(sensor_id: int) -> Item:
+    return _digest_key(sensor_id, LEGACY_SUMMARY_SORT_KEY)
 
 
 def profile_key(sensor_id: int) -> Item:
@@ -90,7 +104,16 @@ def day_item(sensor_id: int, day: str, count: int) -> Item:
 
 
 def is_summary(item: Mapping[str, Any]) -> bool:
-    return bool(item.get(DATE, {}).get("S") == SUMMARY_SORT_KEY)
+    """A month's summary item (``SUMMARY#YYYY-MM``); the legacy single item is not one."""
+    return str(item.get(DATE, {}).get("S", "")).startswith(SUMMARY_PREFIX)
+
+
+def is_legacy_summary(item: Mapping[str, Any]) -> bool:
+    return bool(item.get(DATE, {}).get("S") == LEGACY_SUMMARY_SORT_KEY)
+
+
+def summary_month_of_item(item: Mapping[str, Any]) -> str:
+    return str(item[DATE]["S"]).removeprefix(SUMMARY_PREFIX)
 
 
 def day_count_of_item(item: Mapping[str, Any]) -> tuple[int, str, int] | None:

@@ -1,4 +1,5 @@
-"""The summary path: one item per sensor whose map ``DailyCounts`` holds every day's count.
+"""The summary path: per sensor, one item per calendar month whose map ``DailyCounts`` holds the
+count of each of that month's days (``layout.summary_key``).
 
 A stream batch is coalesced (per sensor-day only the highest count matters) and each
 sensor-day is written once with the three-step map upsert (``upsert.py``):
@@ -97,7 +98,7 @@ class SummaryWriter:
         self._client = client
 
     def upsert(self, sensor_id: int, day: str, count: int) -> UpsertOutcome:
-        key = layout.summary_key(sensor_id)
+        key = layout.summary_key(sensor_id, layout.month_of(day))
         value = {"N": str(count)}
         outcome = UpsertOutcome(written=False, stale=False, requests=0, steps=[])
 

@@ -14,11 +14,12 @@ from sensor_digest.config import SummarySettings
 from sensor_digest.stream_filter import DAY_ITEM_FILTER, matches_filter
 from sensor_digest.summary import SummaryService, SummaryWriter
 from sensor_digest_emulators.lambda_events import FakeContext, stream_event
-from sensor_digest_emulators.sizing import MAX_ITEM_BYTES, item_bytes, write_units
+from sensor_digest_emulators.sizing import item_bytes, write_units
 from sensor_digest_emulators.stream_reader import StreamReader
+from sensor_digest_ops.queries import summary_months
 from tests.conftest import Tables
 from tests.faults import FaultyClient, PauseAfterFirstCall
-from tests.helpers import by_sensor, day_counts, summaries
+from tests.helpers import by_sensor, day_counts, scan_all, summaries
 from tests.scenarios import deliver, generate
 
 pytestmark = pytest.mark.dynamodb_local
@@ -98,7 +99,7 @@ def test_the_summary_items_own_records_and_remove_records_are_ignored(
     ddb.delete_item(TableName=tables.table, Key={"SensorId": {"N": "3"}, "Date": {"S": "2024-05-02"}})
     records = reader.poll()  # the summary item's INSERT and MODIFY, and the day item's REMOVE
     kinds = sorted((r["eventName"], r["dynamodb"]["Keys"]["Date"]["S"]) for r in records)
-    assert kinds == [("INSERT", "SUMMARY"), ("MODIFY", "SUMMARY"), ("REMOVE", "2024-05-02")]
+    assert kinds == [("INSERT", "SUMMARY#2024-05"), ("MODIFY", "SUMMARY#2024-05"), ("REMOVE", "2024-05-02")]
 
     report = summary.build_service(summary_settings, session).process(records)
 
@@ -107,8 +108,10 @@ def test_the_summary_items_own_records_and_remove_records_are_ignored(
     assert summaries(ddb, tables.table) == {3: {"2024-05-01": 2, "2024-05-02": 6}}
 
 
-def test_two_writers_creating_the_same_map_lose_no_element(ddb: Any, tables: Tables) -> None:
-    # Given two writers that both find no map before either creates it
+def test_two_writers_creating_a_new_months_map_lose_no_element(ddb: Any, tables: Tables) -> None:
+    # Given April's summary, and two writers of the first days of May that both find May's map
+    # missing before either creates it (every new month creates a map: the race is monthly)
+    SummaryWriter(table_name=tables.table, client=ddb).upsert(5, "2024-04-30", 2)
     writer = SummaryWriter(
         table_name=tables.table, client=PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), "update_item")
     )
@@ -125,7 +128,7 @@ def test_two_writers_creating_the_same_map_lose_no_element(ddb: Any, tables: Tab
         t.join()
 
     # Then both elements are there: one created the map, the other fell back to step 3
-    assert summaries(ddb, tables.table) == {5: {"2024-05-01": 4, "2024-05-02": 7}}
+    assert summaries(ddb, tables.table) == {5: {"2024-04-30": 2, "2024-05-01": 4, "2024-05-02": 7}}
     assert sorted(o.steps for o in outcomes) == [
         ["update-element", "create-map"],
         ["update-element", "create-map", "update-element-again"],
@@ -177,25 +180,41 @@ def test_a_batch_is_coalesced_to_one_write_per_sensor_day(ddb: Any, tables: Tabl
     assert summaries(ddb, tables.table) == {4: {"2024-05-01": 4, "2024-05-02": 8}}
 
 
-def test_a_sensor_with_3650_days_stays_far_below_the_item_size_limit(ddb: Any, tables: Tables) -> None:
-    # Given ten years of days with seven-digit counts (the worst case below 10 million a day)
-    days = [(date(2015, 1, 1) + timedelta(days=i)).isoformat() for i in range(3650)]
-    key = {"SensorId": {"N": "77"}, "Date": {"S": "SUMMARY"}}
+def test_a_month_item_of_the_largest_counts_costs_one_write_unit(ddb: Any, tables: Tables) -> None:
+    # Given 30 days of a 31-day month with seven-digit counts (the worst case below 10 million a day)
+    days = [(date(2024, 1, 1) + timedelta(days=i)).isoformat() for i in range(31)]
+    key = {"SensorId": {"N": "77"}, "Date": {"S": "SUMMARY#2024-01"}}
     daily = {day: {"N": str(9_999_999 - 2 * i)} for i, day in enumerate(days[:-1])}
     ddb.put_item(TableName=tables.table, Item={**key, "DailyCounts": {"M": daily}})
 
     # When the summary path adds the last day through the map upsert
     outcome = SummaryWriter(table_name=tables.table, client=ddb).upsert(77, days[-1], 9_999_999)
 
-    # Then the item holds all 3650 days at a small fraction of the 400 KB limit
+    # Then the month item holds 31 days under 1 KB: each summary write costs one write unit
     item = ddb.get_item(TableName=tables.table, Key=key)["Item"]
     size = item_bytes(item)
     consumed = ddb.put_item(TableName=tables.table, Item=item, ReturnConsumedCapacity="TOTAL")["ConsumedCapacity"]
-    print(f"\nsummary item with 3650 days: {size} bytes = {size / MAX_ITEM_BYTES:.1%} of the 400 KB limit")
+    print(f"\nsummary item of a 31-day month: {size} bytes")
     assert (outcome.written, outcome.requests) == (True, 1)
-    assert len(item["DailyCounts"]["M"]) == 3650
-    assert consumed["CapacityUnits"] == write_units(size)  # the engine agrees with the documented size rules
-    assert size < MAX_ITEM_BYTES / 6
+    assert len(item["DailyCounts"]["M"]) == 31
+    assert size <= 1024
+    assert consumed["CapacityUnits"] == write_units(size) == 1  # the engine agrees with the size rules
+
+
+def test_days_of_different_months_go_to_their_own_month_items(ddb: Any, tables: Tables) -> None:
+    writer = SummaryWriter(table_name=tables.table, client=ddb)
+    for day, count in (("2024-01-31", 3), ("2024-02-01", 4), ("2024-02-29", 5), ("2025-01-01", 6)):
+        assert writer.upsert(9, day, count).written
+
+    months = {
+        i["Date"]["S"]: {d: int(v["N"]) for d, v in i["DailyCounts"]["M"].items()} for i in scan_all(ddb, tables.table)
+    }
+    assert months == {
+        "SUMMARY#2024-01": {"2024-01-31": 3},
+        "SUMMARY#2024-02": {"2024-02-01": 4, "2024-02-29": 5},
+        "SUMMARY#2025-01": {"2025-01-01": 6},
+    }
+    assert summary_months(ddb, tables.table, 9, "2024-02", "2024-12") == {"2024-02": months["SUMMARY#2024-02"]}
 
 
 @pytest.mark.fresh_engine

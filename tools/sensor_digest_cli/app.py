@@ -33,6 +33,8 @@ app = typer.Typer(
 )
 dlq_app = typer.Typer(help="Inspect the dead-letter queue, or redrive it to the queue.", no_args_is_help=True)
 app.add_typer(dlq_app, name="dlq")
+summary_app = typer.Typer(help="A sensor's summary, or rebuild summaries from the day items.")
+app.add_typer(summary_app, name="summary")
 sensors_app = typer.Typer(help="The sensor registry: profiles, unique serials, time zones.", no_args_is_help=True)
 app.add_typer(sensors_app, name="sensors")
 console = Console()
@@ -223,22 +225,65 @@ def counts(
     console.print(out)
 
 
-@app.command()
-def summary(sensor: Sensor, stack: Stack = None, region: Region = None, table: TableOpt = None) -> None:
-    """A sensor's summary item: DailyCounts, one element per day."""
+def _month(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(f"{value}-01").isoformat()[:7]
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None
+
+
+@summary_app.callback(invoke_without_command=True)
+def summary(
+    ctx: typer.Context,
+    sensor: Annotated[int | None, typer.Option("--sensor", min=0, max=2**53 - 1, help="The sensor id.")] = None,
+    start: Annotated[str | None, typer.Option("--from", callback=_month, help="First month, YYYY-MM.")] = None,
+    end: Annotated[str | None, typer.Option("--to", callback=_month, help="Last month, YYYY-MM.")] = None,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+) -> None:
+    """A sensor's summary: its monthly items' DailyCounts, its whole history or a range of months.
+
+    Exit code 1 when the sensor has no summary (in that range) yet.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if sensor is None:
+        raise typer.BadParameter("--sensor is required", param_hint="--sensor")
+    if start and end and end < start:
+        raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
     with _errors():
         target = _target(stack, region, table=table).need("table")
-        daily = queries.summary_of(target.dynamodb(), str(target.table), sensor)
-    if daily is None:
+        months = queries.summary_months(target.dynamodb(), str(target.table), sensor, start, end)
+    if not months:
         console.print(f"sensor {sensor} has no summary yet")
         raise typer.Exit(1)
-    out = Table(title=f"Summary of sensor {sensor}")
-    out.add_column("day")
-    out.add_column("count", justify="right")
-    for day, n in daily.items():
-        out.add_row(day, str(n))
-    out.add_row("[bold]total[/]", f"[bold]{sum(daily.values())}[/]")
-    console.print(out)
+    console.print(render.summary(sensor, months))
+
+
+@summary_app.command("rebuild")
+def summary_rebuild(
+    sensor: Annotated[
+        int | None, typer.Option("--sensor", min=0, max=2**53 - 1, help="Only this sensor (default: every sensor).")
+    ] = None,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+) -> None:
+    """Recompute summary items from the day items (repair, backfill, migration of the old single
+    SUMMARY item); safe while the pipeline runs: elements only move up."""
+    from sensor_digest_ops.rebuild import rebuild
+
+    with _errors():
+        target = _target(stack, region, table=table).need("table")
+        done = rebuild(target.dynamodb(), str(target.table), None if sensor is None else [sensor])
+    console.print(
+        f"rebuilt {done.sensors} sensor(s): {done.days} day(s), {done.written} element(s) written, "
+        f"{done.already_current} already current, {len(done.months)} month item(s) touched, "
+        f"{done.legacy_removed} legacy SUMMARY item(s) migrated"
+    )
 
 
 @dlq_app.command("list")

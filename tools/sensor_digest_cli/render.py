@@ -113,3 +113,16 @@ def dead_letters(entries: list[DeadLetter]) -> Table:
     for entry in entries:
         out.add_row(entry.source_message_id, entry.error or "(failed maxReceiveCount times)", entry.body)
     return out
+
+
+def summary(sensor: int, months: dict[str, dict[str, int]]) -> Table:
+    """A sensor's months, each day's count, with a total per month and overall."""
+    out = Table(title=f"Summary of sensor {sensor}: {len(months)} month(s)")
+    out.add_column("day")
+    out.add_column("count", justify="right")
+    for month, daily in sorted(months.items()):
+        for day, n in daily.items():
+            out.add_row(day, str(n))
+        out.add_row(f"[dim]{month}[/]", f"[dim]{sum(daily.values())}[/]")
+    out.add_row("[bold]total[/]", f"[bold]{sum(n for daily in months.values() for n in daily.values())}[/]")
+    return out

@@ -55,7 +55,8 @@ class RequestMeter:
                 (kind, body), *_ = action.items()
                 size = item_bytes(body["Item"]) if kind == "Put" else _update_bytes(body) if kind == "Update" else 0
                 units += write_units(size, transactional=True)
-        path = "summary" if layout.is_summary(params.get("Key") or params.get("Item") or {}) else "ingest"
+        written = params.get("Key") or params.get("Item") or {}
+        path = "summary" if layout.is_summary(written) or layout.is_legacy_summary(written) else "ingest"
         with self._lock:
             self.requests[op] += 1
             self.write_units += units

@@ -23,12 +23,13 @@ def day_counts(client: Any, table: str) -> dict[tuple[int, str], int]:
 
 
 def summaries(client: Any, table: str) -> dict[int, dict[str, int]]:
+    """Every sensor's summary, its months' ``DailyCounts`` merged (the legacy single item aside)."""
     out: dict[int, dict[str, int]] = {}
     for item in scan_all(client, table):
         daily = layout.daily_counts_of_item(item) if layout.is_summary(item) else None
         if daily is not None:
-            out[layout.sensor_of_item(item)] = daily
-    return out
+            out.setdefault(layout.sensor_of_item(item), {}).update(daily)
+    return {sensor: dict(sorted(days.items())) for sensor, days in out.items()}
 
 
 def by_sensor(counts: dict[tuple[int, str], int]) -> dict[int, dict[str, int]]:
@@ -54,6 +55,33 @@ def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) 
     return out
 
 
-def summary_of(client: Any, table: str, sensor_id: int) -> dict[str, int] | None:
-    item = client.get_item(TableName=table, Key=layout.summary_key(sensor_id), ConsistentRead=True).get("Item")
-    return layout.daily_counts_of_item(item) if item else None
+def summary_months(
+    client: Any, table: str, sensor_id: int, first: str | None = None, last: str | None = None
+) -> dict[str, dict[str, int]]:
+    """A sensor's summary items from month ``first`` to ``last`` (``YYYY-MM``, inclusive; all when
+    absent), by month: one ``Query`` on the sensor, its sort keys ``SUMMARY#...``."""
+    low = layout.summary_key(sensor_id, first or "0000-00")[layout.DATE]
+    high = layout.summary_key(sensor_id, last or "9999-99")[layout.DATE]
+    out: dict[str, dict[str, int]] = {}
+    for page in client.get_paginator("query").paginate(
+        TableName=table,
+        KeyConditionExpression="#s = :s AND #d BETWEEN :a AND :b",
+        ExpressionAttributeNames={"#s": layout.SENSOR_ID, "#d": layout.DATE},
+        ExpressionAttributeValues={":s": {"N": str(sensor_id)}, ":a": low, ":b": high},
+        ConsistentRead=True,
+    ):
+        for item in page["Items"]:
+            daily = layout.daily_counts_of_item(item)
+            if daily is not None:
+                out[layout.summary_month_of_item(item)] = daily
+    return out
+
+
+def summary_of(
+    client: Any, table: str, sensor_id: int, first: str | None = None, last: str | None = None
+) -> dict[str, int] | None:
+    """A sensor's summary (its months merged, by day), or ``None`` when it has none yet."""
+    months = summary_months(client, table, sensor_id, first, last)
+    if not months:
+        return None
+    return {day: n for daily in months.values() for day, n in sorted(daily.items())}
