@@ -17,9 +17,9 @@ from infra.summary import Summary
 # IAM has no action named TransactWriteItems: each action inside a transaction is authorised as
 # its own PutItem / UpdateItem / ConditionCheckItem ("Using IAM with DynamoDB transactions").
 # Only what the code calls: the count update/insert and the sensor profiles' reads on the digest,
-# marker puts on the ledger, the map upsert (UpdateItem) for the summary.
+# marker puts and the batch's lookup of known markers on the ledger, the map upsert (UpdateItem) for the summary.
 INGEST_DIGEST_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:BatchGetItem"]
-INGEST_LEDGER_ACTIONS = ["dynamodb:PutItem"]
+INGEST_LEDGER_ACTIONS = ["dynamodb:PutItem", "dynamodb:BatchGetItem"]  # markers, and the lookup of known ones
 INGEST_DLQ_ACTIONS = ["sqs:SendMessage"]
 SUMMARY_DIGEST_ACTIONS = ["dynamodb:UpdateItem"]
 

@@ -18,6 +18,7 @@ or present day item moves to the next step; anything retryable ends the group as
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sensor_digest import dynamo, layout, upsert
 from sensor_digest.config import DeliveryMode
-from sensor_digest.errors import TransientFault
+from sensor_digest.errors import Contention, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.upsert import Answer, UpsertStep
 
@@ -44,6 +45,19 @@ STEP_LABELS = {
 }
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of a transaction cancelled by contention, inside the invocation: full-jitter
+    exponential backoff, at most ``attempts`` times and never past the invocation's deadline."""
+
+    attempts: int = 6
+    base_seconds: float = 0.025
+    cap_seconds: float = 0.8
+
+    def delay(self, retry: int) -> float:
+        return random.uniform(0, min(self.cap_seconds, self.base_seconds * 2**retry))  # noqa: S311 - jitter
+
+
 @dataclass
 class GroupOutcome:
     """What became of each message of one sensor-day group."""
@@ -54,6 +68,7 @@ class GroupOutcome:
     reason: str | None = None
     requests: int = 0
     steps: list[str] = field(default_factory=list)
+    retries: int = 0
 
 
 class DayCounter:
@@ -68,6 +83,8 @@ class DayCounter:
         mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE,
         marker_ttl_seconds: int,
         clock: Callable[[], float] = time.time,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._table = table_name
         self._ledger = ledger_table_name
@@ -75,9 +92,17 @@ class DayCounter:
         self._mode = mode
         self._ttl = marker_ttl_seconds
         self._clock = clock
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
 
-    def count_group(self, sensor_id: int, day: str, messages: Sequence[SensorMessage]) -> GroupOutcome:
-        """Count one group; never raises for a write failure (it lands in ``failed``)."""
+    def count_group(
+        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None = None
+    ) -> GroupOutcome:
+        """Count one group; never raises for a write failure (it lands in ``failed``).
+
+        ``deadline`` (``time.monotonic()``) bounds the retries of a contended transaction: none is
+        started that could not end before it; without one, contention is not retried here.
+        """
         outcome = GroupOutcome()
         if self._mode is DeliveryMode.AT_LEAST_ONCE:
             self._count_plain(sensor_id, day, messages, outcome)
@@ -86,7 +111,7 @@ class DayCounter:
         for start in range(0, len(leaders), MARKERS_PER_TRANSACTION):
             chunk = leaders[start : start + MARKERS_PER_TRANSACTION]
             try:
-                self._count_chunk(sensor_id, day, chunk, outcome)
+                self._count_chunk(sensor_id, day, chunk, outcome, deadline)
             except TransientFault as fault:
                 outcome.failed.extend(leaders[start:])
                 outcome.reason = fault.reason
@@ -94,9 +119,22 @@ class DayCounter:
         _settle_followers(followers, outcome)
         return outcome
 
+    def known_markers(self, messages: Sequence[SensorMessage]) -> tuple[set[str], int]:
+        """The ledger keys of these messages that are in the ledger already: duplicates, known
+        before any write (``exactly-once`` only). Eventually consistent reads: a marker written a
+        moment ago may be missed, which costs only the transaction that then finds it; correctness
+        rests on the transactions' conditions, never on this read. Also the requests it took."""
+        if self._mode is not DeliveryMode.EXACTLY_ONCE or not messages:
+            return set(), 0
+        keys = [layout.ledger_key(k) for k in sorted({m.ledger_key for m in messages})]
+        items = dynamo.batch_get(self._client, self._ledger, keys, consistent=False, projection=layout.LEDGER_KEY)
+        return {str(item[layout.LEDGER_KEY]["S"]) for item in items}, (len(keys) + 99) // 100
+
     # -- exactly-once ---------------------------------------------------------------------
 
-    def _count_chunk(self, sensor_id: int, day: str, chunk: list[SensorMessage], outcome: GroupOutcome) -> None:
+    def _count_chunk(
+        self, sensor_id: int, day: str, chunk: list[SensorMessage], outcome: GroupOutcome, deadline: float | None
+    ) -> None:
         pending = list(chunk)
 
         def attempt(step: UpsertStep) -> Answer:
@@ -114,8 +152,16 @@ class DayCounter:
             pending = _drop_duplicates(codes, pending, outcome)
             return Answer.NEXT if codes[0] == dynamo.CONDITIONAL_CHECK_FAILED else Answer.AGAIN
 
-        # Each attempt succeeds, drops at least one duplicate, or advances the step.
-        upsert.run(attempt, max_attempts=len(chunk) + 3)
+        for retry in range(self._retry.attempts + 1):
+            try:  # each attempt succeeds, drops at least one duplicate, or advances the step
+                upsert.run(attempt, max_attempts=len(chunk) + 3)
+                return
+            except Contention:  # nothing was written: try again from step 1, if time allows
+                delay = self._retry.delay(retry)
+                if deadline is None or retry == self._retry.attempts or time.monotonic() + delay >= deadline:
+                    raise
+                outcome.retries += 1
+                self._sleep(delay)
 
     def _count_action(self, step: UpsertStep, sensor_id: int, day: str, total: int) -> dict[str, Any]:
         if step is UpsertStep.CREATE_IF_MISSING:

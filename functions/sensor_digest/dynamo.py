@@ -10,13 +10,15 @@ What the step logic (counting, summary, registry) needs to decide is returned, n
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest.errors import TransientFault
+from sensor_digest.errors import Contention, TransientFault
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -131,11 +133,42 @@ def transact(client: DynamoDBClient, actions: list[dict[str, Any]]) -> list[str]
     return None
 
 
+def batch_get(
+    client: DynamoDBClient,
+    table: str,
+    keys: list[dict[str, Any]],
+    *,
+    consistent: bool,
+    projection: str | None = None,
+    attempts: int = 8,
+) -> list[dict[str, Any]]:
+    """The items of these keys that exist: ``BatchGetItem`` by 100 keys, unprocessed keys retried
+    with backoff; ``TransientFault`` if some are still unprocessed after ``attempts``."""
+    found: list[dict[str, Any]] = []
+    for start in range(0, len(keys), 100):
+        pending = keys[start : start + 100]
+        for attempt in range(attempts):
+            request: dict[str, Any] = {"Keys": pending, "ConsistentRead": consistent}
+            if projection is not None:
+                request.update(ProjectionExpression="#k", ExpressionAttributeNames={"#k": projection})
+            response: dict[str, Any] = dict(
+                call("BatchGetItem", partial(client.batch_get_item, RequestItems={table: request}))  # type: ignore[dict-item]
+            )
+            found.extend(response.get("Responses", {}).get(table, []))
+            pending = response.get("UnprocessedKeys", {}).get(table, {}).get("Keys", [])
+            if not pending:
+                break
+            time.sleep(0.01 * 2**attempt)
+        if pending:
+            raise TransientFault("BatchGetItem left keys unprocessed")
+    return found
+
+
 def cancellation_fault(codes: list[str]) -> TransientFault | None:
     """The fault a cancellation stands for when it is not (only) failed conditions, else ``None``."""
     retryable = sorted({c for c in codes if c in RETRYABLE_CANCELLATION_CODES})
     if retryable:
-        return TransientFault(f"transaction cancelled (retryable): {', '.join(retryable)}")
+        return Contention(f"transaction cancelled (retryable): {', '.join(retryable)}")
     unexpected = sorted({c for c in codes if c not in ("None", CONDITIONAL_CHECK_FAILED)})
     if unexpected:
         return TransientFault(f"transaction cancelled (unexpected): {', '.join(unexpected)}")

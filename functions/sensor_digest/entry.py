@@ -30,7 +30,7 @@ class Report(Protocol):
 
 
 class Service(Protocol):
-    def handle_event(self, event: Mapping[str, Any]) -> Report: ...
+    def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> Report: ...
 
 
 S = TypeVar("S", bound=Service)
@@ -49,7 +49,7 @@ class LambdaEntry(Generic[S]):
         )
 
     def _handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        report = self.service().handle_event(event)
+        report = self.service().handle_event(event, context.get_remaining_time_in_millis())
         for metric, value in report.metrics().items():
             self.metrics.add_metric(name=metric, unit=MetricUnit.Count, value=value)
         self.logger.info(self._done, **report.log_fields())

@@ -30,3 +30,9 @@ class TransientFault(SensorDigestError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class Contention(TransientFault):
+    """A transaction DynamoDB cancelled for a conflict with another in flight, or for throttling:
+    nothing was written, and a retry a moment later usually succeeds (so it is retried inside the
+    invocation before the message waits out the visibility timeout)."""

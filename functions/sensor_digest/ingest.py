@@ -8,6 +8,7 @@ or failed, and only failed ones are handed back to SQS.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 LOG = Logger(child=True)
+
+DEADLINE_MARGIN_SECONDS = 3.0
+"""Time kept free before Lambda's timeout for what follows the writes (the response, the logs)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class BatchReport:
     failed_ids: list[str] = field(default_factory=list)
     requests: int = 0
     groups: int = 0
+    retries: int = 0
 
     @property
     def failed(self) -> int:
@@ -76,6 +81,7 @@ class BatchReport:
             "failed": self.failed,
             "groups": self.groups,
             "requests": self.requests,
+            "retries": self.retries,
         }
 
     def response(self) -> dict[str, list[dict[str, str]]]:
@@ -125,12 +131,14 @@ class IngestService:
         self._reject_unknown = reject_unknown
         self._max_workers = max_workers
 
-    def handle_event(self, event: Mapping[str, Any]) -> BatchReport:
-        """An SQS event in Lambda's shape: its records, processed as one batch."""
+    def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> BatchReport:
+        """An SQS event in Lambda's shape: its records, processed as one batch. ``remaining_ms``
+        (the invocation's time left) bounds the retries of contended transactions."""
         records = event.get("Records") or []
-        return self.process([InboundMessage.from_record(r) for r in records if isinstance(r, dict)])
+        deadline = None if remaining_ms is None else time.monotonic() + remaining_ms / 1000 - DEADLINE_MARGIN_SECONDS
+        return self.process([InboundMessage.from_record(r) for r in records if isinstance(r, dict)], deadline)
 
-    def process(self, messages: Sequence[InboundMessage]) -> BatchReport:
+    def process(self, messages: Sequence[InboundMessage], deadline: float | None = None) -> BatchReport:
         report = BatchReport()
         reports = [(inbound, pending) for inbound in messages if (pending := self._read(inbound, report)) is not None]
         if self._profiles is not None:
@@ -142,17 +150,21 @@ class IngestService:
                 return report
             except Exception:  # a bad profile item must not cost the batch: each sensor is looked up alone
                 LOG.exception("profile prefetch raised; looking sensors up one by one")
+        parsed = [m for inbound, pending in reports if (m := self._assign_day(inbound, pending, report)) is not None]
+        known = self._known_markers(parsed, report)
         groups: dict[tuple[int, str], list[SensorMessage]] = defaultdict(list)
-        for inbound, pending in reports:
-            parsed = self._assign_day(inbound, pending, report)
-            if parsed is not None:
-                groups[(parsed.sensor_id, parsed.day)].append(parsed)
+        for message in parsed:
+            if message.ledger_key in known:  # counted before: no transaction needed to find out
+                report.duplicates += 1
+            else:
+                groups[(message.sensor_id, message.day)].append(message)
         report.groups = len(groups)
-        for (sensor_id, day), outcome in self._write(groups):
+        for (sensor_id, day), outcome in self._write(groups, deadline):
             report.counted += len(outcome.counted)
             report.duplicates += len(outcome.duplicates)
             report.failed_ids.extend(m.message_id for m in outcome.failed)
             report.requests += outcome.requests
+            report.retries += outcome.retries
             if outcome.failed:
                 LOG.warning(
                     "group failed, its messages will be redelivered",
@@ -164,6 +176,19 @@ class IngestService:
         order = {m.message_id: i for i, m in enumerate(messages)}
         report.failed_ids.sort(key=lambda mid: order.get(mid, -1))
         return report
+
+    def _known_markers(self, messages: list[SensorMessage], report: BatchReport) -> set[str]:
+        """Markers already in the ledger (one ``BatchGetItem`` per 100 messages); an optimisation
+        only, so a failed read costs nothing but the wasted transactions it would have saved."""
+        if not messages:
+            return set()
+        try:
+            known, requests = self._counter.known_markers(messages)
+        except TransientFault as fault:
+            LOG.warning("marker lookup failed; the transactions will find duplicates", reason=fault.reason)
+            return set()
+        report.requests += requests
+        return known
 
     def _read(self, inbound: InboundMessage, report: BatchReport) -> PendingMessage | None:
         """Load and validate one body (once); a rejection or any surprise ends with this message alone."""
@@ -215,20 +240,20 @@ class IngestService:
             report.failed_ids.append(inbound.message_id)
 
     def _write(
-        self, groups: dict[tuple[int, str], list[SensorMessage]]
+        self, groups: dict[tuple[int, str], list[SensorMessage]], deadline: float | None
     ) -> Iterable[tuple[tuple[int, str], GroupOutcome]]:
         if not groups:
             return []
         items = list(groups.items())
         if len(items) == 1 or self._max_workers == 1:
-            return [(key, self._safe_count(key, msgs)) for key, msgs in items]
+            return [(key, self._safe_count(key, msgs, deadline)) for key, msgs in items]
         with ThreadPoolExecutor(max_workers=min(self._max_workers, len(items))) as pool:
-            futures = [(key, pool.submit(self._safe_count, key, msgs)) for key, msgs in items]
+            futures = [(key, pool.submit(self._safe_count, key, msgs, deadline)) for key, msgs in items]
             return [(key, future.result()) for key, future in futures]
 
-    def _safe_count(self, key: tuple[int, str], messages: list[SensorMessage]) -> GroupOutcome:
+    def _safe_count(self, key: tuple[int, str], messages: list[SensorMessage], deadline: float | None) -> GroupOutcome:
         try:
-            return self._counter.count_group(key[0], key[1], messages)
+            return self._counter.count_group(key[0], key[1], messages, deadline)
         except Exception as exc:  # a bug must fail this group only, never the batch
             LOG.exception("group raised", sensor_id=key[0], day=key[1])
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")

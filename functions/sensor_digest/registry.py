@@ -122,31 +122,10 @@ class Registry:
         return SensorProfile.from_item(item) if item else None
 
     def get_many(self, sensor_ids: Iterable[int]) -> dict[int, SensorProfile]:
-        """Profiles of these sensors (those registered), BatchGetItem by 100, unprocessed keys retried."""
-        found: dict[int, SensorProfile] = {}
-        ids = sorted(set(sensor_ids))
-        for start in range(0, len(ids), 100):
-            keys: list[dict[str, Any]] = [layout.profile_key(i) for i in ids[start : start + 100]]
-            for attempt in range(self._attempts):
-                response: dict[str, Any] = dict(
-                    dynamo.call(
-                        "BatchGetItem",
-                        lambda keys=keys: self._client.batch_get_item(  # type: ignore[misc]
-                            RequestItems={self._table: {"Keys": keys, "ConsistentRead": True}}
-                        ),
-                    )
-                    or {}
-                )
-                for item in response.get("Responses", {}).get(self._table, []):
-                    profile = SensorProfile.from_item(item)
-                    found[profile.sensor_id] = profile
-                keys = response.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
-                if not keys:
-                    break
-                time.sleep(0.01 * 2**attempt)
-            if keys:
-                raise TransientFault("BatchGetItem left keys unprocessed")
-        return found
+        """Profiles of these sensors (those registered): one ``BatchGetItem`` per 100 sensors."""
+        keys = [layout.profile_key(i) for i in sorted(set(sensor_ids))]
+        items = dynamo.batch_get(self._client, self._table, keys, consistent=True, attempts=self._attempts)
+        return {profile.sensor_id: profile for profile in map(SensorProfile.from_item, items)}
 
     def all_profiles(self) -> list[SensorProfile]:
         """Every profile (a Scan: for the command line, never for the Lambda functions)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -11,10 +12,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from sensor_digest.config import DeliveryMode
-from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.counting import DayCounter, GroupOutcome, RetryPolicy
 from sensor_digest.ingest import InboundMessage, IngestService
 from tests.conftest import Tables
-from tests.faults import FaultyClient, PauseAfterFirstCall, touches_sensor
+from tests.faults import FaultyClient, PauseAfterFirstCall, throttling_error, touches_sensor
 from tests.helpers import FakeContext, QueuedMessage, day_counts, scan_all, sqs_event
 from tests.integration.conftest import DeadLetters, body_of
 from tests.scenarios import deliver, generate
@@ -41,8 +42,8 @@ class RecordingCounter(DayCounter):
         super().__init__(**kw)
         self._on_group = on_group
 
-    def count_group(self, sensor_id: int, day: str, messages: Any) -> GroupOutcome:
-        outcome = super().count_group(sensor_id, day, messages)
+    def count_group(self, sensor_id: int, day: str, messages: Any, deadline: float | None = None) -> GroupOutcome:
+        outcome = super().count_group(sensor_id, day, messages, deadline)
         self._on_group(outcome)
         return outcome
 
@@ -52,9 +53,15 @@ def make_service(
     tables: Tables,
     mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE,
     on_group: Callable[[GroupOutcome], None] | None = None,
+    **counter_options: Any,
 ) -> Any:
     options: dict[str, Any] = dict(
-        table_name=tables.table, ledger_table_name=tables.ledger, client=client, mode=mode, marker_ttl_seconds=3600
+        table_name=tables.table,
+        ledger_table_name=tables.ledger,
+        client=client,
+        mode=mode,
+        marker_ttl_seconds=3600,
+        **counter_options,
     )
     counter = RecordingCounter(on_group, **options) if on_group else DayCounter(**options)
     sink: Any = KeptRejects()
@@ -165,6 +172,85 @@ def test_redelivery_after_a_failed_group_counts_it_exactly_once(ddb: Any, tables
     assert ambiguous.failed_ids == ["x", "y"]
     assert (redelivered.failed, redelivered.duplicates, redelivered.counted) == (0, 2, 0)
     assert day_counts(ddb, tables.table) == {(4, "2024-05-01"): 5}
+
+
+def test_a_conflict_is_retried_inside_the_invocation_while_time_allows(ddb: Any, tables: Tables) -> None:
+    # Given two TransactionConflicts on the first two transactions of a group, and time to spare
+    calls = iter(range(1, 100))
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: "conflict" if next(calls) <= 2 else None)
+    slept: list[float] = []
+    outcomes: list[GroupOutcome] = []
+    service = make_service(client, tables, on_group=outcomes.append, sleep=slept.append)
+    batch = [inbound(6, "2024-05-01", mid="x", count=2), inbound(6, "2024-05-01", mid="y", count=3)]
+
+    # When the batch is processed with 30 s left in the invocation
+    report = service.process(batch, deadline=time.monotonic() + 30)
+
+    # Then the group is counted in this invocation: nothing waits out the visibility timeout
+    assert (report.counted, report.failed_ids, report.retries) == (2, [], 2)
+    assert outcomes[0].retries == 2 and len(slept) == 2
+    assert all(0 <= s <= RetryPolicy().cap_seconds for s in slept)
+    assert day_counts(ddb, tables.table) == {(6, "2024-05-01"): 5}
+
+
+def test_a_conflict_is_listed_when_no_retry_could_end_before_the_deadline(ddb: Any, tables: Tables) -> None:
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: "conflict")
+    slept: list[float] = []
+    service = make_service(client, tables, sleep=slept.append)
+    batch = [inbound(6, "2024-05-01", mid="x")]
+
+    past = service.process(batch, deadline=time.monotonic() - 1)  # the invocation's time is up
+    persistent = service.process(batch, deadline=time.monotonic() + 30)  # conflicts every time
+
+    assert (past.failed_ids, past.retries) == (["x"], 0)
+    assert (persistent.failed_ids, persistent.retries) == (["x"], RetryPolicy().attempts)
+    assert len(slept) == RetryPolicy().attempts
+    assert day_counts(ddb, tables.table) == {}
+
+
+def test_a_redelivered_batch_is_found_in_the_ledger_before_any_write(ddb: Any, tables: Tables) -> None:
+    # Given a batch counted once
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: None)
+    service = make_service(client, tables)
+    batch = [inbound(s, "2024-05-01", count=2) for s in (1, 1, 2, 3)]
+    first = service.process(batch)
+    transactions = client.calls["transact_write_items"]
+
+    # When SQS delivers it again
+    again = service.process(batch)
+
+    # Then one BatchGetItem finds every marker: no transaction is spent, cancelled or charged
+    assert (first.counted, again.counted, again.duplicates, again.failed) == (4, 0, 4, 0)
+    assert client.calls["transact_write_items"] == transactions
+    assert again.requests == 1
+    assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 4, (2, "2024-05-01"): 2, (3, "2024-05-01"): 2}
+
+
+class LedgerReadsFail:
+    """A client whose ``BatchGetItem`` always fails (the other calls go through)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "batch_get_item":
+
+            def throttled(**_: Any) -> Any:
+                raise throttling_error("BatchGetItem")
+
+            return throttled
+        return getattr(self.inner, name)
+
+
+def test_a_failed_marker_lookup_costs_only_what_it_would_have_saved(ddb: Any, tables: Tables) -> None:
+    service = make_service(LedgerReadsFail(ddb), tables)
+    batch = [inbound(5, "2024-05-01", mid="a"), inbound(5, "2024-05-01", mid="b")]
+
+    first, again = service.process(batch), service.process(batch)
+
+    assert (first.counted, first.failed) == (2, 0)
+    assert (again.counted, again.duplicates, again.failed) == (0, 2, 0)  # the transaction found the markers
+    assert day_counts(ddb, tables.table) == {(5, "2024-05-01"): 2}
 
 
 def test_a_group_past_99_messages_is_split_and_counted_exactly(ddb: Any, tables: Tables) -> None:

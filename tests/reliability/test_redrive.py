@@ -76,8 +76,11 @@ def test_messages_that_exhausted_their_receives_are_counted_once_when_redriven(
     redriven = redrive(sqs, dlq, queue, limit=100)
     drain()
 
-    # Then the ten failed messages went to the DLQ, and after the redrive each counts exactly once
-    assert in_dead_letters == 10 and redriven == 10
+    # Then sensor 7's five throttled messages went to the DLQ, and after the redrive each counts
+    # exactly once. Sensor 8's writes committed but their answers timed out: on their first
+    # redelivery the marker lookup found them counted, so they were acknowledged at once and never
+    # became dead letters, though writes kept timing out (the lookup reads; the outage hit writes)
+    assert in_dead_letters == 5 and redriven == 5
     assert during == {(6, "2024-05-01"): 5, (8, "2024-05-01"): 6}  # sensor 8 committed, unacknowledged
     assert day_counts(ddb, tables.table) == {(6, "2024-05-01"): 5, (7, "2024-05-01"): 5, (8, "2024-05-01"): 6}
     assert len(scan_all(ddb, tables.ledger)) == 16

@@ -22,7 +22,10 @@ class FakeCounter:
         self.failing = failing
         self.exploding = exploding
 
-    def count_group(self, sensor_id: int, day: str, messages: list[Any]) -> GroupOutcome:
+    def known_markers(self, messages: list[Any]) -> tuple[set[str], int]:
+        return set(), 0
+
+    def count_group(self, sensor_id: int, day: str, messages: list[Any], deadline: float | None = None) -> GroupOutcome:
         if sensor_id in self.exploding:
             raise RuntimeError("bug")
         if sensor_id in self.failing:

@@ -71,7 +71,8 @@ def lambda_handler(service: ingest.IngestService | summary.SummaryService) -> Ha
     """What Lambda calls, minus Powertools' decorators: the event to the service, the response back."""
 
     def invoke(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return service.handle_event(event).response()
+        remaining = context.get_remaining_time_in_millis() if context is not None else None
+        return service.handle_event(event, remaining).response()
 
     return invoke
 
