@@ -24,6 +24,7 @@ from bench.workloads import Workload, backfill, realtime, skewed
 from sensor_digest import layout
 from sensor_digest.stream_filter import DayCount, matches_filter
 from sensor_digest.summary import SummaryService, SummaryWriter
+from sensor_digest_emulators.conflicts import ConflictEmulator
 from sensor_digest_emulators.dynamodb_local import create_tables, running_engine
 from sensor_digest_emulators.metering import RequestMeter
 from sensor_digest_emulators.session import LocalSession
@@ -51,6 +52,7 @@ def run_one(meter: RequestMeter, key: str, workload: Workload, then: Any = None)
     with running_engine(None) as engine:
         session = LocalSession({"dynamodb": engine.endpoint})
         meter.install(session)
+        ConflictEmulator().install(session)  # DynamoDB's TransactionConflict, which DynamoDB Local lacks
         result = _measure(session, meter, key, workload)
         if then is not None:
             then(session.client("dynamodb"), engine.endpoint, result)

@@ -50,9 +50,9 @@ class RetryPolicy:
     """Retries of a transaction cancelled by contention, inside the invocation: full-jitter
     exponential backoff, at most ``attempts`` times and never past the invocation's deadline."""
 
-    attempts: int = 6
+    attempts: int = 10
     base_seconds: float = 0.025
-    cap_seconds: float = 0.8
+    cap_seconds: float = 1.0
 
     def delay(self, retry: int) -> float:
         return random.uniform(0, min(self.cap_seconds, self.base_seconds * 2**retry))  # noqa: S311 - jitter

@@ -24,6 +24,7 @@ from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from sensor_digest import ingest, summary
 from sensor_digest.config import DeliveryMode, IngestSettings, SummarySettings
 from sensor_digest.dead_letters import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
+from sensor_digest_emulators.conflicts import ConflictEmulator
 from sensor_digest_emulators.dynamodb_local import create_tables, running_engine
 from sensor_digest_emulators.faults import FaultInjector
 from sensor_digest_emulators.metering import RequestMeter
@@ -86,6 +87,7 @@ class LocalPipeline:
         self._threads: list[threading.Thread] = []
         self.meter = RequestMeter()
         self.faults = FaultInjector(rate=options.fault_rate, seed=options.seed)
+        self.conflicts = ConflictEmulator()
         self.errors: list[BaseException] = []
         self.broker: LocalSqsBroker | None = None
 
@@ -100,6 +102,7 @@ class LocalPipeline:
         # The services' clients come from a session of this pipeline: meter it and inject faults there.
         self.session = LocalSession({"dynamodb": engine.endpoint, "sqs": sqs_endpoint})
         self.meter.install(self.session)
+        self.conflicts.install(self.session)  # DynamoDB's TransactionConflict, which DynamoDB Local lacks
         self.faults.install(self.session)
         if self.broker is not None:
             self.broker.install(self.session)
