@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from sensor_digest import layout
@@ -40,19 +41,22 @@ def by_sensor(counts: dict[tuple[int, str], int]) -> dict[int, dict[str, int]]:
     return out
 
 
-def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) -> list[tuple[str, int]]:
-    """A sensor's day counts from ``first`` to ``last`` (inclusive), by date."""
-    out: list[tuple[str, int]] = []
-    paginator = client.get_paginator("query")
-    for page in paginator.paginate(
+def _sensor_items(client: Any, table: str, sensor_id: int, low: str, high: str) -> Iterator[dict[str, Any]]:
+    """A sensor's items whose sort key lies between ``low`` and ``high`` (inclusive): one ``Query``."""
+    for page in client.get_paginator("query").paginate(
         TableName=table,
         KeyConditionExpression="#s = :s AND #d BETWEEN :a AND :b",
         ExpressionAttributeNames={"#s": layout.SENSOR_ID, "#d": layout.DATE},
-        ExpressionAttributeValues={":s": {"N": str(sensor_id)}, ":a": {"S": first}, ":b": {"S": last}},
+        ExpressionAttributeValues={":s": {"N": str(sensor_id)}, ":a": {"S": low}, ":b": {"S": high}},
         ConsistentRead=True,
     ):
-        out.extend((day, count) for _, day, count in filter(None, map(layout.day_count_of_item, page["Items"])))
-    return out
+        yield from page["Items"]
+
+
+def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) -> list[tuple[str, int]]:
+    """A sensor's day counts from ``first`` to ``last`` (inclusive), by date."""
+    items = _sensor_items(client, table, sensor_id, first, last)
+    return [(day, count) for _, day, count in filter(None, map(layout.day_count_of_item, items))]
 
 
 def summary_months(
@@ -60,20 +64,13 @@ def summary_months(
 ) -> dict[str, dict[str, int]]:
     """A sensor's summary items from month ``first`` to ``last`` (``YYYY-MM``, inclusive; all when
     absent), by month: one ``Query`` on the sensor, its sort keys ``SUMMARY#...``."""
-    low = layout.summary_key(sensor_id, first or "0000-00")[layout.DATE]
-    high = layout.summary_key(sensor_id, last or "9999-99")[layout.DATE]
+    low = layout.summary_key(sensor_id, first or "0000-00")[layout.DATE]["S"]
+    high = layout.summary_key(sensor_id, last or "9999-99")[layout.DATE]["S"]
     out: dict[str, dict[str, int]] = {}
-    for page in client.get_paginator("query").paginate(
-        TableName=table,
-        KeyConditionExpression="#s = :s AND #d BETWEEN :a AND :b",
-        ExpressionAttributeNames={"#s": layout.SENSOR_ID, "#d": layout.DATE},
-        ExpressionAttributeValues={":s": {"N": str(sensor_id)}, ":a": low, ":b": high},
-        ConsistentRead=True,
-    ):
-        for item in page["Items"]:
-            daily = layout.daily_counts_of_item(item)
-            if daily is not None:
-                out[layout.summary_month_of_item(item)] = daily
+    for item in _sensor_items(client, table, sensor_id, low, high):
+        daily = layout.daily_counts_of_item(item)
+        if daily is not None:
+            out[layout.summary_month_of_item(item)] = daily
     return out
 
 
