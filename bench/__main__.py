@@ -29,6 +29,7 @@ from sensor_digest_emulators.dynamodb_local import create_tables, running_engine
 from sensor_digest_emulators.metering import RequestMeter
 from sensor_digest_emulators.session import LocalSession
 from sensor_digest_emulators.stream_reader import StreamReader
+from sensor_digest_local.pipeline import route_service_logs
 from sensor_digest_ops.queries import day_counts
 
 
@@ -164,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     report: dict[str, Any] = {"messages": n, "date": datetime.now(UTC).isoformat(), "results": [], "summary": []}
     meter = RequestMeter()  # installed on each engine's session (run_one)
+    route_service_logs(verbose=False)  # the handlers' warnings (faults, retries) would interleave the tables
 
     def measure_summary(client: Any, endpoint: str, result: dict[str, Any]) -> None:
         report["summary"] = summary_path(client, endpoint, result["table"], meter)
