@@ -97,7 +97,7 @@ def test_send_counts_and_summary_act_on_the_running_local_pipeline(running: Loca
         "cli",
     )
     ddb = running.target.dynamodb()
-    wait_for(lambda: queries.summary_of(ddb, str(running.target.table), 41))
+    wait_for(lambda: queries.summary_months(ddb, str(running.target.table), 41))
     counts = invoke("counts", "--sensor", "41", "--from", "2024-05-01", "--to", "2024-05-02")
     summary = invoke("summary", "--sensor", "41")
 

@@ -20,6 +20,7 @@ from typing import Any
 from botocore.awsrequest import AWSResponse
 
 from sensor_digest import layout
+from sensor_digest_emulators.faults import error_response
 
 KEY_ATTRIBUTES = {name for name, _, _ in layout.DIGEST_KEY_SCHEMA + layout.LEDGER_KEY_SCHEMA}
 _CONTEXT_KEY = "sensor_digest_in_flight"
@@ -35,13 +36,6 @@ def _action_items(params: dict[str, Any]) -> Iterator[str]:
     for action in params.get("TransactItems", []):
         (_, body), *_ = action.items()
         yield _item_id(body["TableName"], body.get("Key") or body.get("Item") or {})
-
-
-def _error(code: str, message: str, reasons: list[dict[str, str]] | None = None) -> tuple[AWSResponse, dict[str, Any]]:
-    parsed: dict[str, Any] = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": 400}}
-    if reasons is not None:
-        parsed["CancellationReasons"] = reasons
-    return AWSResponse(url="emulated", status_code=400, headers={}, raw=None), parsed
 
 
 @dataclass
@@ -76,7 +70,11 @@ class ConflictEmulator:
                     else {"Code": "None"}
                     for b in busy
                 ]
-                return _error("TransactionCanceledException", "Transaction cancelled (emulated conflict)", reasons)
+                return error_response(
+                    "TransactionCanceledException",
+                    "Transaction cancelled (emulated conflict)",
+                    CancellationReasons=reasons,
+                )
             for item in items:
                 self._in_flight[item] = self._in_flight.get(item, 0) + 1
         context[_CONTEXT_KEY] = items
@@ -98,4 +96,4 @@ class ConflictEmulator:
             if item not in self._in_flight:
                 return None
             self.conflicts += 1
-        return _error("TransactionConflictException", "Transaction is ongoing for the item (emulated)")
+        return error_response("TransactionConflictException", "Transaction is ongoing for the item (emulated)")

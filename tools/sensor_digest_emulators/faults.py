@@ -18,6 +18,13 @@ from botocore.awsrequest import AWSResponse
 WRITE_OPERATIONS = ("TransactWriteItems", "UpdateItem", "PutItem")
 
 
+def error_response(code: str, message: str, **extra: Any) -> tuple[AWSResponse, dict[str, Any]]:
+    """What a ``before-call`` hook returns to answer a call with DynamoDB's error, never sending it:
+    botocore raises the ``ClientError`` (``extra``: more of the parsed error body)."""
+    parsed = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": 400}, **extra}
+    return AWSResponse(url="emulated", status_code=400, headers={}, raw=None), parsed
+
+
 @dataclass
 class FaultInjector:
     rate: float
@@ -40,8 +47,4 @@ class FaultInjector:
             if self.rate <= 0 or self._rng.random() >= self.rate:
                 return None
             self.injected += 1
-        parsed = {
-            "Error": {"Code": "ProvisionedThroughputExceededException", "Message": "Rate exceeded (injected)"},
-            "ResponseMetadata": {"HTTPStatusCode": 400},
-        }
-        return AWSResponse(url="injected", status_code=400, headers={}, raw=None), parsed
+        return error_response("ProvisionedThroughputExceededException", "Rate exceeded (injected)")

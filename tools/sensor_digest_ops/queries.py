@@ -72,13 +72,3 @@ def summary_months(
         if daily is not None:
             out[layout.summary_month_of_item(item)] = daily
     return out
-
-
-def summary_of(
-    client: Any, table: str, sensor_id: int, first: str | None = None, last: str | None = None
-) -> dict[str, int] | None:
-    """A sensor's summary (its months merged, by day), or ``None`` when it has none yet."""
-    months = summary_months(client, table, sensor_id, first, last)
-    if not months:
-        return None
-    return {day: n for daily in months.values() for day, n in sorted(daily.items())}
