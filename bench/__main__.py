@@ -1,9 +1,13 @@
-"""``python -m bench [--quick]``: throughput and cost of four counting strategies on DynamoDB Local.
+"""``python -m bench [--quick]``: cost and speed of four counting strategies, as the stack deploys them.
 
-Prints, per workload and strategy: messages per second, DynamoDB requests per message, write
-units per message (from item sizes and DynamoDB's pricing rules), over- and undercount against
-the truth, peak memory, and ratios against (a); then the summary path with and without
-coalescing. Nothing here asserts on speed; ``--quick`` is CI's smoke run.
+Every strategy is a Lambda handler run as the SQS event source runs it with the stack's settings
+(``infra/settings.py``: batch size, maximum concurrency, worker threads, timeout) on a backlog,
+against DynamoDB Local with DynamoDB's transaction conflicts emulated, twice: raw (this machine's
+DynamoDB Local) and under the latency model of a networked DynamoDB
+(``sensor_digest_emulators.latency``). Prints messages per second, requests and write units per
+message (ingest and summary apart), messages listed for a retry, over- and undercount, and ratios
+against (a); then the summary path, the batch-size sweep with its table and plot, and the goals.
+Nothing here asserts on speed; ``--quick`` is CI's smoke run.
 """
 
 from __future__ import annotations
@@ -14,27 +18,69 @@ import os
 import platform
 import time
 import uuid
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import sweep
+from bench.esm import drain
 from bench.meter import PeakRss
 from bench.strategies import STRATEGIES
-from bench.workloads import Workload, backfill, realtime, skewed
-from sensor_digest import layout
-from sensor_digest.stream_filter import DayCount, matches_filter
-from sensor_digest.summary import SummaryService, SummaryWriter
+from bench.workloads import WORKLOADS, Workload, seed_history
+from infra.settings import Settings
+from sensor_digest import layout, summary
+from sensor_digest.config import SummarySettings
+from sensor_digest.stream_filter import matches_filter
 from sensor_digest_emulators.conflicts import ConflictEmulator
 from sensor_digest_emulators.dynamodb_local import create_tables, running_engine
+from sensor_digest_emulators.lambda_events import FakeContext, sqs_record, stream_event
+from sensor_digest_emulators.latency import LatencyModel
 from sensor_digest_emulators.metering import RequestMeter
 from sensor_digest_emulators.session import LocalSession
 from sensor_digest_emulators.stream_reader import StreamReader
-from sensor_digest_local.pipeline import route_service_logs
-from sensor_digest_ops.queries import day_counts
+from sensor_digest_local.pipeline import lambda_handler, route_service_logs
+from sensor_digest_ops.queries import by_sensor, day_counts, scan_all, summaries
+
+DEPLOYED = Settings()
+MODELED = "acd"  # (b) is left out of the modeled pass: three writes per message, its place is clear raw
+B_WORKLOADS = ("W1",)  # and it runs on W1 only, for the same reason
 
 
-def fresh_tables(client: Any, strategy: str, workload: str) -> dict[str, str]:
-    suffix = f"{workload}-{strategy}-{uuid.uuid4().hex[:6]}"
+@dataclass
+class Engine:
+    session: LocalSession
+    endpoint: str
+    meter: RequestMeter
+    conflicts: ConflictEmulator
+    latency: LatencyModel | None
+
+    @property
+    def client(self) -> Any:
+        return self.session.client("dynamodb")
+
+
+@contextmanager
+def engine(*, modeled: bool) -> Iterator[Engine]:
+    """A DynamoDB Local of its own for each run (the engine slows down as its in-memory database
+    grows, which would penalise whichever run came later), metered, with DynamoDB's transaction
+    conflicts, and the latency model when ``modeled``."""
+    with running_engine(None) as local:
+        session = LocalSession({"dynamodb": local.endpoint})
+        meter, conflicts = RequestMeter(), ConflictEmulator()
+        meter.install(session)
+        conflicts.install(session)
+        latency = LatencyModel() if modeled else None
+        if latency:
+            latency.install(session)  # after the conflict emulator: the delay falls inside a transaction's window
+        yield Engine(session, local.endpoint, meter, conflicts, latency)
+
+
+def fresh_tables(client: Any, strategy: str) -> dict[str, str]:
+    suffix = uuid.uuid4().hex[:6]
     names = {"table": f"Bench-{suffix}", "ledger": f"BenchLedger-{suffix}", "idempotency": f"BenchIdem-{suffix}"}
     create_tables(client, names["table"], names["ledger"])
     if strategy == "b":
@@ -47,157 +93,291 @@ def fresh_tables(client: Any, strategy: str, workload: str) -> dict[str, str]:
     return names
 
 
-def run_one(meter: RequestMeter, key: str, workload: Workload, then: Any = None) -> dict[str, Any]:
-    """One strategy on one workload, on a DynamoDB Local of its own: the engine slows down as its
-    in-memory database grows, which would penalise whichever strategy ran later."""
-    with running_engine(None) as engine:
-        session = LocalSession({"dynamodb": engine.endpoint})
-        meter.install(session)
-        ConflictEmulator().install(session)  # DynamoDB's TransactionConflict, which DynamoDB Local lacks
-        result = _measure(session, meter, key, workload)
-        if then is not None:
-            then(session.client("dynamodb"), engine.endpoint, result)
+def run(
+    key: str,
+    workload: Workload,
+    settings: Settings,
+    *,
+    modeled: bool = False,
+    history: bool = False,
+    summary_batches: tuple[int, ...] = (),
+) -> dict[str, Any]:
+    """One strategy on one workload at ``settings``: ingest through the event source, then (for
+    ``summary_batches``) the summary path on the stream the run produced."""
+    label, make = STRATEGIES[key]
+    with engine(modeled=modeled) as e:
+        tables = fresh_tables(e.client, key)
+        baseline: Counter[tuple[int, str]] = Counter()
+        if history:
+            baseline = seed_history(e.client, tables["table"], workload.sensors)
+        reader = StreamReader(e.endpoint, tables["table"], client=e.client) if summary_batches else None
+        if reader:
+            reader.poll()  # the history's own records are not the workload's
+        handler = make(e.session, tables, settings)
+        records = [sqs_record(m) for m in workload.deliveries]
+        requests0, units0 = e.meter.snapshot()
+        cancelled0, added0 = Counter(e.meter.cancelled_units), e.latency.added_seconds if e.latency else 0.0
+        with PeakRss() as memory:
+            drained = drain(
+                handler,
+                records,
+                batch_size=settings.ingest_batch_size,
+                concurrency=settings.ingest_max_concurrency,
+                timeout_s=settings.ingest_timeout_seconds,
+            )
+        requests, units = (a - b for a, b in zip(e.meter.snapshot(), (requests0, units0), strict=True))
+        cancelled = Counter(e.meter.cancelled_units)
+        cancelled.subtract(cancelled0)
+        counts = Counter(day_counts(e.client, tables["table"]))
+        counts.subtract(baseline)
+        n = len(workload.messages)
+        result: dict[str, Any] = {
+            "workload": workload.name,
+            "strategy": key,
+            "label": label,
+            "mode": "model" if modeled else "raw",
+            "history": history,
+            "batch_size": settings.ingest_batch_size,
+            "concurrency": settings.ingest_max_concurrency,
+            "messages": n,
+            "deliveries": len(workload.deliveries),
+            "seconds": drained.seconds,
+            "messages_per_s": n / drained.seconds,
+            "requests_per_message": requests / n,
+            "write_units_per_message": units / n,
+            "cancelled_units_per_message": {cause: units / n for cause, units in cancelled.items() if units},
+            "invocations": drained.invocations,
+            "slowest_invocation_s": drained.slowest_invocation,
+            "listed": drained.listed,
+            "conflicts": e.conflicts.conflicts,
+            "overcount": sum(max(0, c - workload.truth.get(k, 0)) for k, c in counts.items()),
+            "undercount": sum(max(0, t - counts.get(k, 0)) for k, t in workload.truth.items()),
+            "peak_rss_mb": memory.peak / 2**20,
+        }
+        if e.latency:  # the modeled delays alone, as many in flight as the handler keeps: no CPU at all
+            in_flight = settings.ingest_max_concurrency * (settings.ingest_max_workers if key in "cd" else 1)
+            result["latency_bound_msg_per_s"] = n / ((e.latency.added_seconds - added0) / in_flight)
+        if reader:
+            result["summary"] = summary_path(e, reader, tables["table"], settings, summary_batches, n, not history)
         return result
 
 
-def _measure(session: LocalSession, meter: RequestMeter, key: str, workload: Workload) -> dict[str, Any]:
-    label, strategy = STRATEGIES[key]
-    client = session.client("dynamodb")
-    tables = fresh_tables(client, key, workload.name)
-    requests0, units0 = meter.snapshot()
-    with PeakRss() as memory:
-        started = time.perf_counter()
-        strategy(session, tables, workload.deliveries, workload.batch_size)
-        seconds = time.perf_counter() - started
-    requests, units = (a - b for a, b in zip(meter.snapshot(), (requests0, units0), strict=True))
-    counts = day_counts(client, tables["table"])
-    n = len(workload.messages)
-    return {
-        "workload": workload.name,
-        "strategy": key,
-        "label": label,
-        "messages": n,
-        "deliveries": len(workload.deliveries),
-        "seconds": seconds,
-        "messages_per_s": n / seconds,
-        "requests_per_message": requests / n,
-        "write_units_per_message": units / n,
-        "overcount": sum(max(0, c - workload.truth.get(k, 0)) for k, c in counts.items()),
-        "undercount": sum(max(0, t - counts.get(k, 0)) for k, t in workload.truth.items()),
-        "peak_rss_mb": memory.peak / 2**20,
-        "rss_growth_mb": (memory.peak - memory.start) / 2**20,
-        "table": tables["table"],
-    }
-
-
-class UncoalescedSummaryService(SummaryService):
-    """The baseline of the summary's coalescing: one map upsert per stream record."""
-
-    @staticmethod
-    def plan(day_counts: list[tuple[int, DayCount]]) -> list[tuple[int, DayCount]]:
-        return day_counts
-
-
-def summary_path(client: Any, endpoint: str, table: str, meter: RequestMeter) -> list[dict[str, Any]]:
-    records = [r for r in StreamReader(endpoint, table).poll() if matches_filter(r)]
+def summary_path(
+    e: Engine, reader: StreamReader, table: str, settings: Settings, batches: tuple[int, ...], n: int, clear: bool
+) -> list[dict[str, Any]]:
+    """The summary handler on the stream the ingest run produced, in stream batches of each size
+    (the stream read as one shard, in order: the least coalescing a batch can see). ``clear``
+    deletes the summary items between sizes, so each size starts from the same table."""
+    records = [r for r in reader.poll() if matches_filter(r)]
+    handler = lambda_handler(summary.build_service(SummarySettings(table_name=table), e.session))
     out = []
-    for batch_size in (100, 1000):
-        for coalesce in (True, False):
-            for item in client.get_paginator("scan").paginate(TableName=table):
-                for i in item["Items"]:
-                    if layout.is_summary(i):
-                        client.delete_item(TableName=table, Key={k: i[k] for k in (layout.SENSOR_ID, layout.DATE)})
-            kind = SummaryService if coalesce else UncoalescedSummaryService
-            service = kind(writer=SummaryWriter(table_name=table, client=client))
-            requests0, _ = meter.snapshot()
-            started = time.perf_counter()
-            for start in range(0, len(records), batch_size):
-                service.process(records[start : start + batch_size])
-            seconds = time.perf_counter() - started
-            requests = meter.snapshot()[0] - requests0
-            out.append(
-                {
-                    "batch_size": batch_size,
-                    "coalesce": coalesce,
-                    "records": len(records),
-                    "records_per_s": len(records) / seconds,
-                    "writes_per_record": requests / len(records),
-                }
-            )
+    for size in batches:
+        if clear:
+            for item in scan_all(e.client, table):
+                if layout.is_summary(item):
+                    e.client.delete_item(TableName=table, Key={k: item[k] for k in (layout.SENSOR_ID, layout.DATE)})
+        requests0, units0 = e.meter.snapshot()
+        started, failures = time.perf_counter(), 0
+        for start in range(0, len(records), size):
+            event = stream_event(records[start : start + size], reader.stream_arn)
+            response = handler(event, FakeContext(timeout_ms=settings.summary_timeout_seconds * 1000))
+            failures += len(response["batchItemFailures"])
+        seconds = time.perf_counter() - started
+        requests, units = (a - b for a, b in zip(e.meter.snapshot(), (requests0, units0), strict=True))
+        days = by_sensor(day_counts(e.client, table))
+        out.append(
+            {
+                "batch_size": size,
+                "records": len(records),
+                "records_per_s": len(records) / seconds,
+                "writes_per_record": requests / len(records),
+                "write_units_per_message": units / n,
+                "failures": failures,
+                "exact": summaries(e.client, table) == days,
+            }
+        )
     return out
 
 
 def print_workload(results: list[dict[str, Any]], workload: Workload) -> None:
-    print(
-        f"\n{workload.name} {workload.description}; {len(workload.deliveries):,} deliveries (5% duplicated), "
-        f"batches of {workload.batch_size:,} for (c) and (d)"
-    )
     base = next((r for r in results if r["strategy"] == "a"), results[0])
     header = (
-        f"{'strategy':44} {'msg/s':>8} {'req/msg':>8} {'WCU/msg':>8} {'over':>6} {'under':>6} "
-        f"{'peak MB':>8} {'x msg/s':>8} {'x req':>7} {'x WCU':>7}"
+        f"{'strategy':40} {'mode':>5} {'msg/s':>7} {'req/msg':>7} {'WCU/msg':>7} {'listed':>6} "
+        f"{'confl':>6} {'over':>6} {'under':>5} {'MB':>4} {'x msg/s':>7} {'x req':>6} {'x WCU':>6}"
     )
+    print(f"\n{workload.name} {workload.description}; {len(workload.deliveries):,} deliveries (5% duplicated)")
     print(header)
     print("-" * len(header))
     for r in results:
+        same_mode = next((b for b in results if b["strategy"] == base["strategy"] and b["mode"] == r["mode"]), base)
         print(
-            f"{r['label']:44} {r['messages_per_s']:8.0f} {r['requests_per_message']:8.3f} "
-            f"{r['write_units_per_message']:8.3f} {r['overcount']:6d} {r['undercount']:6d} {r['peak_rss_mb']:8.0f} "
-            f"{r['messages_per_s'] / base['messages_per_s']:8.2f} "
-            f"{r['requests_per_message'] / base['requests_per_message']:7.3f} "
-            f"{r['write_units_per_message'] / base['write_units_per_message']:7.3f}"
+            f"{r['label']:40} {r['mode']:>5} {r['messages_per_s']:7.0f} {r['requests_per_message']:7.3f} "
+            f"{r['write_units_per_message']:7.3f} {r['listed']:6d} {r['conflicts']:6d} {r['overcount']:6d} "
+            f"{r['undercount']:5d} {r['peak_rss_mb']:4.0f} "
+            f"{r['messages_per_s'] / same_mode['messages_per_s']:7.2f} "
+            f"{r['requests_per_message'] / same_mode['requests_per_message']:6.3f} "
+            f"{r['write_units_per_message'] / same_mode['write_units_per_message']:6.3f}"
         )
+    for r in results:
+        notes = []
+        if r["cancelled_units_per_message"]:
+            causes = ", ".join(f"{c} {u:.3f}" for c, u in sorted(r["cancelled_units_per_message"].items()))
+            notes.append(f"WCU/msg of cancelled transactions: {causes}")
+        if "latency_bound_msg_per_s" in r:
+            notes.append(f"latency-bound estimate {r['latency_bound_msg_per_s']:,.0f} msg/s")
+        if notes:
+            print(f"  {r['label'][:3]} {r['mode']}: " + "; ".join(notes))
+
+
+def print_summary(result: dict[str, Any], title: str) -> None:
+    print(f"\nsummary path, {title}: {result['summary'][0]['records']:,} stream records")
+    for s in result["summary"]:
+        total = result["write_units_per_message"] + s["write_units_per_message"]
+        print(
+            f"  stream batch {s['batch_size']:>5}: {s['writes_per_record']:.3f} writes per record, "
+            f"{s['write_units_per_message']:.3f} WCU per message (ingest + summary {total:.3f}), "
+            f"{s['records_per_s']:,.0f} records/s, {s['failures']} failures, "
+            f"{'exact' if s['exact'] else 'NOT EXACT'}"
+        )
+
+
+def goals(report: dict[str, Any], settings: Settings) -> list[tuple[str, str, bool]]:
+    """(goal, measured, met) at the stack's defaults, W1, under the latency model."""
+    by = {(r["workload"], r["strategy"], r["mode"], r["history"]): r for r in report["results"]}
+    out: list[tuple[str, str, bool]] = []
+    exact = [r for r in report["results"] if r["strategy"] == "c"]
+    out.append(
+        (
+            "(c) exact on every workload",
+            ", ".join(f"{r['workload']} {r['mode']}: {r['overcount']}/{r['undercount']}" for r in exact),
+            all(r["overcount"] == r["undercount"] == 0 for r in exact),
+        )
+    )
+    a, c = by.get(("W1", "a", "model", False)), by.get(("W1", "c", "model", False))
+    if a and c:
+        ratio = c["messages_per_s"] / a["messages_per_s"]
+        out.append(("(c) >= 5x (a) messages/s, latency model", f"{ratio:.2f}x", ratio >= 5))
+    if c:
+        out.append(
+            ("(c) <= 0.30 requests per message", f"{c['requests_per_message']:.3f}", c["requests_per_message"] <= 0.30)
+        )
+        out.append(
+            (
+                "(c) <= 2.6 WCU per message in ingest",
+                f"{c['write_units_per_message']:.3f}",
+                c["write_units_per_message"] <= 2.6,
+            )
+        )
+    aged = by.get(("W1", "c", "raw", True))
+    if aged and aged.get("summary"):
+        s = next(s for s in aged["summary"] if s["batch_size"] == settings.summary_batch_size)
+        total = aged["write_units_per_message"] + s["write_units_per_message"]
+        out.append(
+            (
+                "(c) <= 3.5 WCU per message, ingest + summary, a year of history",
+                f"{aged['write_units_per_message']:.3f} + {s['write_units_per_message']:.3f} = {total:.3f}",
+                total <= 3.5 and s["exact"],
+            )
+        )
+    hot = [r for r in report["results"] if r["workload"] == "W4" and r["strategy"] == "c"]
+    if hot:
+        out.append(
+            (
+                "W4: exact, no message listed for a conflict",
+                "; ".join(
+                    f"{r['mode']}: {r['conflicts']} conflicts, {r['listed']} listed, "
+                    f"{r['overcount']}/{r['undercount']} over/under"
+                    for r in hot
+                ),
+                all(r["listed"] == 0 and r["overcount"] == r["undercount"] == 0 for r in hot),
+            )
+        )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="500 messages per workload: CI's smoke run")
+    parser.add_argument(
+        "--quick", action="store_true", help="CI's smoke run: 1,000 messages of W1 and W4, a short sweep"
+    )
     parser.add_argument("--messages", type=int, default=20_000, help="messages per workload (default 20,000)")
-    parser.add_argument("--workloads", default="W1,W2,W3")
+    parser.add_argument("--workloads", default="W1,W2,W3,W4")
     parser.add_argument("--strategies", default="a,b,c,d")
+    parser.add_argument("--modes", default="raw,model", help="raw (DynamoDB Local as is), model (latency model)")
+    parser.add_argument("--no-sweep", action="store_true", help="skip the batch-size sweep")
+    parser.add_argument("--only-sweep", action="store_true", help="the batch-size sweep alone")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a stack setting other than the default (a context key, e.g. ingestBatchSize=100), printed",
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "latest.json")
     args = parser.parse_args(argv)
-    n = 500 if args.quick else args.messages
-    makers = {"W1": realtime, "W2": skewed, "W3": backfill}
+    n = 1_000 if args.quick else args.messages
+    if args.quick:
+        args.workloads = "W1,W4"
+    overrides = dict(item.split("=", 1) for item in args.set)
+    settings = Settings.from_context(overrides.get) if overrides else DEPLOYED
     print(
         f"SensorDigest benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}, DynamoDB Local; {n:,} messages per workload"
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, DynamoDB Local; {n:,} messages per workload; "
+        f"as deployed: batches of {settings.ingest_batch_size:,}, {settings.ingest_max_concurrency} invocations "
+        f"at once, {settings.ingest_max_workers} workers each, stream batches of {settings.summary_batch_size:,}"
     )
-    report: dict[str, Any] = {"messages": n, "date": datetime.now(UTC).isoformat(), "results": [], "summary": []}
-    meter = RequestMeter()  # installed on each engine's session (run_one)
-    route_service_logs(verbose=False)  # the handlers' warnings (faults, retries) would interleave the tables
-
-    def measure_summary(client: Any, endpoint: str, result: dict[str, Any]) -> None:
-        report["summary"] = summary_path(client, endpoint, result["table"], meter)
-
-    for name in args.workloads.split(","):
-        workload = makers[name](n)
+    if overrides:
+        print(f"NOT THE DEFAULTS: {', '.join(args.set)}")
+    report: dict[str, Any] = {"messages": n, "date": datetime.now(UTC).isoformat(), "overrides": overrides}
+    report["results"] = []
+    report["settings"] = {
+        k: getattr(settings, k)
+        for k in (
+            "ingest_batch_size",
+            "ingest_batching_window_seconds",
+            "ingest_max_concurrency",
+            "ingest_max_workers",
+            "summary_batch_size",
+            "summary_batching_window_seconds",
+        )
+    }
+    route_service_logs(verbose=False)  # the handlers' warnings (conflicts, retries) would interleave the tables
+    summary_sizes = tuple(sorted({100, 1_000, settings.summary_batch_size}))
+    for name in [] if args.only_sweep else args.workloads.split(","):
+        workload = WORKLOADS[name](n)
         results = []
-        for key in args.strategies.split(","):
-            then = measure_summary if (name == "W1" and key == "c") else None
-            results.append(run_one(meter, key, workload, then))
+        for mode in args.modes.split(","):
+            for key in args.strategies.split(","):
+                if (key == "b" and name not in B_WORKLOADS) or (mode == "model" and key not in MODELED):
+                    continue
+                young_summary = summary_sizes if (name, key, mode) == ("W1", "c", "raw") else ()
+                results.append(run(key, workload, settings, modeled=mode == "model", summary_batches=young_summary))
         print_workload(results, workload)
         report["results"] += results
-    if report["summary"]:
-        print("\nsummary path on the stream of W1 (c): per stream batch, coalesced per sensor-day or not")
-        for s in report["summary"]:
+        if name == "W1" and "c" in args.strategies and "raw" in args.modes:
+            young = next(r for r in results if r["strategy"] == "c" and r["mode"] == "raw")
+            print_summary(young, "W1 (c), young sensors (no history)")
+            aged = run("c", workload, settings, history=True, summary_batches=(settings.summary_batch_size,))
+            report["results"].append(aged)
             print(
-                f"  batch {s['batch_size']:>5}, coalesce {'on ' if s['coalesce'] else 'off'}: "
-                f"{s['records']:,} records, {s['records_per_s']:8.0f} records/s, "
-                f"{s['writes_per_record']:.3f} writes per record"
+                f"\nW1 (c) with a year of history per sensor: {aged['write_units_per_message']:.3f} WCU and "
+                f"{aged['requests_per_message']:.3f} requests per message in ingest, "
+                f"{aged['overcount']}/{aged['undercount']} over/under"
             )
-    w1 = {r["strategy"]: r for r in report["results"] if r["workload"] == "W1"}
-    if {"a", "c", "d"} <= set(w1):
-        c, a, d = w1["c"], w1["a"], w1["d"]
-        exact_everywhere = all(
-            r["overcount"] == r["undercount"] == 0 for r in report["results"] if r["strategy"] == "c"
+            print_summary(aged, "W1 (c), a year of history per sensor")
+    if not args.no_sweep:
+        report["sweep"] = sweep.run_sweep(
+            run,
+            settings,
+            quick=args.quick,
+            plot=None if args.quick else Path(__file__).parent.parent / "docs" / "batching.svg",
         )
-        print("\ngoals (W1):")
-        print(f"  (c) exact on every workload:           {'met' if exact_everywhere else 'MISSED'}")
-        print(f"  (c) >= 5x (a) messages/s:              {c['messages_per_s'] / a['messages_per_s']:.2f}x")
-        print(f"  (c) <= 0.25 requests per message:      {c['requests_per_message']:.3f}")
-        print(f"  (c) <= 2.3 write units per message:    {c['write_units_per_message']:.3f}")
-        print(f"  (d) <= 0.25 write units per message:   {d['write_units_per_message']:.3f}")
+    met = goals(report, settings)
+    if met:
+        print("\ngoals (W1 unless named; at the stack's defaults; speed under the latency model):")
+        for goal, measured, ok in met:
+            print(f"  {goal:64} {measured}: {'met' if ok else 'MISSED'}")
+    report["goals"] = [{"goal": g, "measured": m, "met": ok} for g, m, ok in met]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
     print(f"\nresults: {args.out}")

@@ -1,8 +1,9 @@
-"""The four strategies, all on the same DynamoDB Local and the same workload.
+"""The four strategies, each a Lambda handler the benchmark runs as the event source would.
 
-(a) the blog's flow: one update -> insert -> update per message, no ledger, one at a time;
-(b) Powertools idempotency (its DynamoDB persistence layer) around that same per-message update;
-(c) this project's ingest handler, exactly-once; (d) the same handler, at-least-once.
+(a) the blog's flow: a handler that writes its batch one message at a time, one update -> insert
+-> update per message, no ledger; (b) Powertools idempotency (its DynamoDB persistence layer)
+around that same per-message update; (c) this project's ingest handler, exactly-once; (d) the
+same handler, at-least-once. Every one gets the deployed batch size and concurrency.
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ from zoneinfo import ZoneInfo
 from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
 from botocore.exceptions import ClientError
 
+from bench.esm import Handler
+from infra.settings import Settings
 from sensor_digest import ingest, layout
 from sensor_digest.config import DeliveryMode, IngestSettings
 from sensor_digest.messages import SensorMessage, read_pending
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event, sqs_record
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage
 from sensor_digest_local.pipeline import lambda_handler
 
 UTC = ZoneInfo("UTC")
 UNUSED_DLQ = "https://sqs.us-east-1.amazonaws.com/000000000000/unused"
-Strategy = Callable[[Any, dict[str, str], list[QueuedMessage], int], None]
+StrategyFactory = Callable[[Any, dict[str, str], Settings], Handler]
 
 
 def _parsed(message: QueuedMessage) -> SensorMessage:
@@ -70,19 +73,37 @@ def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
     )
 
 
-def blog(session: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int) -> None:
+def _per_message(count: Callable[[QueuedMessage], None]) -> Handler:
+    """A Lambda handler that counts its batch one message at a time, as the blog's function does,
+    listing a message whose write failed."""
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        failures = []
+        for record in event["Records"]:
+            message = QueuedMessage(
+                body=record["body"],
+                message_id=record["messageId"],
+                sent_timestamp_ms=int(record["attributes"]["SentTimestamp"]),
+            )
+            try:
+                count(message)
+            except ClientError:
+                failures.append({"itemIdentifier": record["messageId"]})
+        return {"batchItemFailures": failures}
+
+    return handler
+
+
+def blog(session: Any, tables: dict[str, str], settings: Settings) -> Handler:
     client = session.client("dynamodb")
-    for message in deliveries:
-        blog_update(client, tables["table"], _parsed(message))
+    return _per_message(lambda message: blog_update(client, tables["table"], _parsed(message)))
 
 
-def powertools_idempotency(
-    session: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int
-) -> None:
+def powertools_idempotency(session: Any, tables: dict[str, str], settings: Settings) -> Handler:
     client = session.client("dynamodb")
     layer = DynamoDBPersistenceLayer(table_name=tables["idempotency"], boto3_client=client)
     config = IdempotencyConfig(event_key_jmespath="[sensor_id, event_id]", expires_after_seconds=29 * 86400)
-    config.register_lambda_context(FakeContext())  # as the handler would; sets the in-progress expiry
+    config.register_lambda_context(FakeContext(timeout_ms=settings.ingest_timeout_seconds * 1000))
 
     @idempotent_function(data_keyword_argument="message", config=config, persistence_store=layer)
     def count(message: dict[str, Any]) -> dict[str, bool]:
@@ -92,7 +113,7 @@ def powertools_idempotency(
         blog_update(client, tables["table"], _parsed(original))
         return {"counted": True}
 
-    for message in deliveries:
+    def one(message: QueuedMessage) -> None:
         parsed = _parsed(message)
         count(
             message={
@@ -104,32 +125,28 @@ def powertools_idempotency(
             }
         )
 
+    return _per_message(one)
 
-def _handler_strategy(mode: DeliveryMode) -> Strategy:
-    def run(session: Any, tables: dict[str, str], deliveries: list[QueuedMessage], batch_size: int) -> None:
-        settings = IngestSettings(
+
+def _ingest_handler(mode: DeliveryMode) -> StrategyFactory:
+    def make(session: Any, tables: dict[str, str], settings: Settings) -> Handler:
+        ingest_settings = IngestSettings(
             table_name=tables["table"],
             ledger_table_name=tables["ledger"],
             dlq_url=UNUSED_DLQ,  # the workloads hold no poison
             timezone=UTC,
             delivery_mode=mode,
+            max_workers=settings.ingest_max_workers,
+            marker_ttl_seconds=settings.marker_ttl_seconds,
         )
-        handler = lambda_handler(ingest.build_service(settings, session))
-        queue = [sqs_record(m) for m in deliveries]
-        while queue:
-            batch, queue = queue[:batch_size], queue[batch_size:]
-            response = handler({"Records": batch}, FakeContext())
-            failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}
-            queue += [r for r in batch if r["messageId"] in failed]
+        return lambda_handler(ingest.build_service(ingest_settings, session))
 
-    return run
+    return make
 
 
-STRATEGIES: dict[str, tuple[str, Strategy]] = {
+STRATEGIES: dict[str, tuple[str, StrategyFactory]] = {
     "a": ("(a) blog: per message, no ledger", blog),
     "b": ("(b) Powertools idempotency, per message", powertools_idempotency),
-    "c": ("(c) SensorDigest exactly-once", _handler_strategy(DeliveryMode.EXACTLY_ONCE)),
-    "d": ("(d) SensorDigest at-least-once", _handler_strategy(DeliveryMode.AT_LEAST_ONCE)),
+    "c": ("(c) SensorDigest exactly-once", _ingest_handler(DeliveryMode.EXACTLY_ONCE)),
+    "d": ("(d) SensorDigest at-least-once", _ingest_handler(DeliveryMode.AT_LEAST_ONCE)),
 }
-
-__all__ = ["STRATEGIES", "sqs_event"]

@@ -1,17 +1,25 @@
-"""The benchmark workloads (issue 6), each with 5% of deliveries duplicated, and their truth."""
+"""The benchmark workloads, each with 5% of deliveries duplicated, and their truth.
+
+W1-W3 are issue 6's; W4 (a hot sensor) is issue 14's. ``shape`` builds the traffic shapes of the
+batch-size sweep, and ``seed_history`` gives every sensor of a workload a year of day and
+summary items before it runs.
+"""
 
 from __future__ import annotations
 
 import random
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
 from itertools import accumulate
+from typing import Any
 
+from sensor_digest import layout
 from sensor_digest_emulators.lambda_events import QueuedMessage
 from sensor_digest_local.traffic import reports
 
-DAY = date(2024, 5, 1)
+DAY = date(2024, 5, 31)  # the last day of a month: with a year of history, its month item is full
+TODAY, YESTERDAY = DAY.isoformat(), (DAY - timedelta(days=1)).isoformat()
 
 
 @dataclass
@@ -21,7 +29,10 @@ class Workload:
     messages: list[QueuedMessage]
     deliveries: list[QueuedMessage]
     truth: Counter[tuple[int, str]]
-    batch_size: int = 1000
+
+    @property
+    def sensors(self) -> set[int]:
+        return {sensor for sensor, _ in self.truth}
 
 
 def _build(name: str, description: str, picks: list[tuple[int, str]], seed: int) -> Workload:
@@ -35,19 +46,20 @@ def _build(name: str, description: str, picks: list[tuple[int, str]], seed: int)
     return Workload(name, description, messages, deliveries, truth)
 
 
+def _today_mostly(rng: random.Random, sensor: int) -> tuple[int, str]:
+    return sensor, YESTERDAY if rng.random() < 0.02 else TODAY
+
+
 def realtime(n: int, seed: int = 1) -> Workload:
     rng = random.Random(seed)
-    today, yesterday = DAY.isoformat(), (DAY - timedelta(days=1)).isoformat()
-    picks = [(rng.randrange(200), yesterday if rng.random() < 0.02 else today) for _ in range(n)]
+    picks = [_today_mostly(rng, rng.randrange(200)) for _ in range(n)]
     return _build("W1", f"real time: {n:,} messages, 200 sensors, one day (2% late)", picks, seed)
 
 
 def skewed(n: int, seed: int = 2) -> Workload:
     rng = random.Random(seed)
     weights = list(accumulate(1 / (k**1.2) for k in range(1, 1001)))
-    today, yesterday = DAY.isoformat(), (DAY - timedelta(days=1)).isoformat()
-    sensors = rng.choices(range(1000), cum_weights=weights, k=n)
-    picks = [(s, yesterday if rng.random() < 0.02 else today) for s in sensors]
+    picks = [_today_mostly(rng, s) for s in rng.choices(range(1000), cum_weights=weights, k=n)]
     return _build("W2", f"skewed: {n:,} messages, Zipf(1.2) over 1,000 sensors", picks, seed)
 
 
@@ -56,3 +68,46 @@ def backfill(n: int, seed: int = 3) -> Workload:
     days = [(DAY - timedelta(days=d)).isoformat() for d in range(30)]
     picks = [(rng.randrange(200), rng.choice(days)) for _ in range(n)]
     return _build("W3", f"backfill: {n:,} messages, 200 sensors, 30 days", picks, seed)
+
+
+def hot_sensor(n: int, seed: int = 4) -> Workload:
+    """Half of all traffic on one sensor-day, spread through the queue, so every concurrent
+    invocation writes to that one day item; the other half as W1."""
+    rng = random.Random(seed)
+    picks = [(0, TODAY) if rng.random() < 0.5 else _today_mostly(rng, 1 + rng.randrange(200)) for _ in range(n)]
+    return _build("W4", f"hot sensor: {n:,} messages, half on one sensor-day, the rest as W1", picks, seed)
+
+
+WORKLOADS = {"W1": realtime, "W2": skewed, "W3": backfill, "W4": hot_sensor}
+
+
+def shape(sensors: int, n: int, seed: int = 5) -> Workload:
+    """The sweep's traffic: ``n`` messages spread evenly over ``sensors`` sensors, one day (2% late)."""
+    rng = random.Random(seed)
+    picks = [_today_mostly(rng, rng.randrange(sensors)) for _ in range(n)]
+    return _build(f"S{sensors}", f"{sensors:,} sensors", picks, seed)
+
+
+def seed_history(
+    client: Any, table: str, sensors: set[int], days: int = 365, seed: int = 6
+) -> Counter[tuple[int, str]]:
+    """A year of history before ``DAY`` for each sensor: its day items and its month summary
+    items, written directly (not metered as the workload's). Returns the day counts it wrote,
+    which the workload's own counts come on top of."""
+    rng = random.Random(seed)
+    items: list[dict[str, Any]] = []
+    written: Counter[tuple[int, str]] = Counter()
+    for sensor in sorted(sensors):
+        months: dict[str, dict[str, int]] = defaultdict(dict)
+        for back in range(1, days + 1):
+            day = (DAY - timedelta(days=back)).isoformat()
+            count = rng.randint(50, 5_000_000)
+            items.append(layout.day_item(sensor, day, count))
+            written[(sensor, day)] = count
+            months[layout.month_of(day)][day] = count
+        items += [layout.summary_item(sensor, month, counts) for month, counts in months.items()]
+    for start in range(0, len(items), 25):
+        request = {table: [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]}
+        while request:
+            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+    return written

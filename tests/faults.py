@@ -123,14 +123,21 @@ def touches_sensor(kwargs: dict[str, Any], sensor_id: int) -> bool:
 
 
 class PauseAfterFirstCall:
-    """Holds each thread after its first ``operation`` call until ``barrier`` has every thread there:
-    a deterministic race (both writers read the same state before either writes)."""
+    """Holds each thread after its first ``operation`` call (or before it, ``before=True``) until
+    ``barrier`` has every thread there: a deterministic race (both writers read the same state
+    before either writes)."""
 
-    def __init__(self, inner: Any, barrier: threading.Barrier, operation: str) -> None:
+    def __init__(self, inner: Any, barrier: threading.Barrier, operation: str, *, before: bool = False) -> None:
         self.inner = inner
         self.barrier = barrier
         self.operation = operation
+        self.before = before
         self.local = threading.local()
+
+    def _pause_once(self) -> None:
+        if not getattr(self.local, "paused", False):
+            self.local.paused = True
+            self.barrier.wait()
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self.inner, name)
@@ -138,11 +145,11 @@ class PauseAfterFirstCall:
             return target
 
         def call(**kwargs: Any) -> Any:
+            if self.before:
+                self._pause_once()
             try:
                 return target(**kwargs)
             finally:
-                if not getattr(self.local, "paused", False):
-                    self.local.paused = True
-                    self.barrier.wait()
+                self._pause_once()
 
         return call

@@ -14,13 +14,23 @@ action order): a marker that already exists is a duplicate, dropped from the gro
 or present day item moves to the next step; anything retryable ends the group as a failure.
 
 ``at-least-once``: the same three steps as plain ``UpdateItem``/``PutItem`` calls, no markers.
+
+Before any write, ``lookup`` reads what the batch needs to know (eventually consistent
+``BatchGetItem``s, half a read unit per key): the markers that exist already (those messages are
+duplicates, and need no transaction to find out), and the day items that do not exist yet, which
+start at step 2: step 1 on a missing day item is a cancelled transaction, charged for every one
+of its markers. Day items this container wrote or saw are remembered (``KnownDays``), so a
+sensor-day is read once per container, not once per batch. A stale read costs only the write it
+would have saved; correctness rests on the writes' conditions alone.
 """
 
 from __future__ import annotations
 
 import random
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -35,6 +45,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MAX_TRANSACTION_ACTIONS = 100
+KNOWN_DAYS_KEPT = 100_000  # sensor-days remembered per container as existing (about 15 MB at most)
 MARKERS_PER_TRANSACTION = MAX_TRANSACTION_ACTIONS - 1  # one action is the count change
 
 
@@ -47,15 +58,21 @@ STEP_LABELS = {
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retries of a transaction cancelled by contention, inside the invocation: full-jitter
-    exponential backoff, at most ``attempts`` times and never past the invocation's deadline."""
+    """Retries of a transaction cancelled by contention, inside the invocation: jittered
+    exponential backoff, at most ``attempts`` times and never past the invocation's deadline.
+
+    The transaction that won holds its items for about as long as ours took to be refused, so the
+    backoff starts from that duration (``floor``) when it is longer than ``base_seconds``, and
+    waits between half and all of its span: a retry sooner than that would only meet the same
+    transaction again, and every cancelled attempt is charged."""
 
     attempts: int = 10
     base_seconds: float = 0.025
     cap_seconds: float = 1.0
 
-    def delay(self, retry: int) -> float:
-        return random.uniform(0, min(self.cap_seconds, self.base_seconds * 2**retry))  # noqa: S311 - jitter
+    def delay(self, retry: int, floor: float = 0.0) -> float:
+        span = min(self.cap_seconds, max(self.base_seconds, floor) * 2**retry)
+        return random.uniform(span / 2, span)  # noqa: S311 - jitter
 
 
 @dataclass
@@ -69,6 +86,38 @@ class GroupOutcome:
     requests: int = 0
     steps: list[str] = field(default_factory=list)
     retries: int = 0
+
+
+@dataclass
+class Lookup:
+    """What the reads before a batch's writes found: ledger keys already counted, sensor-days
+    whose day item does not exist yet, and the requests it took."""
+
+    counted_before: set[str] = field(default_factory=set)
+    missing_days: set[tuple[int, str]] = field(default_factory=set)
+    requests: int = 0
+
+
+class KnownDays:
+    """Sensor-days known to have their day item (day items are never deleted), least recently
+    used forgotten past ``limit``; shared by the threads of a container."""
+
+    def __init__(self, limit: int = KNOWN_DAYS_KEPT) -> None:
+        self._days: OrderedDict[tuple[int, str], None] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def add(self, days: Iterable[tuple[int, str]]) -> None:
+        with self._lock:
+            for day in days:
+                self._days[day] = None
+                self._days.move_to_end(day)
+            while len(self._days) > self._limit:
+                self._days.popitem(last=False)
+
+    def unknown(self, days: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
+        with self._lock:
+            return sorted(d for d in set(days) if d not in self._days)
 
 
 class DayCounter:
@@ -94,24 +143,34 @@ class DayCounter:
         self._clock = clock
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
+        self.known_days = KnownDays()
 
     def count_group(
-        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None = None
+        self,
+        sensor_id: int,
+        day: str,
+        messages: Sequence[SensorMessage],
+        deadline: float | None = None,
+        *,
+        missing: bool = False,
     ) -> GroupOutcome:
         """Count one group; never raises for a write failure (it lands in ``failed``).
 
         ``deadline`` (``time.monotonic()``) bounds the retries of a contended transaction: none is
         started that could not end before it; without one, contention is not retried here.
+        ``missing``: a read found no day item, so the first write starts at the insert.
         """
         outcome = GroupOutcome()
+        first = UpsertStep.CREATE_IF_MISSING if missing else UpsertStep.UPDATE_IF_EXISTS
         if self._mode is DeliveryMode.AT_LEAST_ONCE:
-            self._count_plain(sensor_id, day, messages, outcome)
+            self._count_plain(sensor_id, day, messages, outcome, first)
             return outcome
         leaders, followers = _dedupe_by_marker(messages)
         for start in range(0, len(leaders), MARKERS_PER_TRANSACTION):
             chunk = leaders[start : start + MARKERS_PER_TRANSACTION]
+            step = first if start == 0 else UpsertStep.UPDATE_IF_EXISTS  # the first chunk made the item
             try:
-                self._count_chunk(sensor_id, day, chunk, outcome, deadline)
+                self._count_chunk(sensor_id, day, chunk, outcome, deadline, first=step)
             except TransientFault as fault:
                 outcome.failed.extend(leaders[start:])
                 outcome.reason = fault.reason
@@ -119,21 +178,42 @@ class DayCounter:
         _settle_followers(followers, outcome)
         return outcome
 
-    def known_markers(self, messages: Sequence[SensorMessage]) -> tuple[set[str], int]:
-        """The ledger keys of these messages that are in the ledger already: duplicates, known
-        before any write (``exactly-once`` only). Eventually consistent reads: a marker written a
-        moment ago may be missed, which costs only the transaction that then finds it; correctness
-        rests on the transactions' conditions, never on this read. Also the requests it took."""
-        if self._mode is not DeliveryMode.EXACTLY_ONCE or not messages:
-            return set(), 0
-        keys = [layout.ledger_key(k) for k in sorted({m.ledger_key for m in messages})]
-        items = dynamo.batch_get(self._client, self._ledger, keys, consistent=False, projection=layout.LEDGER_KEY)
-        return {str(item[layout.LEDGER_KEY]["S"]) for item in items}, (len(keys) + 99) // 100
+    def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
+        """Before a batch's writes (see the module's docstring): the ledger keys of these messages
+        already in the ledger (``exactly-once`` only), then the day items of the remaining groups
+        that this container does not know to exist. Eventually consistent: a marker or day item
+        written a moment ago may be missed, which costs only the write that then finds it."""
+        found = Lookup()
+        if self._mode is DeliveryMode.EXACTLY_ONCE and messages:
+            keys = [layout.ledger_key(k) for k in sorted({m.ledger_key for m in messages})]
+            items = dynamo.batch_get(self._client, self._ledger, keys, consistent=False, projection=[layout.LEDGER_KEY])
+            found.counted_before = {str(item[layout.LEDGER_KEY]["S"]) for item in items}
+            found.requests += (len(keys) + 99) // 100
+        days = self.known_days.unknown(
+            (m.sensor_id, m.day) for m in messages if m.ledger_key not in found.counted_before
+        )
+        if days:
+            keys = [layout.day_key(sensor, day) for sensor, day in days]
+            items = dynamo.batch_get(
+                self._client, self._table, keys, consistent=False, projection=[layout.SENSOR_ID, layout.DATE]
+            )
+            present = {(layout.sensor_of_item(item), str(item[layout.DATE]["S"])) for item in items}
+            self.known_days.add(present)
+            found.missing_days = set(days) - present
+            found.requests += (len(keys) + 99) // 100
+        return found
 
     # -- exactly-once ---------------------------------------------------------------------
 
     def _count_chunk(
-        self, sensor_id: int, day: str, chunk: list[SensorMessage], outcome: GroupOutcome, deadline: float | None
+        self,
+        sensor_id: int,
+        day: str,
+        chunk: list[SensorMessage],
+        outcome: GroupOutcome,
+        deadline: float | None,
+        *,
+        first: UpsertStep,
     ) -> None:
         pending = list(chunk)
 
@@ -153,11 +233,13 @@ class DayCounter:
             return Answer.NEXT if codes[0] == dynamo.CONDITIONAL_CHECK_FAILED else Answer.AGAIN
 
         for retry in range(self._retry.attempts + 1):
+            started = time.monotonic()
             try:  # each attempt succeeds, drops at least one duplicate, or advances the step
-                upsert.run(attempt, max_attempts=len(chunk) + 3)
+                upsert.run(attempt, max_attempts=len(chunk) + 3, start=first)
+                self.known_days.add([(sensor_id, day)])
                 return
-            except Contention:  # nothing was written: try again from step 1, if time allows
-                delay = self._retry.delay(retry)
+            except Contention:  # nothing was written: try again, if time allows
+                delay = self._retry.delay(retry, floor=time.monotonic() - started)
                 if deadline is None or retry == self._retry.attempts or time.monotonic() + delay >= deadline:
                     raise
                 outcome.retries += 1
@@ -202,7 +284,9 @@ class DayCounter:
 
     # -- at-least-once --------------------------------------------------------------------
 
-    def _count_plain(self, sensor_id: int, day: str, messages: Sequence[SensorMessage], outcome: GroupOutcome) -> None:
+    def _count_plain(
+        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], outcome: GroupOutcome, first: UpsertStep
+    ) -> None:
         total = sum(m.count for m in messages)
 
         def attempt(step: UpsertStep) -> Answer:
@@ -216,11 +300,12 @@ class DayCounter:
             return Answer.DONE if refused is None else Answer.NEXT
 
         try:
-            upsert.run(attempt, max_attempts=3)
+            upsert.run(attempt, max_attempts=3, start=first)
         except TransientFault as fault:
             outcome.failed.extend(messages)
             outcome.reason = fault.reason
             return
+        self.known_days.add([(sensor_id, day)])
         outcome.counted.extend(messages)
 
 

@@ -11,7 +11,7 @@ What the step logic (counting, summary, registry) needs to decide is returned, n
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -139,7 +139,7 @@ def batch_get(
     keys: list[dict[str, Any]],
     *,
     consistent: bool,
-    projection: str | None = None,
+    projection: Sequence[str] = (),
     attempts: int = 8,
 ) -> list[dict[str, Any]]:
     """The items of these keys that exist: ``BatchGetItem`` by 100 keys, unprocessed keys retried
@@ -149,8 +149,9 @@ def batch_get(
         pending = keys[start : start + 100]
         for attempt in range(attempts):
             request: dict[str, Any] = {"Keys": pending, "ConsistentRead": consistent}
-            if projection is not None:
-                request.update(ProjectionExpression="#k", ExpressionAttributeNames={"#k": projection})
+            if projection:
+                names = {f"#k{i}": name for i, name in enumerate(projection)}
+                request.update(ProjectionExpression=", ".join(names), ExpressionAttributeNames=names)
             response: dict[str, Any] = dict(
                 call("BatchGetItem", partial(client.batch_get_item, RequestItems={table: request}))  # type: ignore[dict-item]
             )

@@ -8,6 +8,7 @@ or failed, and only failed ones are handed back to SQS.
 
 from __future__ import annotations
 
+import random
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,7 +21,7 @@ from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.config import IngestSettings
-from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.counting import DayCounter, GroupOutcome, Lookup
 from sensor_digest.dead_letters import EMPTY_BODY, clip_reason, dead_letter_attributes
 from sensor_digest.dynamo import ClientSource, make_client
 from sensor_digest.errors import RejectedMessage, TransientFault
@@ -151,15 +152,15 @@ class IngestService:
             except Exception:  # a bad profile item must not cost the batch: each sensor is looked up alone
                 LOG.exception("profile prefetch raised; looking sensors up one by one")
         parsed = [m for inbound, pending in reports if (m := self._assign_day(inbound, pending, report)) is not None]
-        known = self._known_markers(parsed, report)
+        found = self._lookup(parsed, report)
         groups: dict[tuple[int, str], list[SensorMessage]] = defaultdict(list)
         for message in parsed:
-            if message.ledger_key in known:  # counted before: no transaction needed to find out
+            if message.ledger_key in found.counted_before:  # no transaction needed to find out
                 report.duplicates += 1
             else:
                 groups[(message.sensor_id, message.day)].append(message)
         report.groups = len(groups)
-        for (sensor_id, day), outcome in self._write(groups, deadline):
+        for (sensor_id, day), outcome in self._write(groups, found.missing_days, deadline):
             report.counted += len(outcome.counted)
             report.duplicates += len(outcome.duplicates)
             report.failed_ids.extend(m.message_id for m in outcome.failed)
@@ -177,18 +178,19 @@ class IngestService:
         report.failed_ids.sort(key=lambda mid: order.get(mid, -1))
         return report
 
-    def _known_markers(self, messages: list[SensorMessage], report: BatchReport) -> set[str]:
-        """Markers already in the ledger (one ``BatchGetItem`` per 100 messages); an optimisation
-        only, so a failed read costs nothing but the wasted transactions it would have saved."""
+    def _lookup(self, messages: list[SensorMessage], report: BatchReport) -> Lookup:
+        """Known markers and missing day items (``DayCounter.lookup``: a ``BatchGetItem`` per 100
+        keys); an optimisation only, so a failed read costs nothing but the wasted writes it
+        would have saved."""
         if not messages:
-            return set()
+            return Lookup()
         try:
-            known, requests = self._counter.known_markers(messages)
+            found = self._counter.lookup(messages)
         except TransientFault as fault:
-            LOG.warning("marker lookup failed; the transactions will find duplicates", reason=fault.reason)
-            return set()
-        report.requests += requests
-        return known
+            LOG.warning("lookup before the writes failed; the writes will find out", reason=fault.reason)
+            return Lookup()
+        report.requests += found.requests
+        return found
 
     def _read(self, inbound: InboundMessage, report: BatchReport) -> PendingMessage | None:
         """Load and validate one body (once); a rejection or any surprise ends with this message alone."""
@@ -240,20 +242,28 @@ class IngestService:
             report.failed_ids.append(inbound.message_id)
 
     def _write(
-        self, groups: dict[tuple[int, str], list[SensorMessage]], deadline: float | None
+        self,
+        groups: dict[tuple[int, str], list[SensorMessage]],
+        missing: set[tuple[int, str]],
+        deadline: float | None,
     ) -> Iterable[tuple[tuple[int, str], GroupOutcome]]:
         if not groups:
             return []
         items = list(groups.items())
+        # in an order of this invocation's own: concurrent invocations of one sensor's traffic
+        # would otherwise all start with its group, and meet on its day item at once
+        random.shuffle(items)
         if len(items) == 1 or self._max_workers == 1:
-            return [(key, self._safe_count(key, msgs, deadline)) for key, msgs in items]
+            return [(key, self._safe_count(key, msgs, key in missing, deadline)) for key, msgs in items]
         with ThreadPoolExecutor(max_workers=min(self._max_workers, len(items))) as pool:
-            futures = [(key, pool.submit(self._safe_count, key, msgs, deadline)) for key, msgs in items]
+            futures = [(key, pool.submit(self._safe_count, key, msgs, key in missing, deadline)) for key, msgs in items]
             return [(key, future.result()) for key, future in futures]
 
-    def _safe_count(self, key: tuple[int, str], messages: list[SensorMessage], deadline: float | None) -> GroupOutcome:
+    def _safe_count(
+        self, key: tuple[int, str], messages: list[SensorMessage], missing: bool, deadline: float | None
+    ) -> GroupOutcome:
         try:
-            return self._counter.count_group(key[0], key[1], messages, deadline)
+            return self._counter.count_group(key[0], key[1], messages, deadline, missing=missing)
         except Exception as exc:  # a bug must fail this group only, never the batch
             LOG.exception("group raised", sensor_id=key[0], day=key[1])
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")

@@ -103,6 +103,12 @@ def day_item(sensor_id: int, day: str, count: int) -> Item:
     return {**day_key(sensor_id, day), DATA_COUNT: {"N": str(count)}}
 
 
+def summary_item(sensor_id: int, month: str, counts: Mapping[str, int]) -> Item:
+    """A month's whole summary item, ``DailyCounts`` holding ``counts`` (day -> count)."""
+    daily = {day: {"N": str(n)} for day, n in counts.items()}
+    return {**summary_key(sensor_id, month), DAILY_COUNTS: {"M": daily}}
+
+
 def is_summary(item: Mapping[str, Any]) -> bool:
     """A month's summary item (``SUMMARY#YYYY-MM``); the legacy single item is not one."""
     return str(item.get(DATE, {}).get("S", "")).startswith(SUMMARY_PREFIX)

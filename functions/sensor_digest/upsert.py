@@ -38,9 +38,13 @@ class Answer(Enum):
     AGAIN = "again"
 
 
-def run(attempt: Callable[[UpsertStep], Answer], *, max_attempts: int) -> None:
-    """Walk the three steps until ``attempt`` is ``DONE``; ``TransientFault`` past ``max_attempts``."""
-    step = UpsertStep.UPDATE_IF_EXISTS
+def run(
+    attempt: Callable[[UpsertStep], Answer], *, max_attempts: int, start: UpsertStep = UpsertStep.UPDATE_IF_EXISTS
+) -> None:
+    """Walk the three steps until ``attempt`` is ``DONE``; ``TransientFault`` past ``max_attempts``.
+    ``start=CREATE_IF_MISSING`` skips step 1 for a target known to be missing (a read said so); if
+    it was created meanwhile, step 2's condition fails and step 3 follows, as after any race."""
+    step = start
     for _ in range(max_attempts):
         answer = attempt(step)
         if answer is Answer.DONE:

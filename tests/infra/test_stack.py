@@ -186,10 +186,10 @@ def test_the_sqs_event_source_reports_item_failures_and_bounds_concurrency(templ
         "AWS::Lambda::EventSourceMapping",
         {
             "EventSourceArn": {"Fn::GetAtt": [Match.string_like_regexp("IngestQueue"), "Arn"]},
-            "BatchSize": 100,
-            "MaximumBatchingWindowInSeconds": 5,
+            "BatchSize": 1000,
+            "MaximumBatchingWindowInSeconds": 20,
             "FunctionResponseTypes": ["ReportBatchItemFailures"],
-            "ScalingConfig": {"MaximumConcurrency": 10},
+            "ScalingConfig": {"MaximumConcurrency": 2},
         },
     )
 
@@ -200,7 +200,8 @@ def test_the_summary_reads_only_day_items_from_the_stream(template: Template) ->
         {
             "EventSourceArn": {"Fn::GetAtt": [Match.any_value(), "StreamArn"]},
             "StartingPosition": "TRIM_HORIZON",
-            "BatchSize": 100,
+            "BatchSize": 1000,
+            "MaximumBatchingWindowInSeconds": 5,
             "BisectBatchOnFunctionError": True,
             "MaximumRetryAttempts": 10,
             "MaximumRecordAgeInSeconds": DAY,
@@ -423,7 +424,7 @@ def test_the_stall_threshold_is_a_setting(synth_with: Callable[..., Any]) -> Non
         "AWS::CloudWatch::Alarm", {"MetricName": "ApproximateAgeOfOldestMessage", "Threshold": 3600}
     )
     with pytest.raises(SettingsError, match="queueAgeAlarmSeconds"):
-        Settings.from_context({"queueAgeAlarmSeconds": "600"}.get)  # under 5 receives x 185 s
+        Settings.from_context({"queueAgeAlarmSeconds": "600"}.get)  # under 5 receives x 200 s
 
 
 def test_the_stack_outputs_what_the_command_line_reads(template: Template) -> None:

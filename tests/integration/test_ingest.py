@@ -42,8 +42,10 @@ class RecordingCounter(DayCounter):
         super().__init__(**kw)
         self._on_group = on_group
 
-    def count_group(self, sensor_id: int, day: str, messages: Any, deadline: float | None = None) -> GroupOutcome:
-        outcome = super().count_group(sensor_id, day, messages, deadline)
+    def count_group(
+        self, sensor_id: int, day: str, messages: Any, deadline: float | None = None, *, missing: bool = False
+    ) -> GroupOutcome:
+        outcome = super().count_group(sensor_id, day, messages, deadline, missing=missing)
         self._on_group(outcome)
         return outcome
 
@@ -74,6 +76,8 @@ def inbound(sensor_id: int, day: str, mid: str | None = None, **extra: Any) -> I
 
 
 def test_first_message_of_a_day_creates_the_item_and_later_ones_update_it(ddb: Any, tables: Tables) -> None:
+    # The lookup before the writes finds no day item, so the first write is the insert (no
+    # cancelled update charged for every marker); the next batch knows the item exists.
     steps: list[list[str]] = []
     service = make_service(ddb, tables, on_group=lambda outcome: steps.append(outcome.steps))
 
@@ -81,16 +85,60 @@ def test_first_message_of_a_day_creates_the_item_and_later_ones_update_it(ddb: A
     second = service.process([inbound(7, "2024-05-01"), inbound(7, "2024-05-01", count=5)])
 
     assert (first.counted, second.counted) == (1, 2)
-    assert steps == [["update", "insert"], ["update"]]
+    assert steps == [["insert"], ["update"]]
+    assert (first.requests, second.requests) == (3, 2)  # markers + day items read, write; markers read, write
     assert day_counts(ddb, tables.table) == {(7, "2024-05-01"): 9}
     markers = scan_all(ddb, tables.ledger)
     assert len(markers) == 3
     assert all(int(m["ExpiresAt"]["N"]) > 0 and m["pk"]["S"].startswith("MSG#7#") for m in markers)
 
 
+def test_a_new_container_reads_an_existing_day_item_once_and_updates_it(ddb: Any, tables: Tables) -> None:
+    make_service(ddb, tables).process([inbound(8, "2024-05-01", count=2)])
+    steps: list[list[str]] = []
+    fresh = make_service(ddb, tables, on_group=lambda outcome: steps.append(outcome.steps))  # knows no day yet
+
+    report = fresh.process([inbound(8, "2024-05-01", count=4)])
+
+    assert steps == [["update"]]
+    assert report.requests == 3  # markers read, day item read (found), the update
+    assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 6}
+
+
+class LookupsRefused:
+    """Delegates to ``inner``, but every ``BatchGetItem`` is throttled past the SDK's retries."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "batch_get_item":
+
+            def refuse(**kwargs: Any) -> Any:
+                raise throttling_error(name)
+
+            return refuse
+        return getattr(self.inner, name)
+
+
+def test_without_the_lookup_the_update_finds_no_item_and_the_insert_follows(ddb: Any, tables: Tables) -> None:
+    # Given reads that fail: the lookup is an optimisation, so the writes must find out alone
+    steps: list[list[str]] = []
+    service = make_service(LookupsRefused(ddb), tables, on_group=lambda outcome: steps.append(outcome.steps))
+    batch = [inbound(9, "2024-05-01", mid="x", count=2), inbound(9, "2024-05-01", mid="y", count=3)]
+
+    first = service.process(batch)
+    again = service.process(batch)  # redelivered: the markers, not the lookup, find the duplicates
+
+    assert (first.counted, first.failed_ids) == (2, [])
+    assert steps[0] == ["update", "insert"]
+    assert (again.counted, again.duplicates, again.failed_ids) == (0, 2, [])
+    assert day_counts(ddb, tables.table) == {(9, "2024-05-01"): 5}
+
+
 def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(ddb: Any, tables: Tables) -> None:
-    # Given two writers that both find the day item missing before either inserts it
-    client = PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), "transact_write_items")
+    # Given two writers whose lookups both find the day item missing before either inserts it
+    client = PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), "transact_write_items", before=True)
     outcomes: list[Any] = []
 
     def writer(count: int) -> None:
@@ -106,7 +154,7 @@ def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(ddb: Any
 
     # Then the sum is exact: one inserted, the other fell back to the plain update (step 3)
     assert day_counts(ddb, tables.table) == {(1, "2024-05-02"): 10}
-    assert sorted(o.steps for o in outcomes) == [["update", "insert"], ["update", "insert", "update-again"]]
+    assert sorted(o.steps for o in outcomes) == [["insert"], ["insert", "update-again"]]
     assert all(len(o.counted) == 1 for o in outcomes)
 
 
@@ -157,8 +205,8 @@ def test_throttling_in_one_group_fails_only_that_groups_messages(ddb: Any, table
 
 
 def test_redelivery_after_a_failed_group_counts_it_exactly_once(ddb: Any, tables: Tables) -> None:
-    # Call 1: TransactionConflict. Call 2: step 1 finds no item. Call 3: the insert commits, then times out.
-    plan = {1: "conflict", 3: "timeout_after"}
+    # Write 1: TransactionConflict. Write 2: the insert (the lookup found no day item) commits, then times out.
+    plan = {1: "conflict", 2: "timeout_after"}
     calls = iter(range(1, 100))
     client = FaultyClient(inner=ddb, rule=lambda op, kw: plan.get(next(calls)))
     service = make_service(client, tables)

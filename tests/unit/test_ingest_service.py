@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sensor_digest import ingest as ingest_module
-from sensor_digest.counting import GroupOutcome
+from sensor_digest.counting import GroupOutcome, Lookup
 from sensor_digest.errors import TransientFault
 from sensor_digest.ingest import InboundMessage, IngestService
 
@@ -22,10 +22,12 @@ class FakeCounter:
         self.failing = failing
         self.exploding = exploding
 
-    def known_markers(self, messages: list[Any]) -> tuple[set[str], int]:
-        return set(), 0
+    def lookup(self, messages: list[Any]) -> Lookup:
+        return Lookup()
 
-    def count_group(self, sensor_id: int, day: str, messages: list[Any], deadline: float | None = None) -> GroupOutcome:
+    def count_group(
+        self, sensor_id: int, day: str, messages: list[Any], deadline: float | None = None, *, missing: bool = False
+    ) -> GroupOutcome:
         if sensor_id in self.exploding:
             raise RuntimeError("bug")
         if sensor_id in self.failing:

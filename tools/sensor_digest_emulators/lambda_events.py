@@ -120,9 +120,10 @@ class FakeContext:
     log_group_name = "/aws/lambda/sensor-digest-local"
     log_stream_name = "local"
 
-    def __init__(self, request_id: str | None = None) -> None:
+    def __init__(self, request_id: str | None = None, timeout_ms: int = 300_000) -> None:
+        """``timeout_ms``: the function's timeout; the remaining time counts down from it, as on Lambda."""
         self.aws_request_id = request_id or str(uuid.uuid4())
+        self._deadline = time.monotonic() + timeout_ms / 1000
 
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 300_000
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))

@@ -1,0 +1,180 @@
+"""The benchmark's instruments: the latency model, the request meter, the backlog event source.
+
+Engine: DynamoDB Local (the meter reads what the engine reports; the latency model's delay is
+measured around real requests). A wrong instrument would print wrong figures in the README.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from bench.esm import drain
+from bench.sweep import batch_fill, batch_lag, interpolate
+from sensor_digest import layout
+from sensor_digest_emulators.conflicts import ConflictEmulator
+from sensor_digest_emulators.latency import LatencyModel
+from sensor_digest_emulators.metering import RequestMeter
+from sensor_digest_emulators.session import LocalSession
+from tests.conftest import Tables
+
+pytestmark = pytest.mark.dynamodb_local
+
+
+def test_the_latency_model_delays_each_request_by_its_kind_and_items(session: LocalSession, tables: Tables) -> None:
+    model = LatencyModel(
+        per_request_ms={"PutItem": 40.0, "TransactWriteItems": 60.0}, per_item_ms={"TransactWriteItems": 10.0}
+    )
+    model.install(session)
+    client = session.client("dynamodb")
+    put = {"TableName": tables.table, "Item": layout.day_item(1, "2024-05-01", 1)}
+    client.put_item(**put)  # a first request pays the connection, not the model
+
+    started = time.perf_counter()
+    client.put_item(**put)
+    single = time.perf_counter() - started
+    started = time.perf_counter()
+    client.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": tables.table, "Item": layout.day_item(s, "2024-05-01", 1)}} for s in (2, 3, 4)
+        ]
+    )
+    transaction = time.perf_counter() - started
+
+    assert 0.040 <= single < 0.040 + 0.5
+    assert 0.060 + 3 * 0.010 <= transaction < 0.090 + 0.5
+
+
+def test_a_conflicted_transaction_pays_its_round_trip_and_the_winner_holds_its_items_meanwhile(
+    session: LocalSession, tables: Tables
+) -> None:
+    # Given the conflict emulator, then the latency model, on one session
+    conflicts = ConflictEmulator()
+    conflicts.install(session)
+    model = LatencyModel(per_request_ms={"TransactWriteItems": 300.0}, per_item_ms={})
+    model.install(session)
+    client = session.client("dynamodb")
+    item = {"Put": {"TableName": tables.table, "Item": layout.day_item(1, "2024-05-01", 1)}}
+    outcomes: list[str] = []
+
+    def write() -> None:
+        try:
+            client.transact_write_items(TransactItems=[item])
+            outcomes.append("committed")
+        except client.exceptions.TransactionCanceledException:
+            outcomes.append("cancelled")
+
+    # When a second transaction on the item starts while the first sleeps its modeled latency
+    first = threading.Thread(target=write)
+    first.start()
+    time.sleep(0.1)
+    started = time.perf_counter()
+    write()
+    loser_took = time.perf_counter() - started
+    first.join()
+
+    # Then it is cancelled (the delay lies inside the winner's window) and still took a round trip
+    assert sorted(outcomes) == ["cancelled", "committed"]
+    assert conflicts.conflicts == 1
+    assert loser_took >= 0.3
+
+
+def test_the_meter_takes_the_engines_units_for_single_writes_and_computes_transactions(
+    session: LocalSession, tables: Tables
+) -> None:
+    meter = RequestMeter()
+    meter.install(session)
+    client = session.client("dynamodb")
+    big = {**layout.day_item(1, "2024-05-01", 1), "Pad": {"S": "x" * 2500}}  # 3 KB: 3 units
+
+    client.put_item(TableName=tables.table, Item=big)
+    after_put = meter.snapshot()[1]
+    client.update_item(  # the update's own values are tiny; DynamoDB charges the whole item: 3 units
+        TableName=tables.table,
+        Key=layout.day_key(1, "2024-05-01"),
+        UpdateExpression="ADD #c :n",
+        ExpressionAttributeNames={"#c": layout.DATA_COUNT},
+        ExpressionAttributeValues={":n": {"N": "1"}},
+    )
+    after_update = meter.snapshot()[1]
+    client.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": tables.table, "Item": layout.day_item(s, "2024-05-01", 1)}} for s in (2, 3)
+        ]
+    )
+
+    assert after_put == 3
+    assert after_update - after_put == 3
+    assert meter.snapshot() == (3, 3 + 3 + 2 * 2)  # a transaction: two units per item of under 1 KB
+
+
+def test_the_meter_puts_each_cancelled_transaction_down_to_its_cause(session: LocalSession, tables: Tables) -> None:
+    meter = RequestMeter()
+    meter.install(session)
+    client = session.client("dynamodb")
+    marker = {
+        "Put": {
+            "TableName": tables.ledger,
+            "Item": layout.ledger_key("MSG#1#a"),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
+    update = {
+        "Update": {
+            "TableName": tables.table,
+            "Key": layout.day_key(1, "2024-05-01"),
+            "UpdateExpression": "ADD #c :n",
+            "ConditionExpression": "attribute_exists(#c)",
+            "ExpressionAttributeNames": {"#c": layout.DATA_COUNT},
+            "ExpressionAttributeValues": {":n": {"N": "1"}},
+        }
+    }
+    client.put_item(TableName=tables.ledger, Item=layout.ledger_key("MSG#1#a"))
+
+    for actions in ([update], [marker]):  # a missing day item; a marker that exists
+        with pytest.raises(client.exceptions.TransactionCanceledException):
+            client.transact_write_items(TransactItems=actions)
+
+    assert dict(meter.cancelled_units) == {"day item step": 2, "duplicate marker": 2}
+
+
+def test_the_backlog_driver_keeps_concurrency_and_batch_size_and_requeues_what_is_listed() -> None:
+    records = [{"messageId": str(i), "body": "{}"} for i in range(95)]
+    lock = threading.Lock()
+    running, most, sizes, listed_once = 0, 0, [], set()
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+            sizes.append(len(event["Records"]))
+        time.sleep(0.02)
+        failures = []
+        with lock:
+            running -= 1
+            for r in event["Records"]:
+                if int(r["messageId"]) % 10 == 0 and r["messageId"] not in listed_once:
+                    listed_once.add(r["messageId"])
+                    failures.append({"itemIdentifier": r["messageId"]})
+        assert 0 < context.get_remaining_time_in_millis() <= 30_000
+        return {"batchItemFailures": failures}
+
+    stats = drain(handler, records, batch_size=10, concurrency=3, timeout_s=30)
+
+    assert most == 3
+    assert max(sizes) == 10 and sum(sizes) == 95 + 10
+    assert stats.listed == 10 and stats.invocations == len(sizes)
+
+
+def test_the_window_model_fills_batches_by_rate_and_caps_them_at_the_batch_size() -> None:
+    assert batch_fill(1000, 20, 200) == 800  # 200 msg/s for 20 s over 5 pollers
+    assert batch_fill(1000, 60, 200) == 1000
+    assert batch_lag(1000, 20, 200) == 20
+    assert batch_lag(1000, 60, 2000) == 2.5  # the batch fills before the window ends
+    curve = [(100, 4.0), (1000, 3.0)]
+    assert interpolate(curve, 10) == 4.0 and interpolate(curve, 5000) == 3.0
+    assert interpolate(curve, 316.2278) == pytest.approx(3.5, abs=1e-4)

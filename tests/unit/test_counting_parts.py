@@ -1,0 +1,30 @@
+"""Parts of day counting that need no engine: the memory of known day items, the retry backoff."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sensor_digest.counting import KnownDays, RetryPolicy
+
+
+def test_known_days_answer_only_the_unknown_sorted_and_forget_the_least_recently_used() -> None:
+    days = KnownDays(limit=3)
+    days.add([(1, "2024-05-01"), (2, "2024-05-01"), (3, "2024-05-01")])
+    days.add([(1, "2024-05-01")])  # used again: now the most recent
+    days.add([(4, "2024-05-01")])  # past the limit: sensor 2's day, the least recently used, goes
+
+    asked = [(4, "2024-05-01"), (2, "2024-05-01"), (1, "2024-05-01"), (5, "2024-05-02"), (2, "2024-05-01")]
+    assert days.unknown(asked) == [(2, "2024-05-01"), (5, "2024-05-02")]
+
+
+@given(retry=st.integers(0, 12), floor=st.floats(0, 5))
+def test_the_backoff_waits_at_least_half_the_refused_attempts_span_and_never_past_the_cap(
+    retry: int, floor: float
+) -> None:
+    policy = RetryPolicy()
+    span = min(policy.cap_seconds, max(policy.base_seconds, floor) * 2**retry)
+
+    delay = policy.delay(retry, floor=floor)
+
+    assert span / 2 <= delay <= span <= policy.cap_seconds
