@@ -30,7 +30,7 @@ from bench import sweep
 from bench.esm import drain
 from bench.meter import PeakRss
 from bench.strategies import STRATEGIES
-from bench.workloads import WORKLOADS, Workload, seed_history
+from bench.workloads import WORKLOADS, Workload, seed_days_under_way, seed_history
 from infra.settings import Settings
 from sensor_digest import layout, summary
 from sensor_digest.config import SummarySettings
@@ -100,6 +100,7 @@ def run(
     *,
     modeled: bool = False,
     history: bool = False,
+    under_way: bool = False,
     summary_batches: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """One strategy on one workload at ``settings``: ingest through the event source, then (for
@@ -110,6 +111,8 @@ def run(
         baseline: Counter[tuple[int, str]] = Counter()
         if history:
             baseline = seed_history(e.client, tables["table"], workload.sensors)
+        if under_way:
+            baseline = seed_days_under_way(e.client, tables["table"], set(workload.truth))
         reader = StreamReader(e.endpoint, tables["table"], client=e.client) if summary_batches else None
         if reader:
             reader.poll()  # the history's own records are not the workload's
@@ -158,7 +161,8 @@ def run(
             in_flight = settings.ingest_max_concurrency * (settings.ingest_max_workers if key in "cd" else 1)
             result["latency_bound_msg_per_s"] = n / ((e.latency.added_seconds - added0) / in_flight)
         if reader:
-            result["summary"] = summary_path(e, reader, tables["table"], settings, summary_batches, n, not history)
+            clear = not (history or under_way)  # seeded summary items stay: they are the history
+            result["summary"] = summary_path(e, reader, tables["table"], settings, summary_batches, n, clear)
         return result
 
 

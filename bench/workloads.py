@@ -106,8 +106,29 @@ def seed_history(
             written[(sensor, day)] = count
             months[layout.month_of(day)][day] = count
         items += [layout.summary_item(sensor, month, counts) for month, counts in months.items()]
+    _put_all(client, table, items)
+    return written
+
+
+def _put_all(client: Any, table: str, items: list[dict[str, Any]]) -> None:
     for start in range(0, len(items), 25):
         request = {table: [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]}
         while request:
             request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+
+
+def seed_days_under_way(
+    client: Any, table: str, days: set[tuple[int, str]], count: int = 1000
+) -> Counter[tuple[int, str]]:
+    """The workload's sensor-days as if their day were under way: each day item exists already,
+    and so does its month's summary item.
+    The sweep measures the steady cost of a batch size; a day's first writes (and the race of two
+    invocations inserting the same new day item) are W1's to show. Returns the counts written."""
+    written: Counter[tuple[int, str]] = Counter({key: count for key in days})
+    items = [layout.day_item(sensor, day, count) for sensor, day in sorted(days)]
+    months: dict[tuple[int, str], dict[str, int]] = defaultdict(dict)
+    for sensor, day in days:
+        months[(sensor, layout.month_of(day))][day] = count
+    items += [layout.summary_item(sensor, month, counts) for (sensor, month), counts in sorted(months.items())]
+    _put_all(client, table, items)
     return written
