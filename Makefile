@@ -12,7 +12,7 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 # DynamoDB Local lives in the checkout's .cache for every make target (tests, demo, bench).
 export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 
-.PHONY: setup demo test lint synth deploy destroy bench bench-quick clean
+.PHONY: setup demo test test-unit lint synth deploy destroy bench bench-quick clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -47,6 +47,10 @@ demo: setup
 ## test: every test: unit, DynamoDB Local integration, infrastructure (template, cdk-nag, cfn-lint)
 test: setup
 	$(PY) -m pytest
+
+## test-unit: the fast tier, no Java: unit tests and both handlers end to end on moto (seconds)
+test-unit: $(VENV)/.installed
+	$(PY) -m pytest tests/unit tests/moto
 
 ## lint: ruff (lint and format check), mypy, and Checkov on the synthesized template (.checkov.yaml)
 lint: setup $(CHECKOV)/.installed

@@ -106,6 +106,31 @@ def test_send_counts_and_summary_act_on_the_running_local_pipeline(running: Loca
     assert summary.exit_code == 0 and "2024-05-01" in summary.output
 
 
+def test_send_refuses_what_the_ingest_would_reject_before_it_reaches_for_the_queue() -> None:
+    # A queue that nothing answers at: a send attempt would fail with "nothing answers"
+    queue = f"http://127.0.0.1:{free_port()}/000000000000/nowhere"
+
+    garbage = invoke("send", "--sensor", "43", "--timestamp", "garbage", "--queue-url", queue)
+    too_many = invoke("send", "--sensor", "43", "--count", "5", "--event-id", "x" * 129, "--queue-url", queue)
+
+    assert garbage.exit_code == 2
+    assert "the ingest would reject this report: timestamp 'garbage' is not ISO-8601" in garbage.output
+    assert too_many.exit_code == 2 and "event_id" in too_many.output
+    assert "nothing answers" not in garbage.output + too_many.output
+
+
+def test_send_takes_a_negative_epoch_as_a_number_and_sends_many_reports_in_batches(running: LocalPipeline) -> None:
+    save_local(running.target)
+    table, ddb = str(running.target.table), running.target.dynamodb()
+
+    sent = invoke("send", "--sensor", "44", "--timestamp", "-5", "--repeat", "25", "--event-id", "neg")
+
+    assert sent.exit_code == 0 and "sent 25 report(s) for sensor 44" in sent.output
+    assert wait_for(
+        lambda: dict(queries.sensor_days(ddb, table, 44, "1969-12-31", "1969-12-31")).get("1969-12-31") == 25
+    )
+
+
 def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPipeline) -> None:
     save_local(running.target)
     sqs = running.target.sqs()
@@ -123,6 +148,40 @@ def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPi
     wait_for(lambda: list_dead_letters(sqs, str(running.target.dlq_url)))
 
 
+def test_every_read_command_answers_json_whole_and_tables_never_cut_a_cell(
+    running: LocalPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    save_local(running.target)
+    sqs, ddb, table = running.target.sqs(), running.target.dynamodb(), str(running.target.table)
+    for day, n in (("2024-06-01", 2), ("2024-06-02", 5)):
+        sent = invoke("send", "--sensor", "46", "--count", str(n), "--timestamp", f"{day}T12:00:00Z")
+        assert sent.exit_code == 0, sent.output
+    poison = json.dumps({"sensor_id": "forty-six", "note": "x" * 300})
+    poison_id = sqs.send_message(QueueUrl=running.target.queue_url, MessageBody=poison)["MessageId"]
+    wait_for(lambda: len(queries.summary_months(ddb, table, 46).get("2024-06", {})) == 2)
+    wait_for(lambda: any(d.source_message_id == poison_id for d in list_dead_letters(sqs, str(running.target.dlq_url))))
+
+    counts = json.loads(
+        invoke("counts", "--sensor", "46", "--from", "2024-06-01", "--to", "2024-06-30", "--json").output
+    )
+    summary = json.loads(invoke("summary", "--sensor", "46", "--json").output)
+    letters = json.loads(invoke("dlq", "list", "--json").output)
+    monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal
+    narrow = invoke("dlq", "list")
+
+    assert counts == {
+        "sensor_id": 46,
+        "from": "2024-06-01",
+        "to": "2024-06-30",
+        "days": {"2024-06-01": 2, "2024-06-02": 5},
+        "total": 7,
+    }
+    assert summary == {"sensor_id": 46, "months": {"2024-06": {"2024-06-01": 2, "2024-06-02": 5}}}
+    kept = next(d for d in letters if d["source_message_id"] == poison_id)
+    assert kept["body"] == poison and kept["error"] == "sensor_id must be an integer, got string"
+    assert narrow.exit_code == 0 and "…" not in narrow.output
+
+
 def test_the_commands_read_a_deployed_stack_from_its_outputs(running: LocalPipeline) -> None:
     template = {
         "Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
@@ -137,6 +196,8 @@ def test_the_commands_read_a_deployed_stack_from_its_outputs(running: LocalPipel
         TableName=str(running.target.table),
         Item={"SensorId": {"N": "77"}, "Date": {"S": "2024-06-01"}, "DataCount": {"N": "12"}},
     )
+    # Leaving mock_aws resets moto's backends, which the running pipeline's SQS server shares:
+    # the tests that send to its queue come before this one.
     with mock_aws(config=PASSTHROUGH):  # type: ignore[arg-type]
         boto3.client("cloudformation", region_name="us-east-1").create_stack(
             StackName="SensorDigestTest", TemplateBody=json.dumps(template)
@@ -187,6 +248,28 @@ def test_a_missing_engine_and_a_missing_table_are_named(ddb_endpoint: str, monke
 
     assert missing_table.exit_code == 1 and "table not found" in missing_table.output
     assert no_engine.exit_code == 1 and "nothing answers at" in no_engine.output
+
+
+def test_counts_and_summary_of_a_sensor_without_data_agree_a_note_and_exit_code_0(running: LocalPipeline) -> None:
+    save_local(running.target)
+
+    counts = invoke("counts", "--sensor", "4999", "--from", "2024-05-01", "--to", "2024-05-02")
+    summary = invoke("summary", "--sensor", "4999")
+
+    assert (counts.exit_code, summary.exit_code) == (0, 0)
+    assert "sensor 4999 has no day counts from 2024-05-01 to 2024-05-02" in counts.output
+    assert "total" not in counts.output
+    assert "sensor 4999 has no summary yet" in summary.output
+
+
+def test_up_and_demo_refuse_a_delivery_mode_that_does_not_exist() -> None:
+    for command in ("up", "demo"):
+        result = (
+            invoke(command, "--mode", "foo", "--duration", "1") if command == "up" else invoke(command, "--mode", "foo")
+        )
+
+        assert result.exit_code == 2
+        assert "'foo' is not one of 'exactly-once', 'at-least-once'" in result.output
 
 
 def test_without_a_pipeline_the_commands_say_how_to_get_one() -> None:

@@ -46,3 +46,17 @@ def test_two_pipelines_in_one_process_count_their_own_traffic(ddb_endpoint: str)
         assert first.faults.injected > 0
         assert first.errors == second.errors == []
     assert dict(os.environ) == environment  # nothing set, nothing left behind
+
+
+def test_a_verbose_pipeline_logs_each_rejection_with_its_reason(
+    ddb_endpoint: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Without POWERTOOLS_SERVICE_NAME (no Lambda here), as `sensor-digest up --verbose` runs it
+    assert "POWERTOOLS_SERVICE_NAME" not in os.environ
+    with LocalPipeline(PipelineOptions(verbose=True), engine_endpoint=ddb_endpoint) as pipeline:
+        pipeline.sqs().send_message(QueueUrl=str(pipeline.target.queue_url), MessageBody='{"sensor_id": "x"}')
+        assert pipeline.wait_until_drained(timeout=60)
+
+    logged = capfd.readouterr().err
+    assert '"message":"message rejected"' in logged
+    assert '"reason":"sensor_id must be an integer, got string"' in logged

@@ -85,5 +85,5 @@ def test_the_command_rebuilds_and_shows_a_range_of_months(
     assert shown.exit_code == 0
     assert "2024-02-15" in shown.output and "2024-03-15" in shown.output and "2024-01-15" not in shown.output
     assert "2 month(s)" in shown.output
-    assert empty.exit_code == 1 and "no summary yet" in empty.output
+    assert empty.exit_code == 0 and "sensor 11 has no summary in that range yet" in empty.output
     assert bad.exit_code == 2 and "not a month" in bad.output

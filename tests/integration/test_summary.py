@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 from datetime import date, timedelta
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
-from sensor_digest import summary
+from sensor_digest import layout, summary
 from sensor_digest.config import SummarySettings
 from sensor_digest.stream_filter import DAY_ITEM_FILTER, matches_filter
 from sensor_digest.summary import SummaryService, SummaryWriter
@@ -234,3 +236,30 @@ def test_after_the_ten_thousand_message_scenario_shuffled_replayed_stream_batche
 
     assert day_counts(ddb, tables.table) == dict(scenario.truth)
     assert summaries(ddb, tables.table) == by_sensor(dict(scenario.truth))
+
+
+def test_dynamodb_local_rejects_overlapping_paths_and_writes_no_record_for_a_no_op(ddb: Any, tables: Tables) -> None:
+    # The two places where moto differs (pinned in tests/moto/test_moto_divergences.py)
+    ddb.put_item(TableName=tables.table, Item=layout.summary_item(1, "2024-05", {}))
+    with pytest.raises(ClientError) as refused:
+        ddb.update_item(
+            TableName=tables.table,
+            Key=layout.summary_key(1, "2024-05"),
+            UpdateExpression="SET #m = if_not_exists(#m, :empty), #m.#d = :v",
+            ExpressionAttributeNames={"#m": layout.DAILY_COUNTS, "#d": "2024-05-01"},
+            ExpressionAttributeValues={":empty": {"M": {}}, ":v": {"N": "1"}},
+        )
+    ddb.put_item(TableName=tables.table, Item=layout.day_item(2, "2024-05-01", 5))
+    reader = StreamReader(os.environ["AWS_ENDPOINT_URL_DYNAMODB"], tables.table, client=ddb)
+    reader.poll()
+    ddb.update_item(
+        TableName=tables.table,
+        Key=layout.day_key(2, "2024-05-01"),
+        UpdateExpression="SET #c = :same",
+        ExpressionAttributeNames={"#c": layout.DATA_COUNT},
+        ExpressionAttributeValues={":same": {"N": "5"}},
+    )
+
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert "overlap" in refused.value.response["Error"]["Message"].lower()
+    assert reader.poll() == []

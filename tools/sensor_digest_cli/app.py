@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import shlex
+import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
-from datetime import date
-from typing import Annotated, Any, TypeVar
+from dataclasses import asdict, replace
+from datetime import UTC, date
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
@@ -19,12 +22,15 @@ from rich.table import Table
 
 from sensor_digest import layout
 from sensor_digest.config import DeliveryMode
+from sensor_digest.errors import RejectedMessage
+from sensor_digest.messages import read_pending
 from sensor_digest.registry import Registry, RegistryError, SensorProfile
 from sensor_digest_cli import render
 from sensor_digest_emulators.dynamodb_local import EngineError
+from sensor_digest_emulators.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_ops import queries
 from sensor_digest_ops.dead_letters import list_dead_letters, redrive
-from sensor_digest_ops.targets import Target, TargetError, clear_local, resolve, save_local
+from sensor_digest_ops.targets import Target, TargetError, clear_local, resolve, running_local, save_local
 
 app = typer.Typer(
     help="SensorDigest: exact per-sensor daily counts from SQS into DynamoDB, on a laptop or on AWS.",
@@ -47,6 +53,11 @@ DlqUrl = Annotated[str | None, typer.Option("--dlq-url", help="The dead-letter q
 TableOpt = Annotated[str | None, typer.Option("--table", help="The digest table, instead of --stack.")]
 LedgerOpt = Annotated[str | None, typer.Option("--ledger", help="The ledger table, instead of --stack.")]
 Sensor = Annotated[int, typer.Option("--sensor", min=0, max=2**53 - 1, help="The sensor id.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable: the result as JSON on stdout.")]
+
+
+def _print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, sort_keys=True))
 
 
 def _date(value: str) -> str:
@@ -79,7 +90,7 @@ def _errors() -> Iterator[None]:
         _fail(str(exc))
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     console.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(1)
 
@@ -152,24 +163,81 @@ def up(
     from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
 
     with _errors():
+        try:
+            other = running_local()
+        except TargetError:  # a stale state file, now removed: nothing runs
+            other = None
+        if other is not None:
+            _fail(
+                f"a local pipeline is already running (process {other.pid}, queue {other.queue_url}); "
+                f"stop it first, or give this one its own state file with SENSOR_DIGEST_STATE=<path>"
+            )
         pipeline = LocalPipeline(
             PipelineOptions(delivery_mode=mode, verbose=verbose, sqs="server"),
             engine_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
         )
-        target = pipeline.start()
-        path = save_local(target)
-        console.print(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
-        console.print(f"queue {target.queue_url}\ntables {target.table}, {target.ledger}\nstate {path}")
-        console.print("other commands now act on it; Ctrl-C stops it")
-        try:
-            deadline = time.monotonic() + duration if duration > 0 else None
-            while deadline is None or time.monotonic() < deadline:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            clear_local()
-            pipeline.stop()
+        with _stopped_by_signals():
+            try:
+                target = replace(pipeline.start(), pid=os.getpid())
+                path = save_local(target)
+                console.print(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
+                console.print(f"queue {target.queue_url}\ntables {target.table}, {target.ledger}\nstate {path}")
+                console.print("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
+                console.print("for your own client (AWS CLI, any SDK), in a shell (`sensor-digest env` repeats it):")
+                typer.echo(client_settings(target))
+                deadline = time.monotonic() + duration if duration > 0 else None
+                while deadline is None or time.monotonic() < deadline:
+                    time.sleep(0.2)
+            except KeyboardInterrupt:
+                pass
+            finally:
+                clear_local(pid=os.getpid())
+                pipeline.stop()
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop ``up`` as Ctrl-C does (its clean-up runs: the engine stops, the
+    state file goes); the previous handlers come back afterwards."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def client_settings(target: Target) -> str:
+    """Shell exports that point the AWS CLI or any SDK at a local pipeline: its region and
+    credentials (DynamoDB Local keeps one database per access key and region, so a client with
+    other credentials would see other, empty tables), both endpoints, and the resources."""
+    values = {
+        "AWS_REGION": LOCAL_REGION,
+        "AWS_DEFAULT_REGION": LOCAL_REGION,
+        "AWS_ACCESS_KEY_ID": LOCAL_CREDENTIALS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": LOCAL_CREDENTIALS["aws_secret_access_key"],
+        "AWS_ENDPOINT_URL_SQS": target.sqs_endpoint,
+        "AWS_ENDPOINT_URL_DYNAMODB": target.dynamodb_endpoint,
+        "SENSOR_DIGEST_QUEUE_URL": target.queue_url,
+        "SENSOR_DIGEST_DLQ_URL": target.dlq_url,
+        "SENSOR_DIGEST_TABLE": target.table,
+        "SENSOR_DIGEST_LEDGER": target.ledger,
+    }
+    return "\n".join(f"export {name}={shlex.quote(str(value))}" for name, value in values.items() if value)
+
+
+@app.command()
+def env() -> None:
+    """Print shell exports for your own client against the running local pipeline (`eval "$(sensor-digest env)"`)."""
+    with _errors():
+        target = running_local()
+        if target is None or not target.local:
+            _fail("no local pipeline runs: start one with `sensor-digest up`")
+        typer.echo(client_settings(target))
 
 
 # -- commands on a pipeline -------------------------------------------------------------------
@@ -186,19 +254,52 @@ def send(
     region: Region = None,
     queue_url: QueueUrl = None,
 ) -> None:
-    """Send sensor reports to the ingest queue."""
+    """Send sensor reports to the ingest queue (checked first with the ingest's own rules)."""
+    bodies = [
+        _report(sensor, count, timestamp, event_id if repeat == 1 or event_id is None else f"{event_id}-{i}")
+        for i in range(repeat)
+    ]
     with _errors():
         target = _target(stack, region, queue_url=queue_url).need("queue_url")
         sqs = target.sqs()
-        sent = []
-        for i in range(repeat):
-            body: dict[str, Any] = {"sensor_id": sensor, "count": count}
-            if timestamp is not None:
-                body["timestamp"] = float(timestamp) if timestamp.replace(".", "", 1).isdigit() else timestamp
-            if event_id is not None:
-                body["event_id"] = event_id if repeat == 1 else f"{event_id}-{i}"
-            sent.append(sqs.send_message(QueueUrl=target.queue_url, MessageBody=json.dumps(body))["MessageId"])
-        console.print(f"sent {len(sent)} report(s) for sensor {sensor} to {target.queue_url}")
+        sent = 0
+        for start in range(0, len(bodies), 10):  # SendMessageBatch: ten reports a request
+            entries = [{"Id": str(i), "MessageBody": b} for i, b in enumerate(bodies[start : start + 10])]
+            response = sqs.send_message_batch(QueueUrl=target.queue_url, Entries=entries)
+            if response.get("Failed"):
+                failed = response["Failed"][0]
+                _fail(
+                    f"SQS refused a report after {sent + len(response.get('Successful', []))} sent: "
+                    f"{failed.get('Code')}: {failed.get('Message')}"
+                )
+            sent += len(response.get("Successful", []))
+        console.print(f"sent {sent} report(s) for sensor {sensor} to {target.queue_url}")
+
+
+def _timestamp_value(text: str) -> str | int | float:
+    """``--timestamp`` as the body carries it: a number (epoch seconds, negative too) or a string."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(number):
+        return text
+    return int(text) if text.lstrip("+-").isdigit() else number
+
+
+def _report(sensor: int, count: int, timestamp: str | None, event_id: str | None) -> str:
+    """One report body, refused here with the ingest's own reason if the ingest would refuse it."""
+    body: dict[str, Any] = {"sensor_id": sensor, "count": count}
+    if timestamp is not None:
+        body["timestamp"] = _timestamp_value(timestamp)
+    if event_id is not None:
+        body["event_id"] = event_id
+    text = json.dumps(body)
+    try:
+        read_pending(message_id="cli", body=text, sent_timestamp=str(int(time.time() * 1000))).in_zone(UTC)
+    except RejectedMessage as rejection:
+        raise typer.BadParameter(f"the ingest would reject this report: {rejection.reason}") from None
+    return text
 
 
 @app.command()
@@ -209,13 +310,25 @@ def counts(
     stack: Stack = None,
     region: Region = None,
     table: TableOpt = None,
+    as_json: AsJson = False,
 ) -> None:
-    """A sensor's day counts over a date range."""
+    """A sensor's day counts over a date range.
+
+    Exit code 0 with a note when the sensor has no day counts in the range (like `summary`);
+    1 on an error.
+    """
     if end < start:
         raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
     with _errors():
         target = _target(stack, region, table=table).need("table")
         rows = queries.sensor_days(target.dynamodb(), str(target.table), sensor, start, end)
+    if as_json:
+        days = dict(rows)
+        _print_json({"sensor_id": sensor, "from": start, "to": end, "days": days, "total": sum(days.values())})
+        return
+    if not rows:
+        console.print(f"sensor {sensor} has no day counts from {start} to {end}")
+        return
     out = Table(title=f"Sensor {sensor}, {start} to {end}")
     out.add_column("day")
     out.add_column(layout.DATA_COUNT, justify="right")
@@ -243,10 +356,12 @@ def summary(
     stack: Stack = None,
     region: Region = None,
     table: TableOpt = None,
+    as_json: AsJson = False,
 ) -> None:
     """A sensor's summary: its monthly items' DailyCounts, its whole history or a range of months.
 
-    Exit code 1 when the sensor has no summary (in that range) yet.
+    Exit code 0 with a note when the sensor has no summary (in that range) yet (like `counts`);
+    1 on an error.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -257,9 +372,12 @@ def summary(
     with _errors():
         target = _target(stack, region, table=table).need("table")
         months = queries.summary_months(target.dynamodb(), str(target.table), sensor, start, end)
+    if as_json:
+        _print_json({"sensor_id": sensor, "months": months})
+        return
     if not months:
-        console.print(f"sensor {sensor} has no summary yet")
-        raise typer.Exit(1)
+        console.print(f"sensor {sensor} has no summary{' in that range' if start or end else ''} yet")
+        return
     console.print(render.summary(sensor, months))
 
 
@@ -292,11 +410,16 @@ def dlq_list(
     stack: Stack = None,
     region: Region = None,
     dlq_url: DlqUrl = None,
+    as_json: AsJson = False,
 ) -> None:
     """List the dead-letter queue's messages with their reasons (they stay in the queue)."""
     with _errors():
         target = _target(stack, region, dlq_url=dlq_url).need("dlq_url")
         entries = list_dead_letters(target.sqs(), str(target.dlq_url), limit=limit)
+    if as_json:
+        fields = ("source_message_id", "error", "body", "message_id")
+        _print_json([{f: getattr(entry, f) for f in fields} for entry in entries])
+        return
     console.print(render.dead_letters(entries))
 
 
@@ -372,22 +495,39 @@ def sensors_update(
 
 @sensors_app.command("show")
 def sensors_show(
-    sensor: Sensor, stack: Stack = None, region: Region = None, table: TableOpt = None, ledger: LedgerOpt = None
+    sensor: Sensor,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
+    as_json: AsJson = False,
 ) -> None:
-    """A sensor's profile."""
+    """A sensor's profile (exit code 1 when it is not registered)."""
     with _errors():
         profile = _registry(stack, region, table, ledger).get(sensor)
     if profile is None:
         console.print(f"[bold red]error:[/] sensor {sensor} is not registered")
         raise typer.Exit(1)
+    if as_json:
+        _print_json(asdict(profile))
+        return
     console.print(render.profile(profile, f"sensor {sensor}"))
 
 
 @sensors_app.command("list")
-def sensors_list(stack: Stack = None, region: Region = None, table: TableOpt = None, ledger: LedgerOpt = None) -> None:
+def sensors_list(
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
+    as_json: AsJson = False,
+) -> None:
     """Every registered sensor."""
     with _errors():
         profiles = _registry(stack, region, table, ledger).all_profiles()
+    if as_json:
+        _print_json([asdict(p) for p in profiles])
+        return
     out = Table(title=f"{len(profiles)} registered sensor(s)")
     for column in ("sensor", "name", "serial", "time zone", "version"):
         out.add_column(column)

@@ -107,9 +107,9 @@ def profile(profile: SensorProfile, title: str) -> Table:
 def dead_letters(entries: list[DeadLetter]) -> Table:
     """The dead-letter queue, whole ids and bodies (the terminal wraps them)."""
     out = Table(title=f"Dead-letter queue: {len(entries)} message(s)")
-    out.add_column("message id")
-    out.add_column("error")
-    out.add_column("body")
+    out.add_column("message id", overflow="fold")  # fold: a long id or body is wrapped, never cut
+    out.add_column("error", overflow="fold")
+    out.add_column("body", overflow="fold")
     for entry in entries:
         out.add_row(entry.source_message_id, entry.error or "(failed maxReceiveCount times)", entry.body)
     return out

@@ -36,6 +36,7 @@ class Target:
     sqs_endpoint: str | None = None
     region: str | None = None
     origin: str = "explicit"
+    pid: int | None = None  # the `up` process that keeps a local pipeline running
 
     @property
     def local(self) -> bool:
@@ -71,15 +72,48 @@ def save_local(target: Target) -> Path:
     return path
 
 
-def clear_local() -> None:
+def clear_local(pid: int | None = None) -> None:
+    """Remove the state file; with ``pid``, only if it is still that process's (never another's)."""
+    if pid is not None:
+        current = _read_state()
+        if current is None or current.pid != pid:
+            return
     state_file().unlink(missing_ok=True)
 
 
-def load_local() -> Target | None:
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
+
+
+def _read_state() -> Target | None:
     path = state_file()
     if not path.is_file():
         return None
-    return Target(**json.loads(path.read_text()))
+    try:
+        return Target(**json.loads(path.read_text()))
+    except (ValueError, TypeError) as exc:
+        raise TargetError(f"the state file {path} is not one `sensor-digest up` wrote ({exc}); remove it") from exc
+
+
+def running_local() -> Target | None:
+    """The local pipeline a live ``up`` keeps, if any; a state file whose process is gone (killed
+    without its clean-up) is removed, and ``TargetError`` says so."""
+    target = _read_state()
+    if target is None:
+        return None
+    if target.pid is not None and not _alive(target.pid):
+        state_file().unlink(missing_ok=True)
+        raise TargetError(
+            f"the local pipeline of process {target.pid} is gone (its state file was stale and is now removed): "
+            "start one with `sensor-digest up`"
+        )
+    return target
 
 
 def from_stack(name: str, region: str | None) -> Target:
@@ -112,11 +146,15 @@ def resolve(
     if stack:
         base = from_stack(stack, region)
     else:
-        local = load_local()
+        local = running_local()
         base = local if local is not None else Target(region=region, origin="explicit")
-    explicit = {"queue_url": queue_url, "dlq_url": dlq_url, "table": table, "ledger": ledger}
-    overrides = {k: v for k, v in explicit.items() if v}
-    target = replace(base, **overrides)
+    target = replace(
+        base,
+        queue_url=queue_url or base.queue_url,
+        dlq_url=dlq_url or base.dlq_url,
+        table=table or base.table,
+        ledger=ledger or base.ledger,
+    )
     if not (target.queue_url or target.table or target.dlq_url):
         raise TargetError(
             "no pipeline to act on: start the local one with `sensor-digest up`, "

@@ -1,0 +1,147 @@
+"""`sensor-digest up` as a process: one per state file, stopped cleanly by signals, never orphaned.
+
+Engine: DynamoDB Local, started by the `up` process itself (so that the test can see it stop);
+SQS: moto's server, as `up` runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from typer.testing import CliRunner
+
+from sensor_digest_cli.app import app
+
+pytestmark = pytest.mark.dynamodb_local
+runner = CliRunner()
+
+
+def answers(endpoint: str) -> bool:
+    url = urlparse(endpoint)
+    try:
+        with socket.create_connection((url.hostname, url.port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def start_up(state: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "SENSOR_DIGEST_STATE": str(state)}
+    env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)  # its own engine, whose end the test checks
+    command = [str(Path(sys.executable).with_name("sensor-digest")), "up"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while not state.is_file():
+        assert process.poll() is None, "up exited before it was up"
+        assert time.monotonic() < deadline, "up did not come up"
+        time.sleep(0.2)
+    return process
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_up_refuses_a_second_pipeline_and_a_signal_stops_it_with_its_engine_and_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: signal.Signals
+) -> None:
+    state = tmp_path / "local-pipeline.json"
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
+    process = start_up(state)
+    try:
+        saved = json.loads(state.read_text())
+        second = runner.invoke(app, ["up", "--duration", "1"], catch_exceptions=False)
+
+        assert saved["pid"] == process.pid and answers(saved["dynamodb_endpoint"])
+        assert second.exit_code == 1
+        assert f"a local pipeline is already running (process {process.pid}" in second.output
+        assert json.loads(state.read_text()) == saved  # the second left the first's state alone
+
+        process.send_signal(stop)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+    assert process.returncode == 0
+    assert not state.exists()
+    assert not answers(saved["dynamodb_endpoint"])  # the engine went with it: no orphan
+
+
+def test_a_state_file_left_by_a_killed_up_is_told_stale_and_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    state = tmp_path / "local-pipeline.json"
+    state.write_text(json.dumps({"queue_url": "http://127.0.0.1:1/q", "table": "SensorDigest", "pid": gone.pid}))
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
+
+    result = runner.invoke(app, ["counts", "--sensor", "1", "--from", "2024-05-01", "--to", "2024-05-01"])
+
+    assert result.exit_code == 1
+    assert f"the local pipeline of process {gone.pid} is gone" in result.output
+    assert not state.exists()
+
+
+PRODUCER = """
+import json, os, time
+import boto3
+
+sqs, ddb = boto3.client("sqs"), boto3.client("dynamodb")
+DAY = "2024-05-01T10:00:00Z"
+for i in range(0, 20, 10):
+    sqs.send_message_batch(
+        QueueUrl=os.environ["SENSOR_DIGEST_QUEUE_URL"],
+        Entries=[
+            {"Id": str(n), "MessageBody": json.dumps({"sensor_id": 77, "event_id": f"own-{n}", "timestamp": DAY})}
+            for n in range(i, i + 10)
+        ],
+    )
+key = {"SensorId": {"N": "77"}, "Date": {"S": "2024-05-01"}}
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    item = ddb.get_item(TableName=os.environ["SENSOR_DIGEST_TABLE"], Key=key).get("Item")
+    if item and item["DataCount"]["N"] == "20":
+        print("counted 20")
+        break
+    time.sleep(0.2)
+"""
+
+
+def test_a_plain_boto3_producer_in_its_own_process_works_with_the_settings_up_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = tmp_path / "local-pipeline.json"
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
+    process = start_up(state)
+    try:
+        printed = runner.invoke(app, ["env"], catch_exceptions=False)
+        exports = dict(
+            line.removeprefix("export ").split("=", 1)
+            for line in printed.output.splitlines()
+            if line.startswith("export ")
+        )
+        # a user's own environment: nothing of this test's, only what `sensor-digest env` printed
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SENSOR_DIGEST_"))}
+        producer = subprocess.run(
+            [sys.executable, "-c", PRODUCER],
+            check=False,
+            env={**clean, **exports, "HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+    assert printed.exit_code == 0
+    assert {"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB"} <= set(exports)
+    assert producer.stdout.strip() == "counted 20", producer.stderr
