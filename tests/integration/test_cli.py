@@ -119,13 +119,25 @@ def test_send_refuses_what_the_ingest_would_reject_before_it_reaches_for_the_que
     assert "nothing answers" not in garbage.output + too_many.output
 
 
-def test_send_takes_a_negative_epoch_as_a_number_and_sends_many_reports_in_batches(running: LocalPipeline) -> None:
+def test_send_takes_a_negative_epoch_as_a_number_and_sends_many_reports_in_batches(
+    running: LocalPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
     save_local(running.target)
     table, ddb = str(running.target.table), running.target.dynamodb()
+    operations: list[str] = []
+    real_sqs = Target.sqs
+
+    def recorded_sqs(target: Target) -> Any:
+        client = real_sqs(target)
+        client.meta.events.register("before-call.sqs", lambda model, **_: operations.append(model.name))
+        return client
+
+    monkeypatch.setattr(Target, "sqs", recorded_sqs)
 
     sent = invoke("send", "--sensor", "44", "--timestamp", "-5", "--repeat", "25", "--event-id", "neg")
 
     assert sent.exit_code == 0 and "sent 25 report(s) for sensor 44" in sent.output
+    assert operations == ["SendMessageBatch"] * 3  # ten reports a request
     assert wait_for(
         lambda: dict(queries.sensor_days(ddb, table, 44, "1969-12-31", "1969-12-31")).get("1969-12-31") == 25
     )
