@@ -95,26 +95,12 @@ def seed_history(
     items, written directly (not metered as the workload's). Returns the day counts it wrote,
     which the workload's own counts come on top of."""
     rng = random.Random(seed)
-    items: list[dict[str, Any]] = []
-    written: Counter[tuple[int, str]] = Counter()
+    counts: Counter[tuple[int, str]] = Counter()
     for sensor in sorted(sensors):
-        months: dict[str, dict[str, int]] = defaultdict(dict)
         for back in range(1, days + 1):
-            day = (DAY - timedelta(days=back)).isoformat()
-            count = rng.randint(50, 5_000_000)
-            items.append(layout.day_item(sensor, day, count))
-            written[(sensor, day)] = count
-            months[layout.month_of(day)][day] = count
-        items += [layout.summary_item(sensor, month, counts) for month, counts in months.items()]
-    _put_all(client, table, items)
-    return written
-
-
-def _put_all(client: Any, table: str, items: list[dict[str, Any]]) -> None:
-    for start in range(0, len(items), 25):
-        request = {table: [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]}
-        while request:
-            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+            counts[(sensor, (DAY - timedelta(days=back)).isoformat())] = rng.randint(50, 5_000_000)
+    _seed(client, table, counts)
+    return counts
 
 
 def seed_days_under_way(
@@ -124,11 +110,19 @@ def seed_days_under_way(
     and so does its month's summary item.
     The sweep measures the steady cost of a batch size; a day's first writes (and the race of two
     invocations inserting the same new day item) are W1's to show. Returns the counts written."""
-    written: Counter[tuple[int, str]] = Counter({key: count for key in days})
-    items = [layout.day_item(sensor, day, count) for sensor, day in sorted(days)]
+    counts: Counter[tuple[int, str]] = Counter({key: count for key in days})
+    _seed(client, table, counts)
+    return counts
+
+
+def _seed(client: Any, table: str, counts: Counter[tuple[int, str]]) -> None:
+    """Day items of these counts and the month summary items that hold them, written directly."""
+    items = [layout.day_item(sensor, day, n) for (sensor, day), n in sorted(counts.items())]
     months: dict[tuple[int, str], dict[str, int]] = defaultdict(dict)
-    for sensor, day in days:
-        months[(sensor, layout.month_of(day))][day] = count
-    items += [layout.summary_item(sensor, month, counts) for (sensor, month), counts in sorted(months.items())]
-    _put_all(client, table, items)
-    return written
+    for (sensor, day), n in counts.items():
+        months[(sensor, layout.month_of(day))][day] = n
+    items += [layout.summary_item(sensor, month, daily) for (sensor, month), daily in sorted(months.items())]
+    for first in range(0, len(items), 25):
+        request = {table: [{"PutRequest": {"Item": item}} for item in items[first : first + 25]]}
+        while request:
+            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
