@@ -26,6 +26,14 @@ class DeliveryMode(StrEnum):
     AT_LEAST_ONCE = "at-least-once"
 
 
+class QueueType(StrEnum):
+    """The kind of queue ingest reads: ``standard`` (the ledger makes counts exact) or ``fifo``
+    (one message group per sensor; each day item remembers the last sequence number applied)."""
+
+    STANDARD = "standard"
+    FIFO = "fifo"
+
+
 def _required(env: Mapping[str, str], name: str) -> str:
     value = env.get(name, "").strip()
     if not value:
@@ -71,6 +79,14 @@ class IngestSettings:
     max_workers: int = 8
     unknown_sensors: str = "accept"
     profile_cache_seconds: int = 60
+    queue_type: QueueType = QueueType.STANDARD
+
+    def __post_init__(self) -> None:
+        if self.queue_type is QueueType.FIFO and self.delivery_mode is DeliveryMode.AT_LEAST_ONCE:
+            raise ConfigurationError(
+                "QUEUE_TYPE=fifo counts exactly once by sequence number at the cost of at-least-once; "
+                "DELIVERY_MODE=at-least-once has nothing to save there (leave it exactly-once)"
+            )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IngestSettings:
@@ -91,6 +107,7 @@ class IngestSettings:
             max_workers=_int(env, "INGEST_MAX_WORKERS", 8, 1, 64),
             unknown_sensors=_choice(env, "UNKNOWN_SENSORS", ("accept", "reject")),
             profile_cache_seconds=_int(env, "PROFILE_CACHE_SECONDS", 60, 0, 3600),
+            queue_type=QueueType(_choice(env, "QUEUE_TYPE", tuple(t.value for t in QueueType))),
         )
 
 

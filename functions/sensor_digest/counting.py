@@ -15,6 +15,15 @@ or present day item moves to the next step; anything retryable ends the group as
 
 ``at-least-once``: the same three steps as plain ``UpdateItem``/``PutItem`` calls, no markers.
 
+``QUEUE_TYPE=fifo`` (ordered): no ledger. SQS numbers a message group's messages in increasing
+order, each sensor is one group, and Lambda hands a group over in order and holds back its later
+messages while one is retried. So a day item can remember the highest sequence number applied to
+it, and one ``UpdateItem`` counts a group on condition that its first number is above that one:
+``ADD`` the group's count, ``SET`` its last number (with the queue it belongs to). When the
+condition fails, the item as it was (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) says what
+was applied: those messages are duplicates, the rest are written on the same condition. A missing
+day item takes the same three steps, the insert carrying the sequence number too.
+
 Before any write, ``lookup`` reads what the batch needs to know (eventually consistent
 ``BatchGetItem``s, half a read unit per key): the markers that exist already (those messages are
 duplicates, and need no transaction to find out), and the day items that do not exist yet, which
@@ -30,13 +39,13 @@ import random
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest import dynamo, layout, upsert
-from sensor_digest.config import DeliveryMode
+from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.errors import Contention, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.upsert import Answer, UpsertStep
@@ -134,8 +143,10 @@ class DayCounter:
         clock: Callable[[], float] = time.time,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        queue_type: QueueType = QueueType.STANDARD,
     ) -> None:
         self._table = table_name
+        self._ordered = queue_type is QueueType.FIFO
         self._ledger = ledger_table_name
         self._client = client
         self._mode = mode
@@ -153,19 +164,24 @@ class DayCounter:
         deadline: float | None = None,
         *,
         missing: bool = False,
+        source: str = "",
     ) -> GroupOutcome:
         """Count one group; never raises for a write failure (it lands in ``failed``).
 
         ``deadline`` (``time.monotonic()``) bounds the retries of a contended transaction: none is
         started that could not end before it; without one, contention is not retried here.
         ``missing``: a read found no day item, so the first write starts at the insert.
+        ``source``: on a FIFO queue, the queue the messages' sequence numbers belong to.
         """
         outcome = GroupOutcome()
         first = UpsertStep.CREATE_IF_MISSING if missing else UpsertStep.UPDATE_IF_EXISTS
+        if self._ordered:
+            self._count_ordered(sensor_id, day, messages, outcome, first=first, source=source)
+            return outcome
         if self._mode is DeliveryMode.AT_LEAST_ONCE:
             self._count_plain(sensor_id, day, messages, outcome, first)
             return outcome
-        leaders, followers = _dedupe_by_marker(messages)
+        leaders, followers = _leaders(messages, key=lambda m: m.ledger_key)
         for start in range(0, len(leaders), MARKERS_PER_TRANSACTION):
             chunk = leaders[start : start + MARKERS_PER_TRANSACTION]
             step = first if start == 0 else UpsertStep.UPDATE_IF_EXISTS  # the first chunk made the item
@@ -175,7 +191,7 @@ class DayCounter:
                 outcome.failed.extend(leaders[start:])
                 outcome.reason = fault.reason
                 break
-        _settle_followers(followers, outcome)
+        _settle_followers(followers, outcome, key=lambda m: m.ledger_key)
         return outcome
 
     def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
@@ -184,7 +200,7 @@ class DayCounter:
         that this container does not know to exist. Eventually consistent: a marker or day item
         written a moment ago may be missed, which costs only the write that then finds it."""
         found = Lookup()
-        if self._mode is DeliveryMode.EXACTLY_ONCE and messages:
+        if self._mode is DeliveryMode.EXACTLY_ONCE and not self._ordered and messages:
             keys = [layout.ledger_key(k) for k in sorted({m.ledger_key for m in messages})]
             items = dynamo.batch_get(self._client, self._ledger, keys, consistent=False, projection=[layout.LEDGER_KEY])
             found.counted_before = {str(item[layout.LEDGER_KEY]["S"]) for item in items}
@@ -282,6 +298,95 @@ class DayCounter:
             }
         }
 
+    # -- ordered (FIFO) ------------------------------------------------------------------------
+
+    def _count_ordered(
+        self,
+        sensor_id: int,
+        day: str,
+        messages: Sequence[SensorMessage],
+        outcome: GroupOutcome,
+        *,
+        first: UpsertStep,
+        source: str,
+    ) -> None:
+        leaders, followers = _leaders(messages, key=_sequence)  # a message delivered twice in one batch
+        pending = sorted(leaders, key=_sequence)
+
+        def attempt(step: UpsertStep) -> Answer:
+            nonlocal pending
+            if not pending:  # every message turned out to be applied already
+                return Answer.DONE
+            outcome.requests += 1
+            outcome.steps.append(STEP_LABELS[step])
+            call, action, params = self._ordered_write(step, sensor_id, day, pending, source)
+            old = dynamo.conditional_write(action, partial(call, **params))
+            if old is None:
+                outcome.counted.extend(pending)
+                return Answer.DONE
+            if not old:  # no day item yet
+                return Answer.NEXT
+            applied = layout.applied_sequence_of_item(old, source)
+            done = [m for m in pending if applied is not None and _sequence(m) <= applied]
+            outcome.duplicates.extend(done)
+            pending = [m for m in pending if m not in done]
+            return Answer.NEXT if step is UpsertStep.CREATE_IF_MISSING else Answer.AGAIN
+
+        try:  # each attempt succeeds, drops the applied messages, or advances the step
+            upsert.run(attempt, max_attempts=len(pending) + 3, start=first)
+        except TransientFault as fault:
+            outcome.failed.extend(pending)
+            outcome.reason = fault.reason
+        else:
+            self.known_days.add([(sensor_id, day)])
+        _settle_followers(followers, outcome, key=_sequence)
+
+    def _ordered_write(
+        self, step: UpsertStep, sensor_id: int, day: str, pending: list[SensorMessage], source: str
+    ) -> tuple[Callable[..., Any], str, dict[str, Any]]:
+        """The conditional write of one step: the insert, or the guarded ``ADD`` (steps 1 and 3
+        alike: an update after a race must still skip what the winner applied)."""
+        total = sum(m.count for m in pending)
+        last = layout.sequence_text(_sequence(pending[-1]))
+        if step is UpsertStep.CREATE_IF_MISSING:
+            item = layout.day_item(sensor_id, day, total)
+            item[layout.APPLIED_SEQUENCE], item[layout.SEQUENCE_SOURCE] = {"S": last}, {"S": source}
+            return (
+                self._client.put_item,
+                "PutItem",
+                {
+                    "TableName": self._table,
+                    "Item": item,
+                    "ConditionExpression": "attribute_not_exists(#pk)",
+                    "ExpressionAttributeNames": {"#pk": layout.SENSOR_ID},
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                },
+            )
+        return (
+            self._client.update_item,
+            "UpdateItem",
+            {
+                "TableName": self._table,
+                "Key": layout.day_key(sensor_id, day),
+                "UpdateExpression": "ADD #count :n SET #seq = :last, #src = :src",
+                "ConditionExpression": "attribute_exists(#pk) AND "
+                "(attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)",
+                "ExpressionAttributeNames": {
+                    "#pk": layout.SENSOR_ID,
+                    "#count": layout.DATA_COUNT,
+                    "#seq": layout.APPLIED_SEQUENCE,
+                    "#src": layout.SEQUENCE_SOURCE,
+                },
+                "ExpressionAttributeValues": {
+                    ":n": {"N": str(total)},
+                    ":last": {"S": last},
+                    ":first": {"S": layout.sequence_text(_sequence(pending[0]))},
+                    ":src": {"S": source},
+                },
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            },
+        )
+
     # -- at-least-once --------------------------------------------------------------------
 
     def _count_plain(
@@ -322,25 +427,37 @@ def _drop_duplicates(codes: list[str], pending: list[SensorMessage], outcome: Gr
     return remaining
 
 
-def _dedupe_by_marker(
-    messages: Sequence[SensorMessage],
-) -> tuple[list[SensorMessage], dict[str, list[SensorMessage]]]:
-    """One leader per ledger key (a transaction may touch an item once); the rest follow it."""
-    leaders: dict[str, SensorMessage] = {}
-    followers: dict[str, list[SensorMessage]] = {}
+def _sequence(message: SensorMessage) -> int:
+    if message.sequence is None:
+        raise TransientFault("a FIFO message without its sequence number reached the ordered counter")
+    return message.sequence
+
+
+def _leaders(
+    messages: Sequence[SensorMessage], *, key: Callable[[SensorMessage], Hashable]
+) -> tuple[list[SensorMessage], dict[Hashable, list[SensorMessage]]]:
+    """One leader per identity (a ledger key: a transaction may touch an item once; a sequence
+    number: one SQS message); the repeats follow it."""
+    leaders: dict[Hashable, SensorMessage] = {}
+    followers: dict[Hashable, list[SensorMessage]] = {}
     for message in messages:
-        key = message.ledger_key
-        if key in leaders:
-            followers.setdefault(key, []).append(message)
+        identity = key(message)
+        if identity in leaders:
+            followers.setdefault(identity, []).append(message)
         else:
-            leaders[key] = message
+            leaders[identity] = message
     return list(leaders.values()), followers
 
 
-def _settle_followers(followers: dict[str, list[SensorMessage]], outcome: GroupOutcome) -> None:
+def _settle_followers(
+    followers: dict[Hashable, list[SensorMessage]],
+    outcome: GroupOutcome,
+    *,
+    key: Callable[[SensorMessage], Hashable],
+) -> None:
     """A repeat of a counted (or already known) message is a duplicate; of a failed one, failed."""
     if not followers:
         return
-    failed_keys = {m.ledger_key for m in outcome.failed}
-    for key, repeats in followers.items():
-        (outcome.failed if key in failed_keys else outcome.duplicates).extend(repeats)
+    failed_keys = {key(m) for m in outcome.failed}
+    for identity, repeats in followers.items():
+        (outcome.failed if identity in failed_keys else outcome.duplicates).extend(repeats)

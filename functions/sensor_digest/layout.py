@@ -28,6 +28,10 @@ Item = dict[str, Any]
 SENSOR_ID = "SensorId"
 DATE = "Date"
 DATA_COUNT = "DataCount"
+# a day item counted from a FIFO queue (``QUEUE_TYPE=fifo``): the highest SQS sequence number
+# applied to it, and the queue that number belongs to (sequence numbers of two queues do not compare)
+APPLIED_SEQUENCE = "AppliedSequence"
+SEQUENCE_SOURCE = "SequenceSource"
 DAILY_COUNTS = "DailyCounts"
 SUMMARY_PREFIX = "SUMMARY#"
 LEGACY_SUMMARY_SORT_KEY = "SUMMARY"
@@ -47,6 +51,11 @@ SERIAL_PREFIX = "SERIAL#"
 # what a marker remembers of its message, for people reading the ledger
 MARKER_DAY = "Day"
 MARKER_COUNT = "Count"
+
+MAX_SEQUENCE_NUMBER = 2**128 - 1
+SEQUENCE_DIGITS = len(str(MAX_SEQUENCE_NUMBER))  # 39
+"""An SQS sequence number has up to 128 bits: more digits than a DynamoDB number keeps (38), so a
+day item stores it as a string of fixed width, where string order is number order."""
 
 # -- table definitions: (attribute, type, key role), as CloudFormation and CreateTable name them --
 
@@ -101,6 +110,22 @@ def sentinel_key(serial: str) -> Item:
 
 def day_item(sensor_id: int, day: str, count: int) -> Item:
     return {**day_key(sensor_id, day), DATA_COUNT: {"N": str(count)}}
+
+
+def sequence_text(sequence: int) -> str:
+    """A sequence number as stored: ``SEQUENCE_DIGITS`` digits, zero-padded (orders as it compares)."""
+    if not 0 <= sequence <= MAX_SEQUENCE_NUMBER:
+        raise ValueError(f"sequence number {sequence} is outside 0..2^128-1")
+    return str(sequence).zfill(SEQUENCE_DIGITS)
+
+
+def applied_sequence_of_item(item: Mapping[str, Any], source: str) -> int | None:
+    """The highest sequence number of queue ``source`` applied to a day item; ``None`` when none
+    was (no item, an item counted by the ledger, or one whose numbers came from another queue)."""
+    stored = item.get(APPLIED_SEQUENCE, {}).get("S")
+    if stored is None or item.get(SEQUENCE_SOURCE, {}).get("S", "") != source:
+        return None
+    return int(stored)
 
 
 def summary_item(sensor_id: int, month: str, counts: Mapping[str, int]) -> Item:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -30,6 +30,7 @@ class SensorMessage:
     day: str
     count: int
     event_id: str
+    sequence: int | None = None  # the SQS sequence number, on a FIFO queue
 
     @property
     def ledger_key(self) -> str:
@@ -160,6 +161,7 @@ class PendingMessage:
     event_id: str
     fields: dict[str, Any]
     sent_timestamp: str | None
+    sequence: int | None = None
 
     def in_zone(self, zone: tzinfo) -> SensorMessage:
         """The message with its day, the timestamp read in ``zone``; ``RejectedMessage`` if invalid."""
@@ -170,10 +172,13 @@ class PendingMessage:
             day=_day(moment, zone),
             count=self.count,
             event_id=self.event_id,
+            sequence=self.sequence,
         )
 
 
-def read_pending(*, message_id: str, body: Any, sent_timestamp: str | None) -> PendingMessage:
+def read_pending(
+    *, message_id: str, body: Any, sent_timestamp: str | None, sequence: int | None = None
+) -> PendingMessage:
     """Load and validate a body up to its timestamp (the day needs the sensor's zone)."""
     fields = _load_object(body)
     return PendingMessage(
@@ -183,4 +188,24 @@ def read_pending(*, message_id: str, body: Any, sent_timestamp: str | None) -> P
         event_id=_parse_event_id(fields, message_id),
         fields=fields,
         sent_timestamp=sent_timestamp,
+        sequence=sequence,
     )
+
+
+def sequenced(pending: PendingMessage, *, sequence_number: Any, group_id: Any) -> PendingMessage:
+    """A FIFO queue's message (``QUEUE_TYPE=fifo``): its ``SequenceNumber`` read, and its
+    ``MessageGroupId`` checked to be its sensor (each sensor is one group, so that its messages
+    arrive in order and one at a time); ``RejectedMessage`` otherwise."""
+    if not (isinstance(sequence_number, str) and sequence_number.isascii() and sequence_number.isdigit()):
+        raise RejectedMessage(
+            "the SQS SequenceNumber attribute is missing or not a decimal number "
+            "(QUEUE_TYPE=fifo reads a FIFO queue's records)"
+        )
+    if len(sequence_number) > layout.SEQUENCE_DIGITS or int(sequence_number) > layout.MAX_SEQUENCE_NUMBER:
+        raise RejectedMessage(f"the SQS SequenceNumber {_short(sequence_number)} has more than 128 bits")
+    if group_id != str(pending.sensor_id):
+        raise RejectedMessage(
+            f"MessageGroupId {_short(repr(group_id))} is not the sensor id {pending.sensor_id}: "
+            "on a FIFO queue each sensor's reports must be sent with MessageGroupId = the sensor id"
+        )
+    return replace(pending, sequence=int(sequence_number))

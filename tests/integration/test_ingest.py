@@ -43,9 +43,9 @@ class RecordingCounter(DayCounter):
         self._on_group = on_group
 
     def count_group(
-        self, sensor_id: int, day: str, messages: Any, deadline: float | None = None, *, missing: bool = False
+        self, sensor_id: int, day: str, messages: Any, deadline: float | None = None, **options: Any
     ) -> GroupOutcome:
-        outcome = super().count_group(sensor_id, day, messages, deadline, missing=missing)
+        outcome = super().count_group(sensor_id, day, messages, deadline, **options)
         self._on_group(outcome)
         return outcome
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sensor_digest.config import DEFAULT_MARKER_TTL_SECONDS, DeliveryMode, IngestSettings, SummarySettings
+from sensor_digest.config import DEFAULT_MARKER_TTL_SECONDS, DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.errors import ConfigurationError
 
 BASE = {"TABLE_NAME": "SensorDigest", "LEDGER_TABLE_NAME": "SensorDigestLedger", "DLQ_URL": "https://q"}
@@ -47,3 +47,15 @@ def test_summary_needs_only_the_table() -> None:
     assert SummarySettings.from_env({"TABLE_NAME": "t"}).table_name == "t"
     with pytest.raises(ConfigurationError):
         SummarySettings.from_env({})
+
+
+def test_the_queue_type_is_read_and_checked() -> None:
+    assert IngestSettings.from_env(BASE).queue_type is QueueType.STANDARD
+    assert IngestSettings.from_env({**BASE, "QUEUE_TYPE": "fifo"}).queue_type is QueueType.FIFO
+    with pytest.raises(ConfigurationError, match="QUEUE_TYPE must be one of standard, fifo"):
+        IngestSettings.from_env({**BASE, "QUEUE_TYPE": "FIFO!"})
+
+
+def test_fifo_refuses_at_least_once() -> None:
+    with pytest.raises(ConfigurationError, match="QUEUE_TYPE=fifo"):
+        IngestSettings.from_env({**BASE, "QUEUE_TYPE": "fifo", "DELIVERY_MODE": "at-least-once"})

@@ -26,7 +26,7 @@ class FakeCounter:
         return Lookup()
 
     def count_group(
-        self, sensor_id: int, day: str, messages: list[Any], deadline: float | None = None, *, missing: bool = False
+        self, sensor_id: int, day: str, messages: list[Any], deadline: float | None = None, **_: Any
     ) -> GroupOutcome:
         if sensor_id in self.exploding:
             raise RuntimeError("bug")

@@ -15,7 +15,17 @@ from typing import Any
 
 QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:SensorDigestQueue"
 REGION = "us-east-1"
-LAMBDA_SYSTEM_ATTRIBUTES = ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
+FIFO_QUEUE_ARN = "arn:aws:sqs:us-east-1:000000000000:SensorDigestQueue.fifo"
+LAMBDA_SYSTEM_ATTRIBUTES = (
+    "ApproximateReceiveCount",
+    "SentTimestamp",
+    "SenderId",
+    "ApproximateFirstReceiveTimestamp",
+    # a FIFO queue's records only
+    "SequenceNumber",
+    "MessageGroupId",
+    "MessageDeduplicationId",
+)
 
 
 @dataclass
@@ -27,6 +37,26 @@ class QueuedMessage:
     sent_timestamp_ms: int = field(default_factory=lambda: int(time.time() * 1000))
     receive_count: int = 0
     attributes: dict[str, Any] = field(default_factory=dict)
+    # on a FIFO queue: its group, deduplication id and the sequence number SQS gave it
+    group_id: str | None = None
+    deduplication_id: str | None = None
+    sequence_number: str | None = None
+
+    def system_attributes(self) -> dict[str, str]:
+        """The attributes SQS returns with the message (``ReceiveMessage`` ``AttributeNames=All``)."""
+        out = {
+            "ApproximateReceiveCount": str(max(self.receive_count, 1)),
+            "SentTimestamp": str(self.sent_timestamp_ms),
+            "SenderId": "AIDAIENQZJOLO23YVJ4VO",
+            "ApproximateFirstReceiveTimestamp": str(int(time.time() * 1000)),
+        }
+        fifo = {
+            "SequenceNumber": self.sequence_number,
+            "MessageGroupId": self.group_id,
+            "MessageDeduplicationId": self.deduplication_id,
+        }
+        out.update({k: v for k, v in fifo.items() if v is not None})
+        return out
 
 
 def lambda_sqs_record(
@@ -62,24 +92,20 @@ def lambda_sqs_record(
     }
 
 
-def sqs_record(message: QueuedMessage, queue_arn: str = QUEUE_ARN) -> dict[str, Any]:
-    """The record Lambda would hand over for this queued message, received now."""
+def sqs_record(message: QueuedMessage, queue_arn: str | None = None) -> dict[str, Any]:
+    """The record Lambda would hand over for this queued message, received now (from the FIFO
+    queue when the message has a sequence number, unless ``queue_arn`` says otherwise)."""
     return lambda_sqs_record(
         message_id=message.message_id,
         receipt_handle=f"{message.message_id}#{message.receive_count}",
         body=message.body,
-        attributes={
-            "ApproximateReceiveCount": str(max(message.receive_count, 1)),
-            "SentTimestamp": str(message.sent_timestamp_ms),
-            "SenderId": "AIDAIENQZJOLO23YVJ4VO",
-            "ApproximateFirstReceiveTimestamp": str(int(time.time() * 1000)),
-        },
+        attributes=message.system_attributes(),
         message_attributes=message.attributes,
-        queue_arn=queue_arn,
+        queue_arn=queue_arn or (FIFO_QUEUE_ARN if message.sequence_number is not None else QUEUE_ARN),
     )
 
 
-def sqs_event(messages: Iterable[QueuedMessage], queue_arn: str = QUEUE_ARN) -> dict[str, Any]:
+def sqs_event(messages: Iterable[QueuedMessage], queue_arn: str | None = None) -> dict[str, Any]:
     return {"Records": [sqs_record(m, queue_arn) for m in messages]}
 
 

@@ -1,0 +1,313 @@
+"""Ordered mode (``QUEUE_TYPE=fifo``) on DynamoDB Local; the FIFO dead-letter queue is moto's SQS.
+
+Every redelivery SQS and Lambda make on a FIFO queue (a whole batch again, the listed tail of a
+batch, a retried group merged with its later messages, a write that committed but timed out) must
+leave the counts exact, with one conditional write per sensor-day and no ledger.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from sensor_digest import ingest, layout
+from sensor_digest.config import IngestSettings, QueueType
+from sensor_digest_emulators.lambda_events import FIFO_QUEUE_ARN
+from sensor_digest_emulators.session import LocalSession
+from sensor_digest_local.pipeline import lambda_handler
+from tests.conftest import Tables
+from tests.faults import FaultySession
+from tests.fifo import Sequencer
+from tests.helpers import FakeContext, QueuedMessage, day_counts, scan_all, sqs_event
+from tests.integration.conftest import PASSTHROUGH, DeadLetters
+
+pytestmark = pytest.mark.dynamodb_local
+DAY, NEXT_DAY = "2024-05-01", "2024-05-02"
+
+
+class WriteFaults:
+    """Faults the next ``times`` writes of one sensor's day item (any day when ``day`` is None),
+    and counts every write call by operation."""
+
+    def __init__(self, kind: str = "throttle", sensor: int | None = None, day: str | None = None, times: int = 0):
+        self.kind, self.sensor, self.day, self.times = kind, sensor, day, times
+        self.calls: dict[str, int] = {}
+
+    def __call__(self, operation: str, kwargs: dict[str, Any]) -> str | None:
+        self.calls[operation] = self.calls.get(operation, 0) + 1
+        key = kwargs.get("Key") or kwargs.get("Item") or {}
+        hit = key.get(layout.SENSOR_ID, {}).get("N") == str(self.sensor) and self.day in (None, key[layout.DATE]["S"])
+        if hit and self.times:
+            self.times -= 1
+            return self.kind
+        return None
+
+
+@pytest.fixture
+def fifo_dlq(tables: Tables) -> Iterator[DeadLetters]:
+    """A FIFO dead-letter queue in high-throughput mode, as the stack makes it (moto's SQS)."""
+    with mock_aws(config=PASSTHROUGH):  # type: ignore[arg-type]
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(
+            QueueName="SensorDigestDLQ.fifo",
+            Attributes={
+                "FifoQueue": "true",
+                "DeduplicationScope": "messageGroup",
+                "FifoThroughputLimit": "perMessageGroupId",
+                "MaximumMessageSize": "1048576",
+            },
+        )["QueueUrl"]
+        yield DeadLetters(client=sqs, url=url)
+
+
+@pytest.fixture
+def faults() -> WriteFaults:
+    return WriteFaults()
+
+
+@pytest.fixture
+def handler(tables: Tables, fifo_dlq: DeadLetters, session: LocalSession, faults: WriteFaults) -> Any:
+    settings = IngestSettings(
+        table_name=tables.table,
+        ledger_table_name=tables.ledger,
+        dlq_url=fifo_dlq.url,
+        timezone=ZoneInfo("UTC"),
+        queue_type=QueueType.FIFO,
+    )
+    return lambda_handler(ingest.build_service(settings, FaultySession(inner=session, rule=faults)))
+
+
+def listed(handler: Any, batch: list[QueuedMessage]) -> list[QueuedMessage]:
+    """Deliver ``batch``; the messages the response lists, in batch order."""
+    failed = [f["itemIdentifier"] for f in handler(sqs_event(batch), FakeContext())["batchItemFailures"]]
+    by_id = {m.message_id: m for m in batch}
+    return [by_id[mid] for mid in failed]
+
+
+def test_a_whole_batch_delivered_again_counts_nothing_more_and_no_marker_is_written(
+    handler: Any, ddb: Any, tables: Tables
+) -> None:
+    seq = Sequencer()
+    batch = [seq.message(1, count=2), seq.message(2), seq.message(1, count=3), seq.message(1, NEXT_DAY, count=4)]
+
+    assert listed(handler, batch) == []
+    assert listed(handler, batch) == []  # a lost delete: SQS delivers the batch again
+
+    assert day_counts(ddb, tables.table) == {(1, DAY): 5, (2, DAY): 1, (1, NEXT_DAY): 4}
+    assert scan_all(ddb, tables.ledger) == []
+    item = next(i for i in scan_all(ddb, tables.table) if i["SensorId"]["N"] == "1" and i["Date"]["S"] == DAY)
+    assert item[layout.APPLIED_SEQUENCE]["S"] == str(batch[2].sequence_number).zfill(39)
+    assert item[layout.SEQUENCE_SOURCE]["S"] == FIFO_QUEUE_ARN
+
+
+def test_a_sensor_day_costs_one_conditional_write_per_batch(handler: Any, faults: WriteFaults) -> None:
+    seq = Sequencer()
+    assert listed(handler, [seq.message(3)]) == []  # the day item now exists
+    faults.calls.clear()
+
+    assert listed(handler, [seq.message(3, count=n) for n in range(1, 11)]) == []
+
+    assert faults.calls == {"update_item": 1}
+
+
+def test_the_first_write_of_a_day_is_the_insert_when_the_lookup_found_no_item(
+    handler: Any, faults: WriteFaults, ddb: Any, tables: Tables
+) -> None:
+    seq = Sequencer()
+
+    assert listed(handler, [seq.message(4, count=2), seq.message(4, count=5)]) == []
+
+    assert faults.calls == {"put_item": 1}
+    assert day_counts(ddb, tables.table) == {(4, DAY): 7}
+
+
+def test_sequence_numbers_compare_as_numbers_across_a_change_of_digit_count(
+    handler: Any, ddb: Any, tables: Tables
+) -> None:
+    # 99999999999999999999 (20 digits), then 100000000000000000000 (21): unpadded strings would
+    # order them the other way round and drop the second as already applied
+    seq = Sequencer(start=10**20 - 1)
+    first, second = seq.message(5), seq.message(5, count=2)
+
+    assert listed(handler, [first]) == []
+    assert listed(handler, [second]) == []
+    assert listed(handler, [first, second]) == []  # both again: nothing more
+
+    assert day_counts(ddb, tables.table) == {(5, DAY): 3}
+
+
+def test_two_days_of_one_sensor_with_one_days_write_failing_list_the_sensors_tail_only(
+    handler: Any, faults: WriteFaults, ddb: Any, tables: Tables
+) -> None:
+    # Given sensor 1's messages on two days, interleaved with sensor 2's, and day B's write throttled
+    seq = Sequencer()
+    m1, other, m2, m3, m4 = (
+        seq.message(1, DAY, 1),
+        seq.message(2, DAY, 10),
+        seq.message(1, NEXT_DAY, 2),
+        seq.message(1, DAY, 4),
+        seq.message(1, NEXT_DAY, 8),
+    )
+    faults.sensor, faults.day, faults.times = 1, NEXT_DAY, 1
+
+    # When the batch is delivered: the failed day's first message and everything after it of
+    # sensor 1 are listed (m3 was written with day A, but must wait behind m2 all the same)
+    assert listed(handler, [m1, other, m2, m3, m4]) == [m2, m3, m4]
+    assert day_counts(ddb, tables.table) == {(1, DAY): 5, (2, DAY): 10}
+
+    # Then the listed tail comes back: m3 is found applied, m2 and m4 are counted
+    assert listed(handler, [m2, m3, m4]) == []
+    assert day_counts(ddb, tables.table) == {(1, DAY): 5, (1, NEXT_DAY): 10, (2, DAY): 10}
+
+
+def test_a_failed_group_retried_together_with_later_messages_is_counted_once(
+    handler: Any, faults: WriteFaults, ddb: Any, tables: Tables
+) -> None:
+    seq = Sequencer()
+    m1, m2 = seq.message(6, count=1), seq.message(6, count=2)
+    faults.sensor, faults.times = 6, 1  # the group's one write is throttled
+    assert listed(handler, [m1, m2]) == [m1, m2]
+    assert day_counts(ddb, tables.table) == {}
+
+    later = [seq.message(6, count=4), seq.message(6, count=8)]
+    assert listed(handler, [m1, m2, *later]) == []  # SQS hands the retried group over with what followed
+
+    assert day_counts(ddb, tables.table) == {(6, DAY): 15}
+
+
+def test_a_write_that_committed_but_timed_out_is_not_counted_again(
+    handler: Any, faults: WriteFaults, ddb: Any, tables: Tables
+) -> None:
+    seq = Sequencer()
+    m1, m2, n1 = seq.message(7, count=1), seq.message(7, count=2), seq.message(8, count=5)
+    faults.kind, faults.sensor, faults.times = "timeout_after", 7, 1
+
+    assert listed(handler, [m1, n1, m2]) == [m1, m2]
+    assert day_counts(ddb, tables.table) == {(7, DAY): 3, (8, DAY): 5}  # it did commit
+
+    assert listed(handler, [m1, m2, seq.message(7, count=4)]) == []
+    assert day_counts(ddb, tables.table) == {(7, DAY): 7, (8, DAY): 5}
+
+
+def test_a_listed_message_holds_back_the_rest_of_its_group_before_any_write(
+    tables: Tables, session: LocalSession, ddb: Any
+) -> None:
+    # Given a dead-letter queue that refuses (it does not exist): a rejected message is listed
+    settings = IngestSettings(
+        table_name=tables.table,
+        ledger_table_name=tables.ledger,
+        dlq_url="http://127.0.0.1:9/000000000000/missing.fifo",
+        timezone=ZoneInfo("UTC"),
+        queue_type=QueueType.FIFO,
+    )
+    faults = WriteFaults()
+    handler = lambda_handler(ingest.build_service(settings, FaultySession(inner=session, rule=faults)))
+    seq = Sequencer()
+    first, poison, after, other = seq.message(9), seq.message(9), seq.message(9, count=5), seq.message(10)
+    poison.body = "not json"
+
+    assert listed(handler, [first, poison, after, other]) == [poison, after]
+
+    assert day_counts(ddb, tables.table) == {(9, DAY): 1, (10, DAY): 1}  # `after` was not written
+
+
+def test_a_message_whose_group_is_not_its_sensor_goes_to_the_fifo_dead_letter_queue(
+    handler: Any, fifo_dlq: DeadLetters, ddb: Any, tables: Tables
+) -> None:
+    seq = Sequencer()
+    stray, fine = seq.message(11, group="12"), seq.message(12)
+    unnumbered = seq.message(13)
+    unnumbered.sequence_number = None
+
+    assert listed(handler, [stray, fine, unnumbered]) == []
+
+    assert day_counts(ddb, tables.table) == {(12, DAY): 1}
+    got = fifo_dlq.client.receive_message(
+        QueueUrl=fifo_dlq.url, MaxNumberOfMessages=10, AttributeNames=["All"], MessageAttributeNames=["All"]
+    )["Messages"]
+    kept = {m["Attributes"]["MessageGroupId"]: m for m in got}
+    assert set(kept) == {"12", "13"}
+    assert "MessageGroupId '12' is not the sensor id 11" in kept["12"]["MessageAttributes"]["error"]["StringValue"]
+    assert "SequenceNumber" in kept["13"]["MessageAttributes"]["error"]["StringValue"]
+    assert kept["12"]["Body"] == stray.body
+    assert kept["12"]["Attributes"]["MessageDeduplicationId"] == stray.message_id
+
+
+def test_a_rejected_message_delivered_again_is_kept_once(handler: Any, fifo_dlq: DeadLetters) -> None:
+    poison = Sequencer().message(14)
+    poison.body = json.dumps({"sensor_id": 14, "count": 0})
+
+    assert listed(handler, [poison]) == []
+    assert listed(handler, [poison]) == []  # redelivered: the same deduplication id
+
+    assert [d.source_message_id for d in fifo_dlq.drain()] == [poison.message_id]
+
+
+@pytest.mark.parametrize(("number", "ok"), [(2**128 - 1, True), (2**128, False)])
+def test_a_sequence_number_has_up_to_128_bits(
+    handler: Any, fifo_dlq: DeadLetters, ddb: Any, tables: Tables, number: int, ok: bool
+) -> None:
+    message = Sequencer().message(15)
+    message.sequence_number = str(number)
+
+    assert listed(handler, [message]) == []
+
+    assert day_counts(ddb, tables.table) == ({(15, DAY): 1} if ok else {})
+    assert [bool(d.error and "128 bits" in d.error) for d in fifo_dlq.drain()] == ([] if ok else [True])
+
+
+def test_a_day_counted_by_the_ledger_or_from_another_queue_takes_the_fifo_count(
+    handler: Any, ddb: Any, tables: Tables
+) -> None:
+    # a day item written before the switch to FIFO (no sequence), and one from an older FIFO
+    # queue whose numbers are higher than the new queue's
+    ddb.put_item(TableName=tables.table, Item=layout.day_item(16, DAY, 10))
+    old = layout.day_item(17, DAY, 20)
+    old[layout.APPLIED_SEQUENCE] = {"S": layout.sequence_text(10**30)}
+    old[layout.SEQUENCE_SOURCE] = {"S": "arn:aws:sqs:us-east-1:000000000000:Old.fifo"}
+    ddb.put_item(TableName=tables.table, Item=old)
+    seq = Sequencer()
+
+    assert listed(handler, [seq.message(16, count=1), seq.message(17, count=2)]) == []
+
+    assert day_counts(ddb, tables.table) == {(16, DAY): 11, (17, DAY): 22}
+
+
+def test_aws_documented_fifo_sample_event_is_read(handler: Any, fifo_dlq: DeadLetters) -> None:
+    # The FIFO example event of https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html, as
+    # published: its body is not a sensor report, so it is rejected into the FIFO DLQ, in its group.
+    event = {
+        "Records": [
+            {
+                "messageId": "11d6ee51-4cc7-4302-9e22-7cd8afdaadf5",
+                "receiptHandle": "AQEBBX8nesZEXmkhsmZeyIE8iQAMig7qw...",
+                "body": "Test message.",
+                "attributes": {
+                    "ApproximateReceiveCount": "1",
+                    "SentTimestamp": "1573251510774",
+                    "SequenceNumber": "18849496460467696128",
+                    "MessageGroupId": "1",
+                    "SenderId": "AIDAIO23YVJENQZJOL4VO",
+                    "MessageDeduplicationId": "1",
+                    "ApproximateFirstReceiveTimestamp": "1573251510774",
+                },
+                "messageAttributes": {},
+                "md5OfBody": "e4e68fb7bd0e697a0ae8f1bb342846b3",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-2:123456789012:fifo.fifo",
+                "awsRegion": "us-east-2",
+            }
+        ]
+    }
+
+    assert handler(event, FakeContext()) == {"batchItemFailures": []}
+
+    [kept] = fifo_dlq.drain()
+    assert kept.body == "Test message."
+    assert kept.error is not None and "not valid JSON" in kept.error

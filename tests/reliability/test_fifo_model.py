@@ -1,0 +1,174 @@
+"""Scenario 7 in ordered mode: the model-based test of ``test_model.py`` on a FIFO queue.
+
+Hypothesis sends reports, receives batches as SQS FIFO hands them to Lambda (each sensor one
+message group; a batch takes a run from the head of each group it touches, in order; whatever is
+not deleted stays at the head of its group), loses deletes, and injects throttling, timeouts after
+a commit and crashes into the real ingest handler on DynamoDB Local. The response must keep each
+group's order, and the day counts must stay between what was acknowledged and that plus what is
+in doubt; once everything is delivered without faults they must be exact.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from sensor_digest import ingest
+from sensor_digest.config import IngestSettings, QueueType
+from sensor_digest_emulators.dynamodb_local import create_tables
+from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_emulators.session import LocalSession
+from sensor_digest_local.pipeline import lambda_handler
+from tests.faults import Crash, FaultySession
+from tests.fifo import Sequencer
+from tests.helpers import day_counts
+from tests.integration.conftest import DeadLetters
+from tests.reliability.test_model import SCRIPT
+
+pytestmark = pytest.mark.dynamodb_local
+FAULTS = ("throttle", "timeout_after", "crash")
+CONTEXT: dict[str, Any] = {}
+
+
+class FifoMachine(RuleBasedStateMachine):
+    @initialize()
+    def fresh_tables(self) -> None:
+        self.ddb = CONTEXT["ddb"]
+        suffix = uuid.uuid4().hex[:8]
+        self.table, ledger = f"Fifo-{suffix}", f"FifoLedger-{suffix}"
+        create_tables(self.ddb, self.table, ledger)
+        settings = IngestSettings(
+            table_name=self.table,
+            ledger_table_name=ledger,
+            dlq_url=CONTEXT["dlq_url"],
+            timezone=ZoneInfo("UTC"),
+            queue_type=QueueType.FIFO,
+        )
+        self.ingest = lambda_handler(
+            ingest.build_service(settings, FaultySession(inner=CONTEXT["session"], rule=SCRIPT))
+        )
+        SCRIPT.queue.clear()
+        self.sequencer = Sequencer()
+        self.queue: list[QueuedMessage] = []  # in send order; a group's messages keep their order
+        self.sent: dict[str, tuple[int, str, int]] = {}  # message id -> (sensor, day, count)
+        self.acked: set[str] = set()
+
+    @rule(n=st.integers(1, 12), seed=st.integers(0, 2**16))
+    def send(self, n: int, seed: int) -> None:
+        rng = random.Random(seed)
+        for _ in range(n):
+            sensor, day, count = rng.randrange(3), rng.choice(["2024-05-01", "2024-05-02"]), rng.randint(1, 3)
+            message = self.sequencer.message(sensor, day, count)
+            self.sent[message.message_id] = (sensor, day, count)
+            self.queue.append(message)
+
+    @precondition(lambda self: self.queue)
+    @rule(size=st.integers(1, 10), seed=st.integers(0, 2**16), lose_deletes=st.booleans())
+    def receive(self, size: int, seed: int, lose_deletes: bool) -> None:
+        rng = random.Random(seed)
+        groups = {m.group_id for m in self.queue}
+        chosen = set(rng.sample(sorted(groups), rng.randint(1, len(groups))))
+        batch = [m for m in self.queue if m.group_id in chosen][:size]  # a head run of each chosen group
+        self._deliver(batch, lose_deletes)
+
+    def _deliver(self, batch: list[QueuedMessage], lose_deletes: bool = False) -> None:
+        for message in batch:
+            message.receive_count += 1
+        try:
+            response = self.ingest(sqs_event(batch), FakeContext())
+        except Crash:
+            return  # nothing deleted: the whole batch comes back after the visibility timeout
+        failed = [f["itemIdentifier"] for f in response["batchItemFailures"]]
+        self._assert_group_order_kept(batch, set(failed))
+        for message in batch:
+            if message.message_id in failed:
+                continue
+            self.acked.add(message.message_id)
+            if not lose_deletes:
+                self.queue.remove(message)
+
+    @staticmethod
+    def _assert_group_order_kept(batch: list[QueuedMessage], failed: set[str]) -> None:
+        blocked: set[str | None] = set()
+        for message in batch:
+            if message.group_id in blocked:
+                assert message.message_id in failed, "a later message of a listed group was not listed"
+            if message.message_id in failed:
+                blocked.add(message.group_id)
+
+    @rule(kind=st.sampled_from(FAULTS), count=st.integers(1, 3))
+    def fault(self, kind: str, count: int) -> None:
+        SCRIPT.queue.extend([kind] * count)
+
+    def _model(self, ids: set[str]) -> Counter[tuple[int, str]]:
+        out: Counter[tuple[int, str]] = Counter()
+        for message_id in ids:
+            sensor, day, count = self.sent[message_id]
+            out[(sensor, day)] += count
+        return out
+
+    @invariant()
+    def table_matches_model(self) -> None:
+        if not hasattr(self, "table"):
+            return
+        counts = day_counts(self.ddb, self.table)
+        low, doubt = self._model(self.acked), self._model(set(self.sent) - self.acked)
+        for key in set(counts) | set(low) | set(doubt):
+            assert low[key] <= counts.get(key, 0) <= low[key] + doubt[key], (key, counts.get(key), low[key], doubt[key])
+
+    def teardown(self) -> None:
+        if not hasattr(self, "table"):
+            return
+        SCRIPT.queue.clear()
+        for _ in range(200):  # SQS keeps delivering until every message is deleted
+            if not self.queue:
+                break
+            self._deliver(self.queue[:10])
+        assert not self.queue
+        assert day_counts(self.ddb, self.table) == dict(self._model(set(self.sent)))
+
+
+@pytest.fixture
+def machine_context(ddb: Any, dead_letters: DeadLetters, session: LocalSession) -> Iterator[None]:
+    CONTEXT.update(ddb=ddb, session=session, dlq_url=dead_letters.url)
+    yield
+    CONTEXT.clear()
+
+
+def test_fifo_counts_always_agree_with_the_model(machine_context: None) -> None:
+    run_state_machine_as_test(
+        FifoMachine,
+        settings=settings(
+            max_examples=15,
+            stateful_step_count=20,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+        ),
+    )
+
+
+def test_the_machine_catches_a_response_that_breaks_group_order() -> None:
+    # the order check itself: a later message of a listed group left unlisted must be caught
+    seq = Sequencer()
+    first, second = seq.message(1), seq.message(1)
+    with pytest.raises(AssertionError, match="later message of a listed group"):
+        FifoMachine._assert_group_order_kept([first, second], {first.message_id})
+    FifoMachine._assert_group_order_kept([first, second], {first.message_id, second.message_id})
+    assert json.loads(first.body)["sensor_id"] == 1
