@@ -1,4 +1,9 @@
-"""The ingest capability: the queue, its dead-letter queue, the function and its SQS event source."""
+"""The ingest capability: the queue, its dead-letter queue, the function and its SQS event source.
+
+``queueType=fifo`` makes both queues FIFO in high-throughput mode (deduplication scoped to the
+message group, throughput limited per message group): producers send each sensor's reports as
+one group (``MessageGroupId`` = the sensor id) with ``MessageDeduplicationId`` = the ``event_id``.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +31,14 @@ class Ingest(Construct):
         ledger_table_name: str,
     ) -> None:
         super().__init__(scope, construct_id)
+        fifo: dict[str, object] = {}
+        if settings.fifo:
+            fifo = {
+                "fifo": True,
+                "content_based_deduplication": False,  # producers name each report (its event_id)
+                "deduplication_scope": sqs.DeduplicationScope.MESSAGE_GROUP,
+                "fifo_throughput_limit": sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+            }
         # Rejected messages keep their original body plus an `error` and a `source_message_id`
         # attribute: the source queue's maximum leaves room for them (Settings.ingest_max_message_bytes).
         self.dead_letter_queue = secure_queue(
@@ -34,6 +47,7 @@ class Ingest(Construct):
             settings=settings,
             retention_period=Duration.days(settings.dead_letter_retention_days),
             max_message_size_bytes=settings.dead_letter_max_message_bytes,
+            **fifo,
         )
         self.queue = secure_queue(
             self,
@@ -45,6 +59,7 @@ class Ingest(Construct):
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=self.dead_letter_queue, max_receive_count=settings.max_receive_count
             ),
+            **fifo,
         )
         self.function = python_function(
             self,
@@ -65,14 +80,16 @@ class Ingest(Construct):
                 "INGEST_MAX_WORKERS": str(settings.ingest_max_workers),
                 "UNKNOWN_SENSORS": settings.unknown_sensors,
                 "PROFILE_CACHE_SECONDS": str(settings.profile_cache_seconds),
+                "QUEUE_TYPE": settings.queue_type,
             },
         )
+        window = settings.event_batching_window_seconds
         self.function.add_event_source(
             sources.SqsEventSource(
                 self.queue,
-                batch_size=settings.ingest_batch_size,
-                max_batching_window=Duration.seconds(settings.ingest_batching_window_seconds),
+                batch_size=settings.event_batch_size,
+                max_batching_window=Duration.seconds(window) if window else None,  # FIFO takes none
                 report_batch_item_failures=True,
-                max_concurrency=settings.ingest_max_concurrency,
+                max_concurrency=settings.event_max_concurrency,
             )
         )

@@ -33,6 +33,7 @@ class Settings:
     write_capacity: int = 5
     removal: str = "retain"  # or "destroy" (a dev stack: tables, queues and logs go with the stack)
     # queue
+    queue_type: str = "standard"  # or "fifo": ordered mode, a message group per sensor, no ledger
     queue_retention_days: int = 14
     dead_letter_retention_days: int = 14
     max_receive_count: int = 5
@@ -47,6 +48,11 @@ class Settings:
     ingest_batching_window_seconds: int = 20
     ingest_max_concurrency: int = 2
     ingest_max_workers: int = 8
+    # ordered mode (queueType=fifo): Lambda takes at most 10 messages a batch from a FIFO queue and
+    # allows no batching window; a sensor is one message group, so no two invocations ever write
+    # one sensor's day items at once, and more of them at a time cost nothing in conflicts
+    fifo_batch_size: int = 10
+    fifo_max_concurrency: int = 10
     delivery_mode: str = "exactly-once"
     digest_timezone: str = "UTC"
     unknown_sensors: str = "accept"  # or "reject": reports of unregistered sensors go to the DLQ
@@ -76,9 +82,27 @@ class Settings:
         return f"{self.stack_name}Ledger"
 
     @property
+    def fifo(self) -> bool:
+        return self.queue_type == "fifo"
+
+    @property
+    def event_batch_size(self) -> int:
+        """The ingest event source's batch size: ``ingestBatchSize``, or ``fifoBatchSize`` on FIFO."""
+        return self.fifo_batch_size if self.fifo else self.ingest_batch_size
+
+    @property
+    def event_batching_window_seconds(self) -> int:
+        """The ingest event source's batching window (FIFO allows none)."""
+        return 0 if self.fifo else self.ingest_batching_window_seconds
+
+    @property
+    def event_max_concurrency(self) -> int:
+        return self.fifo_max_concurrency if self.fifo else self.ingest_max_concurrency
+
+    @property
     def visibility_timeout_seconds(self) -> int:
         """Six times the function timeout plus the batching window (AWS's guidance for SQS sources)."""
-        return 6 * self.ingest_timeout_seconds + self.ingest_batching_window_seconds
+        return 6 * self.ingest_timeout_seconds + self.event_batching_window_seconds
 
     @property
     def visibility_timeout(self) -> Duration:
@@ -153,6 +177,12 @@ class Settings:
             "removal must be retain or destroy": self.removal in ("retain", "destroy"),
             "deliveryMode must be exactly-once or at-least-once": self.delivery_mode
             in ("exactly-once", "at-least-once"),
+            "queueType must be standard or fifo": self.queue_type in ("standard", "fifo"),
+            "queueType=fifo counts exactly once by sequence number: leave deliveryMode exactly-once": not (
+                self.fifo and self.delivery_mode == "at-least-once"
+            ),
+            "fifoBatchSize must be 1 to 10 (Lambda's limit for FIFO queues)": 1 <= self.fifo_batch_size <= 10,
+            "fifoMaxConcurrency must be 2 to 1000": 2 <= self.fifo_max_concurrency <= 1000,
             "maxReceiveCount must be at least 5": self.max_receive_count >= 5,
             f"deadLetterMaxMessageBytes must be {1024 + DEAD_LETTER_OVERHEAD_BYTES} to {SQS_MAX_MESSAGE_BYTES}": (
                 1024 + DEAD_LETTER_OVERHEAD_BYTES <= self.dead_letter_max_message_bytes <= SQS_MAX_MESSAGE_BYTES

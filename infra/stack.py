@@ -55,9 +55,10 @@ class SensorDigestStack(Stack):
         ingest.function.add_to_role_policy(
             iam.PolicyStatement(actions=INGEST_DIGEST_ACTIONS, resources=[storage.table.table_arn])
         )
-        ingest.function.add_to_role_policy(
-            iam.PolicyStatement(actions=INGEST_LEDGER_ACTIONS, resources=[storage.ledger.table_arn])
-        )
+        if not settings.fifo:  # ordered mode keeps no markers
+            ingest.function.add_to_role_policy(
+                iam.PolicyStatement(actions=INGEST_LEDGER_ACTIONS, resources=[storage.ledger.table_arn])
+            )
         ingest.function.add_to_role_policy(
             iam.PolicyStatement(actions=INGEST_DLQ_ACTIONS, resources=[ingest.dead_letter_queue.queue_arn])
         )

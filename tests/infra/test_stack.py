@@ -167,6 +167,7 @@ def test_the_ingest_function_gets_the_contract_environment(template: Template) -
                     "INGEST_MAX_WORKERS": "8",
                     "UNKNOWN_SENSORS": "accept",
                     "PROFILE_CACHE_SECONDS": "60",
+                    "QUEUE_TYPE": "standard",
                     "POWERTOOLS_SERVICE_NAME": "sensor-digest-ingest",
                     "POWERTOOLS_METRICS_NAMESPACE": "SensorDigest",
                     "POWERTOOLS_LOG_LEVEL": "INFO",
@@ -436,8 +437,12 @@ def test_the_stack_outputs_what_the_command_line_reads(template: Template) -> No
 # -- checks -----------------------------------------------------------------------------------
 
 
-def test_cdk_nag_reports_no_unsuppressed_finding(stack_and_template: Any) -> None:
-    stack, _ = stack_and_template
+QUEUE_TYPES = pytest.mark.parametrize("context", [{}, {"queueType": "fifo"}], ids=["standard", "fifo"])
+
+
+@QUEUE_TYPES
+def test_cdk_nag_reports_no_unsuppressed_finding(synth_with: Callable[..., Any], context: dict[str, str]) -> None:
+    stack, _ = synth_with(**context)
     annotations = Annotations.from_stack(stack)
     errors = annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*"))
     warnings = annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*"))
@@ -456,7 +461,9 @@ def test_every_nag_suppression_has_a_reason_and_wildcards_are_scoped(template: T
             assert rule.get("applies_to"), rule
 
 
-def test_cfn_lint_finds_no_error(template: Template, tmp_path: Path) -> None:
+@QUEUE_TYPES
+def test_cfn_lint_finds_no_error(synth_with: Callable[..., Any], context: dict[str, str], tmp_path: Path) -> None:
+    _, template = synth_with(**context)
     path = tmp_path / "template.json"
     path.write_text(json.dumps(template.to_json()))
     cfn_lint = Path(sys.executable).parent / "cfn-lint"

@@ -1,0 +1,73 @@
+"""The stack with ``-c queueType=fifo`` (ordered mode): template tests on properties."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from infra.settings import Settings, SettingsError
+from tests.infra.test_stack import actions, policy_of, resources
+
+HIGH_THROUGHPUT = {
+    "FifoQueue": True,
+    "ContentBasedDeduplication": False,
+    "DeduplicationScope": "messageGroup",
+    "FifoThroughputLimit": "perMessageGroupId",
+}
+
+
+@pytest.fixture(scope="module")
+def fifo(synth_with: Callable[..., Any]) -> Template:
+    return synth_with(queueType="fifo")[1]
+
+
+def test_both_ingest_queues_are_fifo_in_high_throughput_mode_and_encrypted(fifo: Template) -> None:
+    queues = [q["Properties"] for q in resources(fifo, "AWS::SQS::Queue").values() if q["Properties"].get("FifoQueue")]
+    assert len(queues) == 2  # the ingest queue and its dead-letter queue (the stream's failure queue stays standard)
+    for queue in queues:
+        assert {k: queue.get(k) for k in HIGH_THROUGHPUT} == HIGH_THROUGHPUT
+        assert queue["SqsManagedSseEnabled"] is True
+    fifo.has_resource_properties(
+        "AWS::SQS::Queue",
+        {
+            **HIGH_THROUGHPUT,
+            "VisibilityTimeout": 180,  # six function timeouts, no window
+            "RedrivePolicy": {"deadLetterTargetArn": Match.any_value(), "maxReceiveCount": 5},
+        },
+    )
+
+
+def test_the_event_source_takes_what_fifo_allows(fifo: Template) -> None:
+    [mapping] = [
+        m["Properties"]
+        for m in resources(fifo, "AWS::Lambda::EventSourceMapping").values()
+        if "IngestQueue" in json.dumps(m["Properties"]["EventSourceArn"])
+    ]
+    assert mapping["BatchSize"] == 10
+    assert "MaximumBatchingWindowInSeconds" not in mapping
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": 10}
+
+
+def test_the_function_is_told_the_queue_type_and_keeps_no_ledger_grant(fifo: Template) -> None:
+    fifo.has_resource_properties(
+        "AWS::Lambda::Function",
+        {"Handler": "ingest.handler.handler", "Environment": {"Variables": Match.object_like({"QUEUE_TYPE": "fifo"})}},
+    )
+    granted = {(a, json.dumps(s["Resource"])) for s in policy_of(fifo, "ingest.handler.handler") for a in actions(s)}
+    assert not any("Ledger" in resource for _, resource in granted)
+    assert {a for a, r in granted if "DeadLetter" in r} == {"sqs:SendMessage"}
+
+
+def test_fifo_settings_are_checked() -> None:
+    assert Settings(queue_type="fifo").visibility_timeout_seconds == 180
+    with pytest.raises(SettingsError, match="fifoBatchSize must be 1 to 10"):
+        Settings.from_context({"queueType": "fifo", "fifoBatchSize": "11"}.get)
+    with pytest.raises(SettingsError, match="leave deliveryMode exactly-once"):
+        Settings.from_context({"queueType": "fifo", "deliveryMode": "at-least-once"}.get)
+    with pytest.raises(SettingsError, match="queueType must be standard or fifo"):
+        Settings.from_context({"queueType": "FIFO"}.get)
