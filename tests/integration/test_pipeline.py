@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from sensor_digest.config import DeliveryMode
-from sensor_digest_local.demo import send_traffic
+from sensor_digest.config import DeliveryMode, QueueType
+from sensor_digest_local.demo import DemoOptions, run_demo, send_traffic
 from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_local.traffic import generate
 from sensor_digest_ops.dead_letters import drain_dead_letters
@@ -60,3 +60,18 @@ def test_a_verbose_pipeline_logs_each_rejection_with_its_reason(
     logged = capfd.readouterr().err
     assert '"message":"message rejected"' in logged
     assert '"reason":"sensor_id must be an integer, got string"' in logged
+
+
+def test_the_fifo_demo_is_exact_through_lost_deletes_faults_and_producer_retries(ddb_endpoint: str) -> None:
+    # `sensor-digest demo --queue fifo`, smaller: ordered mode end to end on the in-process FIFO queue
+    result = run_demo(
+        DemoOptions(
+            messages=600, sensors=6, days=2, queue_type=QueueType.FIFO, fault_rate=0.05, engine_endpoint=ddb_endpoint
+        )
+    )
+
+    assert result.ok, result.errors
+    assert result.batch_size == 10
+    stats = result.stats
+    assert stats.producer_retries > 0 and stats.duplicates_injected > 0 and stats.failures_listed > 0
+    assert stats.deliveries <= stats.ingest_batches * 10

@@ -8,6 +8,7 @@ import os
 import shlex
 import signal
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, replace
@@ -21,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sensor_digest import layout
-from sensor_digest.config import DeliveryMode
+from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.messages import read_pending
 from sensor_digest.registry import Registry, RegistryError, SensorProfile
@@ -30,6 +31,7 @@ from sensor_digest_emulators.dynamodb_local import EngineError
 from sensor_digest_emulators.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_ops import queries
 from sensor_digest_ops.dead_letters import list_dead_letters, redrive
+from sensor_digest_ops.producer import fifo_fields, is_fifo
 from sensor_digest_ops.targets import Target, TargetError, clear_local, resolve, running_local, save_local
 
 app = typer.Typer(
@@ -114,7 +116,11 @@ def demo(
     fault_rate: Annotated[float, typer.Option(min=0.0, max=0.5, help="Share of DynamoDB writes throttled.")] = 0.01,
     seed: Annotated[int, typer.Option(help="Random seed of the traffic and the faults.")] = 7,
     mode: Annotated[DeliveryMode, typer.Option(help="How ingest counts.")] = DeliveryMode.EXACTLY_ONCE,
-    batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="SQS batch size.")] = 100,
+    queue: Annotated[
+        QueueType,
+        typer.Option(help="standard, or fifo: ordered mode (a group per sensor, batches of at most 10, no ledger)."),
+    ] = QueueType.STANDARD,
+    batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="SQS batch size (fifo: at most 10).")] = 100,
     verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
 ) -> None:
     """Run the whole pipeline locally on synthetic traffic and check every count against the truth."""
@@ -130,6 +136,7 @@ def demo(
         fault_rate=fault_rate,
         seed=seed,
         delivery_mode=mode,
+        queue_type=queue,
         batch_size=batch_size,
         engine_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
         verbose=verbose,
@@ -254,17 +261,24 @@ def send(
     region: Region = None,
     queue_url: QueueUrl = None,
 ) -> None:
-    """Send sensor reports to the ingest queue (checked first with the ingest's own rules)."""
-    bodies = [
-        _report(sensor, count, timestamp, event_id if repeat == 1 or event_id is None else f"{event_id}-{i}")
-        for i in range(repeat)
-    ]
+    """Send sensor reports to the ingest queue (checked first with the ingest's own rules).
+
+    To a FIFO queue (ordered mode) each report goes in its sensor's message group, with its event id
+    as deduplication id; a report without --event-id gets a fresh one."""
+    ids = [event_id if repeat == 1 or event_id is None else f"{event_id}-{i}" for i in range(repeat)]
+    bodies = [_report(sensor, count, timestamp, given) for given in ids]  # refused here, before any queue
     with _errors():
         target = _target(stack, region, queue_url=queue_url).need("queue_url")
+        fifo = is_fifo(str(target.queue_url))
+        if fifo and event_id is None:  # the deduplication id is the event id: every report needs one
+            bodies = [_report(sensor, count, timestamp, uuid.uuid4().hex) for _ in ids]
         sqs = target.sqs()
         sent = 0
         for start in range(0, len(bodies), 10):  # SendMessageBatch: ten reports a request
-            entries = [{"Id": str(i), "MessageBody": b} for i, b in enumerate(bodies[start : start + 10])]
+            entries = [
+                {"Id": str(i), "MessageBody": b, **(fifo_fields(b, uuid.uuid4().hex) if fifo else {})}
+                for i, b in enumerate(bodies[start : start + 10])
+            ]
             response = sqs.send_message_batch(QueueUrl=target.queue_url, Entries=entries)
             if response.get("Failed"):
                 failed = response["Failed"][0]

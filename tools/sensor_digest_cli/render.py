@@ -54,7 +54,9 @@ def demo(result: DemoResult) -> list[RenderableType]:
     facts.add_column("what")
     facts.add_column("value", justify="right")
     rows = [
+        ("queue", f"{result.options.queue_type.value} (batches of up to {result.batch_size})"),
         ("messages sent (valid + poison)", f"{stats.messages} ({stats.valid} + {stats.poison})"),
+        ("producer retries SQS dropped (FIFO deduplication)", str(stats.producer_retries)),
         ("deliveries to the ingest handler", str(stats.deliveries)),
         ("duplicate deliveries (lost deletes)", str(stats.duplicates_injected)),
         ("DynamoDB faults injected", str(stats.faults_injected)),

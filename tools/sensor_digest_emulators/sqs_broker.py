@@ -13,7 +13,15 @@ with the response SQS would send, so the handlers run unchanged. What it keeps o
   delivered again;
 - message attributes, ``SendMessageBatch`` and ``DeleteMessageBatch`` of up to ten entries;
 - ``MaximumMessageSize``, counted as SQS counts it: the body plus each attribute's name, data
-  type and value, in UTF-8 bytes (``InvalidParameterValue`` past it).
+  type and value, in UTF-8 bytes (``InvalidParameterValue`` past it);
+- FIFO queues (``fifo=True``, the name ending in ``.fifo``), in high-throughput mode:
+  ``MessageGroupId`` and ``MessageDeduplicationId`` required; a message whose deduplication id
+  was seen in its group within the last five minutes is accepted but not queued again (the first
+  one's id is returned); each message gets a ``SequenceNumber`` that only grows; a receive returns
+  as many messages of one group as it can, in order, then the next group's; no message of a group
+  is returned while an earlier one of that group is in flight (received and neither deleted nor
+  visible again), so a retried message holds its group back; a FIFO queue's dead-letter queue
+  must be FIFO, and a message moved there keeps its group and deduplication id.
 
 It exists because moto's SQS scans its whole queue several times per call, which is too slow for
 the thousands of messages the demo moves; ``sensor-digest up`` still uses moto's server, which
@@ -23,6 +31,7 @@ other processes can reach over HTTP.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 import time
 import uuid
@@ -37,6 +46,8 @@ from sensor_digest.dead_letters import SQS_MAX_MESSAGE_BYTES, message_size
 ENDPOINT = "http://sqs.in-process.invalid"
 REGION = "us-east-1"
 ACCOUNT = "000000000000"
+DEDUPLICATION_WINDOW_SECONDS = 300.0
+FIRST_SEQUENCE_NUMBER = 18_849_496_460_467_696_128  # as in AWS's example event: 20 digits
 
 
 @dataclass
@@ -49,6 +60,9 @@ class _Message:
     first_receive_ms: int | None = None
     visible_at: float = 0.0
     receipt: str | None = None
+    group_id: str | None = None
+    deduplication_id: str | None = None
+    sequence_number: str | None = None
 
 
 @dataclass
@@ -58,7 +72,10 @@ class _Queue:
     dead_letter: str | None = None
     max_receive_count: int | None = None
     max_message_bytes: int = SQS_MAX_MESSAGE_BYTES
+    fifo: bool = False
     messages: OrderedDict[str, _Message] = field(default_factory=OrderedDict)
+    # FIFO: (group, deduplication id) -> (when it stops counting, the first message's id)
+    deduplicated: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -77,6 +94,14 @@ class MessageTooLong(ValueError):
     """SQS's ``InvalidParameterValue`` for a body plus attributes past ``MaximumMessageSize``."""
 
 
+class InvalidFifoRequest(ValueError):
+    """SQS's ``MissingParameter`` / ``InvalidParameterValue`` for what a FIFO queue requires."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def _md5(text: str) -> str:
     return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
 
@@ -85,6 +110,7 @@ class LocalSqsBroker:
     def __init__(self) -> None:
         self._queues: dict[str, _Queue] = {}
         self._lock = threading.Lock()
+        self._sequence = itertools.count(FIRST_SEQUENCE_NUMBER)
 
     # -- the queue model ------------------------------------------------------------------
 
@@ -96,9 +122,21 @@ class LocalSqsBroker:
         dead_letter_url: str | None = None,
         max_receive_count: int | None = None,
         max_message_bytes: int = SQS_MAX_MESSAGE_BYTES,
+        fifo: bool = False,
     ) -> str:
-        dead_letter = self._queue(dead_letter_url).name if dead_letter_url else None
-        queue = _Queue(name, visibility_timeout, dead_letter, max_receive_count, max_message_bytes)
+        if fifo != name.endswith(".fifo"):
+            raise InvalidFifoRequest("InvalidParameterValue", "a FIFO queue's name, and only its, ends in .fifo")
+        dead_letter = self._queue(dead_letter_url) if dead_letter_url else None
+        if dead_letter is not None and dead_letter.fifo != fifo:
+            raise InvalidFifoRequest("InvalidParameterValue", "a queue and its dead-letter queue must be of one type")
+        queue = _Queue(
+            name,
+            visibility_timeout,
+            dead_letter.name if dead_letter else None,
+            max_receive_count,
+            max_message_bytes,
+            fifo,
+        )
         with self._lock:
             self._queues[name] = queue
         return queue.url
@@ -109,7 +147,16 @@ class LocalSqsBroker:
         except KeyError:
             raise QueueDoesNotExist(url) from None
 
-    def send(self, url: str, body: str, attributes: dict[str, Any] | None = None) -> str:
+    def send(
+        self,
+        url: str,
+        body: str,
+        attributes: dict[str, Any] | None = None,
+        *,
+        group_id: str | None = None,
+        deduplication_id: str | None = None,
+    ) -> _Message:
+        """The message as queued (on a FIFO queue, the first one when this is a duplicate)."""
         queue = self._queue(url)
         size = message_size(body, attributes)
         if size > queue.max_message_bytes:  # SQS counts the attributes' names, types and values too
@@ -119,8 +166,36 @@ class LocalSqsBroker:
             )
         message = _Message(str(uuid.uuid4()), body, dict(attributes or {}), int(time.time() * 1000))
         with self._lock:
+            if queue.fifo:
+                first = self._deduplicate(queue, group_id, deduplication_id, message)
+                if first is not None:
+                    return first
             queue.messages[message.message_id] = message
-        return message.message_id
+        return message
+
+    def _deduplicate(
+        self, queue: _Queue, group_id: str | None, deduplication_id: str | None, message: _Message
+    ) -> _Message | None:
+        """Number a FIFO message, or return the one it duplicates (same group and deduplication id
+        within the window). Called under the lock."""
+        if not group_id:
+            raise InvalidFifoRequest("MissingParameter", "The request must contain the parameter MessageGroupId.")
+        if not deduplication_id:
+            raise InvalidFifoRequest(
+                "InvalidParameterValue",
+                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided "
+                "explicitly",
+            )
+        now = time.monotonic()
+        key = (group_id, deduplication_id)
+        seen = queue.deduplicated.get(key)
+        if seen is not None and seen[0] > now:
+            kept = queue.messages.get(seen[1])
+            return kept or _Message(seen[1], message.body, message.attributes, message.sent_ms)
+        queue.deduplicated[key] = (now + DEDUPLICATION_WINDOW_SECONDS, message.message_id)
+        message.group_id, message.deduplication_id = group_id, deduplication_id
+        message.sequence_number = str(next(self._sequence))
+        return None
 
     def receive(self, url: str, max_messages: int = 1, visibility_timeout: float | None = None) -> list[_Message]:
         queue = self._queue(url)
@@ -128,11 +203,9 @@ class LocalSqsBroker:
         now = time.monotonic()
         received: list[_Message] = []
         with self._lock:
-            for message in list(queue.messages.values()):
+            for message in self._candidates(queue, now):
                 if len(received) >= max_messages:
                     break
-                if message.visible_at > now:
-                    continue
                 if queue.max_receive_count is not None and message.receive_count >= queue.max_receive_count:
                     self._move_to_dead_letter(queue, message)
                     continue
@@ -143,12 +216,35 @@ class LocalSqsBroker:
                 received.append(message)
         return received
 
+    @staticmethod
+    def _candidates(queue: _Queue, now: float) -> list[_Message]:
+        """Messages a receive may return, in the order it takes them. Standard: every visible one.
+        FIFO: per group, the visible messages before its first one in flight; the groups in the
+        order of their oldest message, each group's run whole before the next (SQS returns as many
+        messages of one group as it can)."""
+        if not queue.fifo:
+            return [m for m in queue.messages.values() if m.visible_at <= now]
+        runs: dict[str, list[_Message]] = {}
+        blocked: set[str] = set()
+        for message in queue.messages.values():
+            group = str(message.group_id)
+            if group in blocked:
+                continue
+            if message.visible_at > now:
+                blocked.add(group)
+                continue
+            runs.setdefault(group, []).append(message)
+        return [m for run in runs.values() for m in run]
+
     def _move_to_dead_letter(self, queue: _Queue, message: _Message) -> None:
         del queue.messages[message.message_id]
         if queue.dead_letter is not None:
             moved = _Message(
                 message.message_id, message.body, message.attributes, message.sent_ms, message.receive_count
             )
+            if queue.fifo:  # the group and deduplication id go along; the dead-letter queue numbers it
+                moved.group_id, moved.deduplication_id = message.group_id, message.deduplication_id
+                moved.sequence_number = str(next(self._sequence))
             self._queues[queue.dead_letter].messages[moved.message_id] = moved
 
     def delete(self, url: str, receipt: str) -> None:
@@ -195,27 +291,42 @@ class LocalSqsBroker:
         except MessageTooLong as exc:
             parsed = {"Error": {"Code": "InvalidParameterValue", "Message": str(exc)}}
             status = 400
+        except InvalidFifoRequest as exc:
+            parsed = {"Error": {"Code": exc.code, "Message": str(exc)}}
+            status = 400
         except AttributeError:
             parsed = {"Error": {"Code": "InvalidAction", "Message": f"{model.name} is not emulated"}}
             status = 400
         parsed["ResponseMetadata"] = {"HTTPStatusCode": status}
         return AWSResponse(url=ENDPOINT, status_code=status, headers={}, raw=None), parsed
 
+    def _send_entry(self, url: str, entry: dict[str, Any]) -> dict[str, Any]:
+        message = self.send(
+            url,
+            entry["MessageBody"],
+            entry.get("MessageAttributes"),
+            group_id=entry.get("MessageGroupId"),
+            deduplication_id=entry.get("MessageDeduplicationId"),
+        )
+        out = {"MessageId": message.message_id, "MD5OfMessageBody": _md5(entry["MessageBody"])}
+        if message.sequence_number is not None:
+            out["SequenceNumber"] = message.sequence_number
+        return out
+
     def _api_SendMessage(self, p: dict[str, Any]) -> dict[str, Any]:
-        message_id = self.send(p["QueueUrl"], p["MessageBody"], p.get("MessageAttributes"))
-        return {"MessageId": message_id, "MD5OfMessageBody": _md5(p["MessageBody"])}
+        return self._send_entry(p["QueueUrl"], p)
 
     def _api_SendMessageBatch(self, p: dict[str, Any]) -> dict[str, Any]:
         ok, failed = [], []
         for entry in p["Entries"]:
             try:
-                message_id = self.send(p["QueueUrl"], entry["MessageBody"], entry.get("MessageAttributes"))
+                ok.append({"Id": entry["Id"], **self._send_entry(p["QueueUrl"], entry)})
             except MessageTooLong as exc:
                 failed.append(
                     {"Id": entry["Id"], "Code": "InvalidParameterValue", "Message": str(exc), "SenderFault": True}
                 )
-                continue
-            ok.append({"Id": entry["Id"], "MessageId": message_id, "MD5OfMessageBody": _md5(entry["MessageBody"])})
+            except InvalidFifoRequest as exc:
+                failed.append({"Id": entry["Id"], "Code": exc.code, "Message": str(exc), "SenderFault": True})
         return {"Successful": ok, "Failed": failed}
 
     def _api_ReceiveMessage(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -233,6 +344,7 @@ class LocalSqsBroker:
                         "SentTimestamp": str(m.sent_ms),
                         "ApproximateReceiveCount": str(m.receive_count),
                         "ApproximateFirstReceiveTimestamp": str(m.first_receive_ms),
+                        **_fifo_attributes(m),
                     },
                     "MessageAttributes": m.attributes,
                 }
@@ -262,5 +374,25 @@ class LocalSqsBroker:
                 "ApproximateNumberOfMessagesNotVisible": str(in_flight),
                 "VisibilityTimeout": str(int(queue.visibility_timeout)),
                 "MaximumMessageSize": str(queue.max_message_bytes),
+                **(
+                    {
+                        "FifoQueue": "true",
+                        "ContentBasedDeduplication": "false",
+                        "DeduplicationScope": "messageGroup",
+                        "FifoThroughputLimit": "perMessageGroupId",
+                    }
+                    if queue.fifo
+                    else {}
+                ),
             }
         }
+
+
+def _fifo_attributes(message: _Message) -> dict[str, str]:
+    if message.sequence_number is None:
+        return {}
+    return {
+        "MessageGroupId": str(message.group_id),
+        "MessageDeduplicationId": str(message.deduplication_id),
+        "SequenceNumber": message.sequence_number,
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import statistics
 import threading
 import time
@@ -10,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sensor_digest.config import DeliveryMode
+from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_local.traffic import Traffic, generate
 from sensor_digest_ops.dead_letters import DeadLetter, drain_dead_letters
+from sensor_digest_ops.producer import fifo_fields, is_fifo
 from sensor_digest_ops.queries import day_counts, summaries
 
 
@@ -27,7 +29,8 @@ class DemoOptions:
     fault_rate: float = 0.01
     seed: int = 7
     delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
-    batch_size: int = 100
+    queue_type: QueueType = QueueType.STANDARD
+    batch_size: int = 100  # on FIFO at most 10 (Lambda's limit), with no window
     engine_endpoint: str | None = None
     verbose: bool = False
 
@@ -49,6 +52,7 @@ class DemoStats:
     stream_filtered_out: int
     stream_batches: int
     stream_retries: int
+    producer_retries: int = 0  # FIFO: reports sent twice with one deduplication id (SQS keeps one)
 
 
 @dataclass(frozen=True)
@@ -90,35 +94,67 @@ class DemoResult:
         return rejected == self.poison_ids and all(d.error for d in self.dead_letters)
 
     @property
+    def batch_size(self) -> int:
+        """The batch size the event source used (a FIFO queue's is at most 10)."""
+        options = self.options
+        return PipelineOptions(queue_type=options.queue_type, batch_size=options.batch_size).event_batch_size
+
+    @property
     def ok(self) -> bool:
         return self.counts_exact and self.summaries_exact and self.poison_kept and not self.errors
 
 
+@dataclass
+class Sent:
+    """What the sender did: when each message was sent, the poison's ids, producer retries."""
+
+    at: dict[str, float] = field(default_factory=dict)
+    poison_ids: set[str] = field(default_factory=set)
+    producer_retries: int = 0
+
+
 def send_traffic(
-    sqs: Any, queue_url: str, traffic: Traffic, backlog: Callable[[], int] | None = None, max_backlog: int = 400
-) -> tuple[dict[str, float], set[str]]:
-    """Send every body (SendMessageBatch, ten at a time); when each was sent, and the poison ids.
+    sqs: Any,
+    queue_url: str,
+    traffic: Traffic,
+    backlog: Callable[[], int] | None = None,
+    max_backlog: int = 400,
+    retry_rate: float = 0.0,
+    seed: int = 0,
+) -> Sent:
+    """Send every body (SendMessageBatch, ten at a time).
 
     Sensors report in real time, so the sender keeps at most ``max_backlog`` messages waiting
-    (moto's SQS also scans its whole queue on every call, which a deep backlog makes slow).
+    (moto's SQS also scans its whole queue on every call, which a deep backlog makes slow). On a
+    FIFO queue each report goes in its sensor's group with its event id as deduplication id, and a
+    share ``retry_rate`` of them is sent a second time at once, as a producer that missed the
+    answer would: SQS drops the repeat (the five-minute deduplication window).
     """
-    sent_at: dict[str, float] = {}
-    poison_ids: set[str] = set()
+    sent = Sent()
+    fifo, rng = is_fifo(queue_url), random.Random(seed)
     for start in range(0, len(traffic.bodies), 10):
         while backlog is not None and start % 100 == 0 and backlog() > max_backlog:
             time.sleep(0.02)
         entries = [
-            {"Id": str(i), "MessageBody": traffic.bodies[i]} for i in range(start, min(start + 10, len(traffic.bodies)))
+            {"Id": str(i), "MessageBody": body, **(fifo_fields(body, f"m-{i}") if fifo else {})}
+            for i in range(start, min(start + 10, len(traffic.bodies)))
+            if (body := traffic.bodies[i])
         ]
         response = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
+        retried = [e for e in entries if fifo and rng.random() < retry_rate]
+        if retried:
+            again = sqs.send_message_batch(QueueUrl=queue_url, Entries=retried)
+            if again.get("Failed"):
+                raise RuntimeError(f"SQS refused messages: {again['Failed']}")
+            sent.producer_retries += len(retried)
         if response.get("Failed"):
             raise RuntimeError(f"SQS refused messages: {response['Failed']}")
         now = time.monotonic()
         for ok in response["Successful"]:
-            sent_at[ok["MessageId"]] = now
+            sent.at[ok["MessageId"]] = now
             if int(ok["Id"]) in traffic.poison:
-                poison_ids.add(ok["MessageId"])
-    return sent_at, poison_ids
+                sent.poison_ids.add(ok["MessageId"])
+    return sent
 
 
 def lags(
@@ -157,6 +193,7 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
     pipeline = LocalPipeline(
         PipelineOptions(
             delivery_mode=options.delivery_mode,
+            queue_type=options.queue_type,
             batch_size=options.batch_size,
             duplicate_rate=options.duplicate_rate,
             fault_rate=options.fault_rate,
@@ -168,11 +205,17 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
     with pipeline:
         target = pipeline.target
         started = time.monotonic()
-        sent: dict[str, Any] = {}
+        sent = Sent()
 
         def sender() -> None:
-            sent["at"], sent["poison"] = send_traffic(
-                pipeline.sqs(), str(target.queue_url), traffic, backlog=pipeline.sqs_source.in_queue
+            nonlocal sent
+            sent = send_traffic(
+                pipeline.sqs(),
+                str(target.queue_url),
+                traffic,
+                backlog=pipeline.sqs_source.in_queue,
+                retry_rate=options.duplicate_rate,
+                seed=options.seed,
             )
 
         sending = threading.Thread(target=sender, name="sensor-digest-sender")
@@ -191,7 +234,7 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
         tick()
         ddb, sqs = pipeline.dynamodb(), pipeline.sqs()
         sqs_stats, stream_stats = pipeline.sqs_source.stats, pipeline.stream_source.stats
-        lag = lags(sent["at"], sqs_stats.done_at, stream_stats.cycles, skip=sent["poison"])
+        lag = lags(sent.at, sqs_stats.done_at, stream_stats.cycles, skip=sent.poison_ids)
         valid = traffic.valid
         result = DemoResult(
             options=options,
@@ -199,7 +242,7 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
             counts=day_counts(ddb, str(target.table)),
             summaries=summaries(ddb, str(target.table)),
             dead_letters=drain_dead_letters(sqs, str(target.dlq_url)),
-            poison_ids=sent["poison"],
+            poison_ids=sent.poison_ids,
             figures=DemoFigures(
                 elapsed_s=elapsed,
                 messages_per_s=len(traffic.bodies) / elapsed,
@@ -223,6 +266,7 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
                 stream_filtered_out=stream_stats.records_filtered_out,
                 stream_batches=stream_stats.batches,
                 stream_retries=stream_stats.retries,
+                producer_retries=sent.producer_retries,
             ),
             errors=[repr(e) for e in pipeline.errors],
         )

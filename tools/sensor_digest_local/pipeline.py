@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
 from sensor_digest import ingest, summary
-from sensor_digest.config import DeliveryMode, IngestSettings, SummarySettings
+from sensor_digest.config import DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.dead_letters import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
 from sensor_digest_emulators.conflicts import ConflictEmulator
 from sensor_digest_emulators.dynamodb_local import create_tables, running_engine
@@ -40,10 +40,14 @@ from sensor_digest_ops.targets import Target
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
+FIFO_MAX_BATCH = 10  # Lambda's limit for a FIFO queue, which also allows no batching window
+
+
 @dataclass(frozen=True)
 class PipelineOptions:
     delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
-    batch_size: int = 100
+    queue_type: QueueType = QueueType.STANDARD
+    batch_size: int = 100  # on FIFO at most FIFO_MAX_BATCH, with no window
     batching_window: float = 0.1
     visibility_timeout: int = 2
     max_receive_count: int = 5
@@ -53,6 +57,18 @@ class PipelineOptions:
     seed: int = 7
     verbose: bool = False
     sqs: str = "in-process"  # or "server": moto's SQS server, reachable by other processes (`up`)
+
+    @property
+    def fifo(self) -> bool:
+        return self.queue_type is QueueType.FIFO
+
+    @property
+    def event_batch_size(self) -> int:
+        return min(self.batch_size, FIFO_MAX_BATCH) if self.fifo else self.batch_size
+
+    @property
+    def event_batching_window(self) -> float:
+        return 0.0 if self.fifo else self.batching_window
 
 
 def route_service_logs(verbose: bool) -> None:
@@ -115,6 +131,7 @@ class LocalPipeline:
                 dlq_url=queues.dlq_url,
                 timezone=ZoneInfo("UTC"),
                 delivery_mode=self.options.delivery_mode,
+                queue_type=self.options.queue_type,
             ),
             self.session,
         )
@@ -134,8 +151,8 @@ class LocalPipeline:
             sqs=self.sqs(),
             queue_url=queues.queue_url,
             handler=ingest_handler,
-            batch_size=self.options.batch_size,
-            batching_window=self.options.batching_window,
+            batch_size=self.options.event_batch_size,
+            batching_window=self.options.event_batching_window,
             duplicate_rate=self.options.duplicate_rate,
             seed=self.options.seed,
         )
@@ -159,6 +176,8 @@ class LocalPipeline:
 
     def _start_sqs(self, name: str) -> tuple[QueuePair, str]:
         if self.options.sqs == "server":
+            if self.options.fifo:  # moto numbers FIFO messages at random; ordered mode needs growing numbers
+                raise ValueError("a FIFO pipeline runs on the in-process SQS only: moto's sequence numbers do not grow")
             server = LocalSqs()
             self._stack.callback(server.stop)
             pair = server.create_queues(
@@ -168,13 +187,15 @@ class LocalPipeline:
             )
             return pair, server.endpoint
         self.broker = LocalSqsBroker()
-        dlq_url = self.broker.create_queue(f"{name}DLQ", max_message_bytes=SQS_MAX_MESSAGE_BYTES)
+        fifo, suffix = self.options.fifo, ".fifo" if self.options.fifo else ""
+        dlq_url = self.broker.create_queue(f"{name}DLQ{suffix}", max_message_bytes=SQS_MAX_MESSAGE_BYTES, fifo=fifo)
         queue_url = self.broker.create_queue(
-            name,
+            f"{name}{suffix}",
             visibility_timeout=self.options.visibility_timeout,
             dead_letter_url=dlq_url,
             max_receive_count=self.options.max_receive_count,
             max_message_bytes=source_queue_max_bytes(SQS_MAX_MESSAGE_BYTES),
+            fifo=fifo,
         )
         return QueuePair(queue_url=queue_url, dlq_url=dlq_url), BROKER_ENDPOINT
 

@@ -1,0 +1,125 @@
+"""The in-process SQS broker's FIFO queues, through a real boto3 client (no network)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from sensor_digest_emulators import sqs_broker
+from sensor_digest_emulators.sqs_broker import LocalSqsBroker
+from tests.unit.test_broker import receive
+
+
+@pytest.fixture
+def fifo(broker: LocalSqsBroker) -> tuple[str, str]:
+    dlq = broker.create_queue("dlq.fifo", fifo=True)
+    url = broker.create_queue("q.fifo", visibility_timeout=0.2, dead_letter_url=dlq, max_receive_count=2, fifo=True)
+    return url, dlq
+
+
+def send(sqs: Any, url: str, body: str, group: str, dedup: str | None = None) -> dict[str, Any]:
+    response: dict[str, Any] = sqs.send_message(
+        QueueUrl=url, MessageBody=body, MessageGroupId=group, MessageDeduplicationId=dedup or body
+    )
+    return response
+
+
+def bodies(messages: list[dict[str, Any]]) -> list[str]:
+    return [m["Body"] for m in messages]
+
+
+def test_a_receive_takes_one_groups_run_in_order_before_the_next_group(sqs: Any, fifo: Any) -> None:
+    url, _ = fifo
+    for body, group in [("a1", "a"), ("b1", "b"), ("a2", "a"), ("b2", "b"), ("a3", "a")]:
+        send(sqs, url, body, group)
+
+    assert bodies(receive(sqs, url, 4)) == ["a1", "a2", "a3", "b1"]
+    assert receive(sqs, url) == []  # both groups have a message in flight: b2 waits behind b1
+
+
+def test_a_message_in_flight_holds_back_its_group_until_deleted_or_visible_again(sqs: Any, fifo: Any) -> None:
+    url, _ = fifo
+    for body in ("a1", "a2"):
+        send(sqs, url, body, "a")
+    [first] = receive(sqs, url, 1)
+
+    assert receive(sqs, url) == []
+    time.sleep(0.25)  # not deleted (a listed failure): it comes back first, with its group behind it
+    again = receive(sqs, url)
+    assert bodies(again) == ["a1", "a2"]
+    assert again[0]["Attributes"]["ApproximateReceiveCount"] == "2"
+    assert again[0]["Attributes"]["SequenceNumber"] == first["Attributes"]["SequenceNumber"]
+
+
+def test_sequence_numbers_grow_and_records_carry_group_and_deduplication_id(sqs: Any, fifo: Any) -> None:
+    url, _ = fifo
+    numbers = [int(send(sqs, url, f"m{i}", "g")["SequenceNumber"]) for i in range(3)]
+
+    got = receive(sqs, url)
+
+    assert numbers == sorted(numbers) and len(set(numbers)) == 3
+    assert [int(m["Attributes"]["SequenceNumber"]) for m in got] == numbers
+    assert {(m["Attributes"]["MessageGroupId"], m["Attributes"]["MessageDeduplicationId"]) for m in got} == {
+        ("g", "m0"),
+        ("g", "m1"),
+        ("g", "m2"),
+    }
+
+
+def test_a_deduplication_id_seen_in_its_group_within_the_window_is_not_queued_again(
+    sqs: Any, fifo: Any, broker: LocalSqsBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, _ = fifo
+    first = send(sqs, url, "x", "g", "same")
+    retry = send(sqs, url, "x (retried)", "g", "same")
+    other_group = send(sqs, url, "x", "h", "same")  # high-throughput mode: deduplication per group
+
+    assert retry["MessageId"] == first["MessageId"]
+    assert other_group["MessageId"] != first["MessageId"]
+    assert sorted(bodies(receive(sqs, url))) == ["x", "x"]
+
+    monkeypatch.setattr(sqs_broker, "DEDUPLICATION_WINDOW_SECONDS", 0.0)
+    url2 = broker.create_queue("fresh.fifo", fifo=True)
+    send(sqs, url2, "y", "g", "again")
+    send(sqs, url2, "y", "g", "again")  # past the window: a new message
+    assert bodies(receive(sqs, url2)) == ["y", "y"]
+
+
+def test_a_fifo_send_without_group_or_deduplication_id_is_refused(sqs: Any, fifo: Any) -> None:
+    url, _ = fifo
+    with pytest.raises(ClientError, match="MessageGroupId"):
+        sqs.send_message(QueueUrl=url, MessageBody="x", MessageDeduplicationId="d")
+    with pytest.raises(ClientError, match="MessageDeduplicationId"):
+        sqs.send_message(QueueUrl=url, MessageBody="x", MessageGroupId="g")
+    batch = sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "0", "MessageBody": "x"}])
+    assert [f["Code"] for f in batch["Failed"]] == ["MissingParameter"]
+
+
+def test_past_max_receive_count_a_message_moves_to_the_fifo_dead_letter_queue_with_its_group(
+    sqs: Any, fifo: Any
+) -> None:
+    url, dlq = fifo
+    send(sqs, url, "poison", "g", "d1")
+    send(sqs, url, "next", "g", "d2")
+    for _ in range(2):
+        assert bodies(receive(sqs, url, 1)) == ["poison"]
+        time.sleep(0.25)
+
+    assert bodies(receive(sqs, url)) == ["next"]  # the group moves on once poison has left
+    [moved] = receive(sqs, dlq)
+    assert (moved["Body"], moved["Attributes"]["MessageGroupId"], moved["Attributes"]["MessageDeduplicationId"]) == (
+        "poison",
+        "g",
+        "d1",
+    )
+
+
+def test_queue_types_must_match_their_names_and_their_dead_letter_queue(broker: LocalSqsBroker) -> None:
+    standard_dlq = broker.create_queue("plain-dlq")
+    with pytest.raises(ValueError, match=r"ends in \.fifo"):
+        broker.create_queue("q", fifo=True)
+    with pytest.raises(ValueError, match="one type"):
+        broker.create_queue("q.fifo", fifo=True, dead_letter_url=standard_dlq)
