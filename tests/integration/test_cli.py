@@ -343,3 +343,24 @@ def test_every_command_has_help(command: list[str]) -> None:
 def test_the_state_file_names_the_local_pipeline(state_file: Path) -> None:
     save_local(Target(table="T", queue_url="Q", dynamodb_endpoint="http://127.0.0.1:1", origin="local pipeline"))
     assert json.loads(state_file.read_text())["table"] == "T"
+
+
+def test_send_to_a_fifo_queue_puts_each_report_in_its_sensors_group_deduplicated_by_event_id() -> None:
+    # moto's SQS (faithful for FIFO sends and deduplication); last in this file: leaving mock_aws
+    # resets the backends the running pipeline's SQS server shares
+    with mock_aws(config=PASSTHROUGH):  # type: ignore[arg-type]
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(
+            QueueName="SensorDigestQueue.fifo",
+            Attributes={"FifoQueue": "true", "DeduplicationScope": "messageGroup"},
+        )["QueueUrl"]
+
+        three = invoke("send", "--sensor", "48", "--repeat", "3", "--queue-url", url, "--region", "us-east-1")
+        once = invoke("send", "--sensor", "48", "--event-id", "ev-1", "--queue-url", url, "--region", "us-east-1")
+        retry = invoke("send", "--sensor", "48", "--event-id", "ev-1", "--queue-url", url, "--region", "us-east-1")
+        got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"])["Messages"]
+
+    assert three.exit_code == once.exit_code == retry.exit_code == 0
+    assert len(got) == 4  # the producer retry of ev-1 was dropped by SQS
+    assert {m["Attributes"]["MessageGroupId"] for m in got} == {"48"}
+    assert [m["Attributes"]["MessageDeduplicationId"] for m in got] == [json.loads(m["Body"])["event_id"] for m in got]

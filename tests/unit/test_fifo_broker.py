@@ -10,6 +10,7 @@ from botocore.exceptions import ClientError
 
 from sensor_digest_emulators import sqs_broker
 from sensor_digest_emulators.sqs_broker import LocalSqsBroker
+from sensor_digest_ops.dead_letters import list_dead_letters, redrive
 from tests.unit.test_broker import receive
 
 
@@ -123,3 +124,19 @@ def test_queue_types_must_match_their_names_and_their_dead_letter_queue(broker: 
         broker.create_queue("q", fifo=True)
     with pytest.raises(ValueError, match="one type"):
         broker.create_queue("q.fifo", fifo=True, dead_letter_url=standard_dlq)
+
+
+def test_a_fifo_dead_letter_queue_is_listed_whole_and_redriven_into_its_groups(sqs: Any, fifo: Any) -> None:
+    url, dlq = fifo
+    for i, group in enumerate(["7", "7", "8"]):
+        send(sqs, dlq, f'{{"sensor_id": {group}, "n": {i}}}', group, f"d{i}")
+
+    first, second = list_dead_letters(sqs, dlq), list_dead_letters(sqs, dlq)  # listing leaves them in place
+    moved = redrive(sqs, dlq, url)
+    back = receive(sqs, url)
+
+    assert len(first) == len(second) == 3
+    assert moved == 3
+    assert sorted((m["Attributes"]["MessageGroupId"], m["Body"]) for m in back) == sorted(
+        (g, f'{{"sensor_id": {g}, "n": {i}}}') for i, g in enumerate(["7", "7", "8"])
+    )

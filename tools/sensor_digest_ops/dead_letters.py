@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sensor_digest.dead_letters import REASON_ATTRIBUTE, SOURCE_ID_ATTRIBUTE
+from sensor_digest_ops.producer import fifo_fields, is_fifo
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,18 @@ def _receive(sqs: Any, url: str, limit: int) -> Iterator[tuple[DeadLetter, bool]
 
 
 def list_dead_letters(sqs: Any, url: str, *, limit: int = 10_000) -> list[DeadLetter]:
-    """The queue's messages; they stay in it (each is made visible again at once)."""
+    """The queue's messages; they stay in it (made visible again once all are read: a FIFO queue
+    would hand the same group's first messages back at once otherwise). On a FIFO queue a receive
+    returns no message of a group while an earlier one is in flight, so past the first ten of a
+    group (SQS's most per receive) a listing cannot see them; ``drain`` and ``redrive`` can."""
     out: list[DeadLetter] = []
-    for letter, repeat in _receive(sqs, url, limit):
-        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=letter.receipt_handle, VisibilityTimeout=0)
-        if not repeat:
-            out.append(letter)
+    try:
+        for letter, repeat in _receive(sqs, url, limit):
+            if not repeat:
+                out.append(letter)
+    finally:
+        for letter in out:
+            sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=letter.receipt_handle, VisibilityTimeout=0)
     return out
 
 
@@ -83,12 +90,23 @@ def redrive(sqs: Any, source: str, destination: str, *, limit: int = 10_000) -> 
     moved = 0
     while moved < limit:
         got = sqs.receive_message(
-            QueueUrl=source, MaxNumberOfMessages=min(10, limit - moved), VisibilityTimeout=60, WaitTimeSeconds=0
+            QueueUrl=source,
+            MaxNumberOfMessages=min(10, limit - moved),
+            VisibilityTimeout=60,
+            WaitTimeSeconds=0,
+            AttributeNames=["MessageGroupId"],
         ).get("Messages", [])
         if not got:
             return moved
         for message in got:
-            sqs.send_message(QueueUrl=destination, MessageBody=message["Body"])
+            ordering = {}
+            if is_fifo(destination):  # back in its group; a new deduplication id: it was never counted
+                ordering = fifo_fields(message["Body"], fallback_id=message["MessageId"])
+                ordering["MessageGroupId"] = (
+                    message.get("Attributes", {}).get("MessageGroupId") or ordering["MessageGroupId"]
+                )
+                ordering["MessageDeduplicationId"] = message["MessageId"]
+            sqs.send_message(QueueUrl=destination, MessageBody=message["Body"], **ordering)
             sqs.delete_message(QueueUrl=source, ReceiptHandle=message["ReceiptHandle"])
             moved += 1
     return moved
