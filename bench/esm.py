@@ -15,10 +15,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sensor_digest_emulators.lambda_events import FakeContext
+from sensor_digest_emulators.lambda_events import FIFO_QUEUE_ARN, FakeContext, QueuedMessage, sqs_record
+from sensor_digest_emulators.sqs_broker import FIRST_SEQUENCE_NUMBER
+from sensor_digest_ops.producer import fifo_fields
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -35,10 +37,17 @@ class Drained:
         return max(self.invocation_seconds, default=0.0)
 
 
-def drain(
-    handler: Handler, records: list[dict[str, Any]], *, batch_size: int, concurrency: int, timeout_s: int
+def _drive(
+    handler: Handler,
+    *,
+    take: Callable[[], list[dict[str, Any]]],
+    settle: Callable[[list[dict[str, Any]], set[str]], None],
+    concurrency: int,
+    timeout_s: int,
 ) -> Drained:
-    queue = deque(records)
+    """Up to ``concurrency`` invocations at once until the queue model is empty and nothing is in
+    flight. ``take`` hands out the next batch (empty: none ready) and ``settle`` gets it back with
+    the ids the response listed; both run under one lock."""
     state = threading.Condition()
     stats = Drained()
     in_flight = 0
@@ -47,11 +56,10 @@ def drain(
         nonlocal in_flight
         while True:
             with state:
-                while not queue and in_flight:
+                while not (batch := take()) and in_flight:
                     state.wait()
-                if not queue:
+                if not batch:
                     return
-                batch = [queue.popleft() for _ in range(min(batch_size, len(queue)))]
                 in_flight += 1
             started = time.perf_counter()
             try:
@@ -61,7 +69,7 @@ def drain(
                 failed = {r["messageId"] for r in batch}
             elapsed = time.perf_counter() - started
             with state:
-                queue.extend(r for r in batch if r["messageId"] in failed)
+                settle(batch, failed)
                 stats.invocations += 1
                 stats.listed += sum(r["messageId"] in failed for r in batch)
                 stats.invocation_seconds.append(elapsed)
@@ -76,3 +84,79 @@ def drain(
         thread.join()
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def drain(
+    handler: Handler, records: list[dict[str, Any]], *, batch_size: int, concurrency: int, timeout_s: int
+) -> Drained:
+    queue = deque(records)
+
+    def take() -> list[dict[str, Any]]:
+        return [queue.popleft() for _ in range(min(batch_size, len(queue)))]
+
+    def settle(batch: list[dict[str, Any]], failed: set[str]) -> None:
+        queue.extend(r for r in batch if r["messageId"] in failed)
+
+    return _drive(handler, take=take, settle=settle, concurrency=concurrency, timeout_s=timeout_s)
+
+
+def fifo_records(messages: list[QueuedMessage], *, queue_arn: str = FIFO_QUEUE_ARN) -> list[dict[str, Any]]:
+    """The workload's messages as a FIFO queue's records: each in its sensor's group, its event id
+    as deduplication id, numbered in send order."""
+    out = []
+    for number, message in enumerate(messages, start=FIRST_SEQUENCE_NUMBER):
+        fields = fifo_fields(message.body, message.message_id)
+        fifo = replace(
+            message,
+            group_id=fields["MessageGroupId"],
+            deduplication_id=fields["MessageDeduplicationId"],
+            sequence_number=str(number),
+        )
+        out.append(sqs_record(fifo, queue_arn))
+    return out
+
+
+def drain_fifo(
+    handler: Handler,
+    records: list[dict[str, Any]],
+    *,
+    lost_deletes: set[str],
+    batch_size: int,
+    concurrency: int,
+    timeout_s: int,
+) -> Drained:
+    """``drain`` for a FIFO queue: a batch takes as many messages of one group as it can, in order,
+    then the next group's (the oldest first), skipping groups with a message in flight; a listed
+    message goes back to the head of its group (Lambda lists a group's tail), and so does a message
+    in ``lost_deletes`` once (its delete was lost: SQS delivers it again before its group goes on)."""
+    groups: dict[str, deque[tuple[int, dict[str, Any]]]] = {}
+    for index, record in enumerate(records):
+        groups.setdefault(_group(record), deque()).append((index, record))
+    position = {r["messageId"]: i for i, r in enumerate(records)}
+    busy: set[str] = set()
+    lost = set(lost_deletes)
+
+    def take() -> list[dict[str, Any]]:
+        batch: list[dict[str, Any]] = []
+        ready = sorted((q[0][0], g) for g, q in groups.items() if q and g not in busy)
+        for _, group in ready:
+            queue = groups[group]
+            while queue and len(batch) < batch_size:
+                batch.append(queue.popleft()[1])
+            busy.add(group)
+            if len(batch) >= batch_size:
+                break
+        return batch
+
+    def settle(batch: list[dict[str, Any]], failed: set[str]) -> None:
+        back = [r for r in batch if r["messageId"] in failed or r["messageId"] in lost]
+        lost.difference_update(r["messageId"] for r in back)
+        for record in reversed(back):  # to the head of its group, in order
+            groups[_group(record)].appendleft((position[record["messageId"]], record))
+        busy.difference_update(_group(r) for r in batch)
+
+    return _drive(handler, take=take, settle=settle, concurrency=concurrency, timeout_s=timeout_s)
+
+
+def _group(record: dict[str, Any]) -> str:
+    return str(record["attributes"]["MessageGroupId"])

@@ -3,7 +3,9 @@
 (a) the blog's flow: a handler that writes its batch one message at a time, one update -> insert
 -> update per message, no ledger; (b) Powertools idempotency (its DynamoDB persistence layer)
 around that same per-message update; (c) this project's ingest handler, exactly-once; (d) the
-same handler, at-least-once. Every one gets the deployed batch size and concurrency.
+same handler, at-least-once; (e) the same handler in ordered mode on a FIFO queue
+(``queueType=fifo``: batches of at most 10, a group per sensor, no ledger). Every one gets the
+deployed batch size and concurrency of its queue type.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from botocore.exceptions import ClientError
 from bench.esm import Handler
 from infra.settings import Settings
 from sensor_digest import ingest, layout
-from sensor_digest.config import DeliveryMode, IngestSettings
+from sensor_digest.config import DeliveryMode, IngestSettings, QueueType
 from sensor_digest.messages import SensorMessage, read_pending
 from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage
 from sensor_digest_local.pipeline import lambda_handler
@@ -128,7 +130,7 @@ def powertools_idempotency(session: Any, tables: dict[str, str], settings: Setti
     return _per_message(one)
 
 
-def _ingest_handler(mode: DeliveryMode) -> StrategyFactory:
+def _ingest_handler(mode: DeliveryMode, queue_type: QueueType = QueueType.STANDARD) -> StrategyFactory:
     def make(session: Any, tables: dict[str, str], settings: Settings) -> Handler:
         ingest_settings = IngestSettings(
             table_name=tables["table"],
@@ -138,6 +140,7 @@ def _ingest_handler(mode: DeliveryMode) -> StrategyFactory:
             delivery_mode=mode,
             max_workers=settings.ingest_max_workers,
             marker_ttl_seconds=settings.marker_ttl_seconds,
+            queue_type=queue_type,
         )
         return lambda_handler(ingest.build_service(ingest_settings, session))
 
@@ -149,4 +152,6 @@ STRATEGIES: dict[str, tuple[str, StrategyFactory]] = {
     "b": ("(b) Powertools idempotency, per message", powertools_idempotency),
     "c": ("(c) SensorDigest exactly-once", _ingest_handler(DeliveryMode.EXACTLY_ONCE)),
     "d": ("(d) SensorDigest at-least-once", _ingest_handler(DeliveryMode.AT_LEAST_ONCE)),
+    "e": ("(e) SensorDigest FIFO, ordered", _ingest_handler(DeliveryMode.EXACTLY_ONCE, QueueType.FIFO)),
 }
+FIFO_STRATEGIES = "e"  # read a FIFO queue: the event source's FIFO settings and drain

@@ -144,3 +144,20 @@ def run_sweep(
         plot.write_text(svg(panels))
         print(f"plot: {plot}")
     return {"measured": measured, "windows": windows, "pollers": POLLERS}
+
+
+def fifo_shapes(run: Callable[..., dict[str, Any]], settings: Settings, *, quick: bool) -> list[dict[str, Any]]:
+    """Ordered mode (e) on the sweep's three shapes, on a backlog with the day under way. A FIFO
+    batch holds at most 10 messages, so there is no batch size to choose: what differs is how many
+    of a batch's messages share a sensor-day (many when few sensors send often, one each when
+    many sensors send rarely)."""
+    n = 1_000 if quick else 10_000
+    out = []
+    for sensors, label in ({200: SHAPES[200]} if quick else SHAPES).items():
+        result = run("e", shape(sensors, n), settings, under_way=True)
+        out.append({"sensors": sensors, "label": label, **result})
+        print(
+            f"  (e) FIFO, {label:32} {result['write_units_per_message']:.3f} WCU/msg, "
+            f"{result['requests_per_message']:.3f} req/msg, {result['overcount']}/{result['undercount']} over/under"
+        )
+    return out

@@ -31,6 +31,15 @@ class Workload:
     truth: Counter[tuple[int, str]]
 
     @property
+    def repeated_ids(self) -> set[str]:
+        """The messages delivered twice (a FIFO run repeats them as lost deletes)."""
+        seen: set[str] = set()
+        repeated: set[str] = set()
+        for message in self.deliveries:
+            (repeated if message.message_id in seen else seen).add(message.message_id)
+        return repeated
+
+    @property
     def sensors(self) -> set[int]:
         return {sensor for sensor, _ in self.truth}
 

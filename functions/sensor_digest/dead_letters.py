@@ -49,6 +49,15 @@ def sqs_text(text: str, max_bytes: int) -> str:
     return encoded[: max_bytes - 3].decode(errors="ignore") + "..."
 
 
+_SQS_FIFO_ID = re.compile(r"[!-~]{1,128}")  # what SQS takes as a message group or deduplication id
+
+
+def fifo_id(value: object) -> str | None:
+    """``value`` if SQS takes it as a ``MessageGroupId`` or ``MessageDeduplicationId`` (1 to 128
+    characters from ``!`` to ``~``), else ``None``."""
+    return value if isinstance(value, str) and _SQS_FIFO_ID.fullmatch(value) else None
+
+
 def clip_reason(reason: str) -> str:
     """A reason SQS takes as an attribute and a log line can carry: at most ``MAX_REASON_BYTES``."""
     return sqs_text(reason, MAX_REASON_BYTES)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,7 +29,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.config import IngestSettings, QueueType
 from sensor_digest.counting import DayCounter, GroupOutcome, Lookup
-from sensor_digest.dead_letters import EMPTY_BODY, clip_reason, dead_letter_attributes
+from sensor_digest.dead_letters import EMPTY_BODY, clip_reason, dead_letter_attributes, fifo_id
 from sensor_digest.dynamo import ClientSource, make_client
 from sensor_digest.errors import RejectedMessage, TransientFault
 from sensor_digest.messages import PendingMessage, SensorMessage, read_pending, sequenced
@@ -111,7 +110,6 @@ class BatchReport:
         return {"batchItemFailures": [{"itemIdentifier": mid} for mid in dict.fromkeys(self.failed_ids)]}
 
 
-_FIFO_ID = re.compile(r"[!-~]{1,128}")  # what SQS takes as a message group or deduplication id
 FIFO_GROUP_OF_STRANGERS = "no-message-group"
 
 
@@ -133,8 +131,8 @@ class DeadLetterSink:
         ordering: dict[str, str] = {}
         if self._fifo:
             ordering = {
-                "MessageGroupId": _fifo_id(message.group_id) or FIFO_GROUP_OF_STRANGERS,
-                "MessageDeduplicationId": _fifo_id(message.message_id)
+                "MessageGroupId": fifo_id(message.group_id) or FIFO_GROUP_OF_STRANGERS,
+                "MessageDeduplicationId": fifo_id(message.message_id)
                 or hashlib.sha256(message.message_id.encode()).hexdigest(),
             }
         try:
@@ -148,10 +146,6 @@ class DeadLetterSink:
             LOG.exception("dead-letter send failed", message_id=message.message_id)
             return False
         return True
-
-
-def _fifo_id(value: str | None) -> str | None:
-    return value if isinstance(value, str) and _FIFO_ID.fullmatch(value) else None
 
 
 def listed_with_group_tails(messages: Sequence[InboundMessage], listed: Iterable[str]) -> list[str]:

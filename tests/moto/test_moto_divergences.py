@@ -54,3 +54,20 @@ def test_moto_emits_a_stream_record_for_an_update_that_changes_nothing(moto_aws:
     records = [record.to_json() for record in table.stream_shard.items]
     assert [r["eventName"] for r in records] == ["INSERT", "MODIFY"]
     assert records[1]["dynamodb"]["OldImage"] == records[1]["dynamodb"]["NewImage"]
+
+
+def test_moto_numbers_fifo_messages_at_random_not_growing_within_a_group(moto_aws: MotoAws) -> None:
+    # SQS gives a group's messages growing sequence numbers, which ordered mode (QUEUE_TYPE=fifo)
+    # rests on; moto draws 20 random digits per message. So the FIFO pipeline runs on the
+    # in-process broker (tests/unit/test_fifo_broker.py checks that numbers grow there), never on moto.
+    url = moto_aws.sqs.create_queue(QueueName="pin.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    numbers = [
+        int(
+            moto_aws.sqs.send_message(
+                QueueUrl=url, MessageBody=str(i), MessageGroupId="g", MessageDeduplicationId=str(i)
+            )["SequenceNumber"]
+        )
+        for i in range(40)
+    ]
+
+    assert numbers != sorted(numbers)  # 40 random draws in order: about 1 in 10^47

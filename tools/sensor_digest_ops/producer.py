@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any
 
-_SQS_ID = re.compile(r"[!-~]{1,128}")  # what SQS takes as a group or deduplication id
+from sensor_digest.dead_letters import fifo_id
 
 
 def is_fifo(queue_url: str) -> bool:
@@ -36,7 +35,7 @@ def fifo_fields(body: str, fallback_id: str) -> dict[str, str]:
     group = str(sensor) if type(sensor) is int and sensor >= 0 else "unknown"
     if not isinstance(event_id, str) or not event_id:
         dedup = fallback_id
-    elif _SQS_ID.fullmatch(event_id):
+    elif fifo_id(event_id):
         dedup = event_id
     else:  # an event id with spaces or non-ASCII characters: the same report still maps to one id
         dedup = hashlib.sha256(event_id.encode()).hexdigest()
