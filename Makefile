@@ -52,13 +52,15 @@ test: setup
 test-unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit tests/moto
 
-## lint: ruff (lint and format check), mypy, and Checkov on the synthesized template (.checkov.yaml)
+## lint: ruff (lint and format check), mypy, and Checkov on the synthesized templates of both queue types (.checkov.yaml)
 lint: setup $(CHECKOV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out/$(STACK).template.json
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet -c queueType=fifo --output cdk.out.fifo
+	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out.fifo/$(STACK).template.json
 
 ## synth: the CloudFormation template into cdk.out/ (no credentials, no Docker, no network)
 synth: setup
@@ -78,4 +80,4 @@ bench-quick: setup
 	$(PY) -m bench --quick
 
 clean:
-	rm -rf $(VENV) .cache cdk.out
+	rm -rf $(VENV) .cache cdk.out cdk.out.fifo

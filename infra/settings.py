@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the CDK is imported where it is used: the benchmark reads t
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 POWERTOOLS_LAYER_VERSION = 36  # Powertools for AWS Lambda (Python) 3.31.1, as pinned in requirements.txt
 LAMBDA_PYTHON = "python314"
+FIFO_STACK_NAME_MAX = 30
 
 
 class SettingsError(ValueError):
@@ -183,6 +184,12 @@ class Settings:
             ),
             "fifoBatchSize must be 1 to 10 (Lambda's limit for FIFO queues)": 1 <= self.fifo_batch_size <= 10,
             "fifoMaxConcurrency must be 2 to 1000": 2 <= self.fifo_max_concurrency <= 1000,
+            # CloudFormation names a FIFO queue <stack>-<logical id>-<suffix>.fifo and does not
+            # shorten it to SQS's 80 characters (aws-cdk#11041): the logical ids here take 49
+            f"queueType=fifo needs a stackName of at most {FIFO_STACK_NAME_MAX} characters "
+            "(CloudFormation's generated FIFO queue names must stay within SQS's 80)": not (
+                self.fifo and len(self.stack_name) > FIFO_STACK_NAME_MAX
+            ),
             "maxReceiveCount must be at least 5": self.max_receive_count >= 5,
             f"deadLetterMaxMessageBytes must be {1024 + DEAD_LETTER_OVERHEAD_BYTES} to {SQS_MAX_MESSAGE_BYTES}": (
                 1024 + DEAD_LETTER_OVERHEAD_BYTES <= self.dead_letter_max_message_bytes <= SQS_MAX_MESSAGE_BYTES

@@ -69,5 +69,9 @@ def test_fifo_settings_are_checked() -> None:
         Settings.from_context({"queueType": "fifo", "fifoBatchSize": "11"}.get)
     with pytest.raises(SettingsError, match="leave deliveryMode exactly-once"):
         Settings.from_context({"queueType": "fifo", "deliveryMode": "at-least-once"}.get)
+    with pytest.raises(SettingsError, match="stackName of at most 30"):
+        Settings.from_context({"queueType": "fifo", "stackName": "S" * 31}.get)
+    Settings.from_context({"queueType": "fifo", "stackName": "S" * 30}.get)
+    Settings.from_context({"stackName": "S" * 31}.get)  # a standard queue's name is shortened
     with pytest.raises(SettingsError, match="queueType must be standard or fifo"):
         Settings.from_context({"queueType": "FIFO"}.get)
