@@ -14,6 +14,8 @@ from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from moto import mock_aws
 
 from sensor_digest import ingest, layout
@@ -311,3 +313,35 @@ def test_aws_documented_fifo_sample_event_is_read(handler: Any, fifo_dlq: DeadLe
     [kept] = fifo_dlq.drain()
     assert kept.body == "Test message."
     assert kept.error is not None and "not valid JSON" in kept.error
+
+
+SEQUENCE_TEXT = st.one_of(
+    st.none(),
+    st.text(max_size=45),
+    st.from_regex(r"[0-9]{1,45}", fullmatch=True),
+    st.integers(2**128 - 2, 2**128 + 1).map(str),
+    st.sampled_from(["-1", " 12", "12 ", "1e5", "\u0661\u0662", "0x10", ""]),
+)
+GROUP_TEXT = st.one_of(st.none(), st.just("21"), st.sampled_from(["021", "21 ", "", "x", "٢١"]), st.text(max_size=20))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(attributes=st.lists(st.tuples(SEQUENCE_TEXT, GROUP_TEXT), min_size=1, max_size=8))
+def test_hostile_fifo_attributes_end_counted_or_kept_with_a_reason_never_listed(
+    handler: Any, fifo_dlq: DeadLetters, attributes: list[tuple[str | None, str | None]]
+) -> None:
+    # hypothesis writes the record attributes a broken or hostile source could send
+    batch, expected_rejects = [], set()
+    for number, group in attributes:
+        message = Sequencer().message(21)
+        message.sequence_number, message.group_id = number, group
+        batch.append(message)
+        valid_number = number is not None and number.isascii() and number.isdigit() and int(number) < 2**128
+        if not valid_number or group != "21":
+            expected_rejects.add(message.message_id)
+
+    assert listed(handler, batch) == []
+
+    kept = fifo_dlq.drain()
+    assert {d.source_message_id for d in kept} == expected_rejects
+    assert all(d.error for d in kept)
