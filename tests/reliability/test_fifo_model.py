@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 import uuid
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -40,7 +39,7 @@ from tests.faults import Crash, FaultySession
 from tests.fifo import Sequencer
 from tests.helpers import day_counts
 from tests.integration.conftest import DeadLetters
-from tests.reliability.test_model import SCRIPT
+from tests.reliability.test_model import SCRIPT, Sent, assert_between_acknowledged_and_doubt, model_counts
 
 pytestmark = pytest.mark.dynamodb_local
 FAULTS = ("throttle", "timeout_after", "crash")
@@ -67,7 +66,7 @@ class FifoMachine(RuleBasedStateMachine):
         SCRIPT.queue.clear()
         self.sequencer = Sequencer()
         self.queue: list[QueuedMessage] = []  # in send order; a group's messages keep their order
-        self.sent: dict[str, tuple[int, str, int]] = {}  # message id -> (sensor, day, count)
+        self.sent: Sent = {}  # message id -> (sensor, day, count)
         self.acked: set[str] = set()
 
     @rule(n=st.integers(1, 12), seed=st.integers(0, 2**16))
@@ -117,21 +116,11 @@ class FifoMachine(RuleBasedStateMachine):
     def fault(self, kind: str, count: int) -> None:
         SCRIPT.queue.extend([kind] * count)
 
-    def _model(self, ids: set[str]) -> Counter[tuple[int, str]]:
-        out: Counter[tuple[int, str]] = Counter()
-        for message_id in ids:
-            sensor, day, count = self.sent[message_id]
-            out[(sensor, day)] += count
-        return out
-
     @invariant()
     def table_matches_model(self) -> None:
         if not hasattr(self, "table"):
             return
-        counts = day_counts(self.ddb, self.table)
-        low, doubt = self._model(self.acked), self._model(set(self.sent) - self.acked)
-        for key in set(counts) | set(low) | set(doubt):
-            assert low[key] <= counts.get(key, 0) <= low[key] + doubt[key], (key, counts.get(key), low[key], doubt[key])
+        assert_between_acknowledged_and_doubt(day_counts(self.ddb, self.table), self.sent, self.acked)
 
     def teardown(self) -> None:
         if not hasattr(self, "table"):
@@ -142,7 +131,7 @@ class FifoMachine(RuleBasedStateMachine):
                 break
             self._deliver(self.queue[:10])
         assert not self.queue
-        assert day_counts(self.ddb, self.table) == dict(self._model(set(self.sent)))
+        assert day_counts(self.ddb, self.table) == dict(model_counts(self.sent, set(self.sent)))
 
 
 @pytest.fixture

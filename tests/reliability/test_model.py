@@ -60,6 +60,27 @@ SCRIPT = Script()
 CONTEXT: dict[str, Any] = {}
 
 
+Sent = dict[str, tuple[int, str, int]]
+"""What a machine sent: a message's identity -> (sensor, day, count)."""
+
+
+def model_counts(sent: Sent, ids: set[str]) -> Counter[tuple[int, str]]:
+    """The day counts these of the sent messages add up to."""
+    out: Counter[tuple[int, str]] = Counter()
+    for identity in ids:
+        sensor, day, count = sent[identity]
+        out[(sensor, day)] += count
+    return out
+
+
+def assert_between_acknowledged_and_doubt(counts: dict[tuple[int, str], int], sent: Sent, acked: set[str]) -> None:
+    """Each day count lies between what was acknowledged and that plus what is in doubt (sent,
+    never acknowledged: its write may or may not have committed)."""
+    low, doubt = model_counts(sent, acked), model_counts(sent, set(sent) - acked)
+    for key in set(counts) | set(low) | set(doubt):
+        assert low[key] <= counts.get(key, 0) <= low[key] + doubt[key], (key, counts.get(key), low[key], doubt[key])
+
+
 class PipelineMachine(RuleBasedStateMachine):
     @initialize()
     def fresh_tables(self) -> None:
@@ -77,7 +98,7 @@ class PipelineMachine(RuleBasedStateMachine):
         SCRIPT.queue.clear()
         self.reader = StreamReader(CONTEXT["endpoint"], self.table)
         self.records: list[dict[str, Any]] = []
-        self.sent: dict[str, tuple[int, str, int]] = {}  # event id -> (sensor, day, count)
+        self.sent: Sent = {}  # event id -> (sensor, day, count)
         self.messages: list[QueuedMessage] = []
         self.acked: set[str] = set()  # event ids acknowledged at least once
         self.pending: list[QueuedMessage] = []
@@ -146,13 +167,6 @@ class PipelineMachine(RuleBasedStateMachine):
             assert response == {"batchItemFailures": []}
         assert self._summaries_never_ahead()
 
-    def _model(self, event_ids: set[str]) -> Counter[tuple[int, str]]:
-        out: Counter[tuple[int, str]] = Counter()
-        for event_id in event_ids:
-            sensor, day, count = self.sent[event_id]
-            out[(sensor, day)] += count
-        return out
-
     def _summaries_never_ahead(self) -> bool:
         counts = day_counts(self.ddb, self.table)
         current = summaries(self.ddb, self.table)
@@ -162,11 +176,7 @@ class PipelineMachine(RuleBasedStateMachine):
     def table_matches_model(self) -> None:
         if not hasattr(self, "table"):
             return
-        counts = day_counts(self.ddb, self.table)
-        low = self._model(self.acked)
-        doubt = self._model(set(self.sent) - self.acked)
-        for key in set(counts) | set(low) | set(doubt):
-            assert low[key] <= counts.get(key, 0) <= low[key] + doubt[key], (key, counts.get(key), low[key], doubt[key])
+        assert_between_acknowledged_and_doubt(day_counts(self.ddb, self.table), self.sent, self.acked)
 
     def teardown(self) -> None:
         if not hasattr(self, "table"):
@@ -177,7 +187,7 @@ class PipelineMachine(RuleBasedStateMachine):
                 break
             self.redeliver_failures()
         assert not self.pending
-        assert day_counts(self.ddb, self.table) == dict(self._model(set(self.sent)))
+        assert day_counts(self.ddb, self.table) == dict(model_counts(self.sent, set(self.sent)))
         self.records += [r for r in self.reader.poll() if matches_filter(r)]
         for start in range(0, len(self.records), 50):
             self.summary(stream_event(self.records[start : start + 50], "arn:stream"), FakeContext())
