@@ -259,19 +259,20 @@ def print_summary(result: dict[str, Any], title: str) -> None:
         )
 
 
+def _exact_on_every_workload(report: dict[str, Any], strategy: str, goal: str) -> list[tuple[str, str, bool]]:
+    """The goal that ``strategy`` over- and undercounts nothing on any workload it ran (none: no goal)."""
+    runs = [r for r in report["results"] if r["strategy"] == strategy]
+    if not runs:
+        return []
+    measured = ", ".join(f"{r['workload']} {r['mode']}: {r['overcount']}/{r['undercount']}" for r in runs)
+    return [(goal, measured, all(r["overcount"] == r["undercount"] == 0 for r in runs))]
+
+
 def goals(report: dict[str, Any], settings: Settings) -> list[tuple[str, str, bool]]:
     """(goal, measured, met) at the stack's defaults, W1, under the latency model."""
     by = {(r["workload"], r["strategy"], r["mode"], r["history"]): r for r in report["results"]}
     out: list[tuple[str, str, bool]] = []
-    exact = [r for r in report["results"] if r["strategy"] == "c"]
-    if exact:
-        out.append(
-            (
-                "(c) exact on every workload",
-                ", ".join(f"{r['workload']} {r['mode']}: {r['overcount']}/{r['undercount']}" for r in exact),
-                all(r["overcount"] == r["undercount"] == 0 for r in exact),
-            )
-        )
+    out += _exact_on_every_workload(report, "c", "(c) exact on every workload")
     a, c = by.get(("W1", "a", "model", False)), by.get(("W1", "c", "model", False))
     if a and c:
         ratio = c["messages_per_s"] / a["messages_per_s"]
@@ -298,15 +299,7 @@ def goals(report: dict[str, Any], settings: Settings) -> list[tuple[str, str, bo
                 total <= 3.5 and s["exact"],
             )
         )
-    ordered = [r for r in report["results"] if r["strategy"] == "e"]
-    if ordered:
-        out.append(
-            (
-                "(e) FIFO exact on every workload",
-                ", ".join(f"{r['workload']} {r['mode']}: {r['overcount']}/{r['undercount']}" for r in ordered),
-                all(r["overcount"] == r["undercount"] == 0 for r in ordered),
-            )
-        )
+    out += _exact_on_every_workload(report, "e", "(e) FIFO exact on every workload")
     e = by.get(("W1", "e", "model", False)) or by.get(("W1", "e", "raw", False))
     if e:
         ledger = f" (the ledger's (c): {c['write_units_per_message']:.3f})" if c else ""
