@@ -329,7 +329,7 @@ class DayCounter:
             applied = layout.applied_sequence_of_item(old, source)
             done = [m for m in pending if applied is not None and _sequence(m) <= applied]
             outcome.duplicates.extend(done)
-            pending = [m for m in pending if m not in done]
+            pending = pending[len(done) :]  # sorted by sequence number: what was applied comes first
             return Answer.NEXT if step is UpsertStep.CREATE_IF_MISSING else Answer.AGAIN
 
         try:  # each attempt succeeds, drops the applied messages, or advances the step

@@ -140,3 +140,17 @@ def test_a_fifo_dead_letter_queue_is_listed_whole_and_redriven_into_its_groups(s
     assert sorted((m["Attributes"]["MessageGroupId"], m["Body"]) for m in back) == sorted(
         (g, f'{{"sensor_id": {g}, "n": {i}}}') for i, g in enumerate(["7", "7", "8"])
     )
+
+
+def test_a_duplicate_of_a_deleted_message_is_still_dropped_and_answered_with_the_first_ones_number(
+    sqs: Any, fifo: Any
+) -> None:
+    url, _ = fifo
+    first = send(sqs, url, "x", "g", "same")
+    [got] = receive(sqs, url)
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=got["ReceiptHandle"])
+
+    retry = send(sqs, url, "x", "g", "same")
+
+    assert (retry["MessageId"], retry["SequenceNumber"]) == (first["MessageId"], first["SequenceNumber"])
+    assert receive(sqs, url) == []

@@ -74,8 +74,8 @@ class _Queue:
     max_message_bytes: int = SQS_MAX_MESSAGE_BYTES
     fifo: bool = False
     messages: OrderedDict[str, _Message] = field(default_factory=OrderedDict)
-    # FIFO: (group, deduplication id) -> (when it stops counting, the first message's id)
-    deduplicated: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
+    # FIFO: (group, deduplication id) -> (when it stops counting, the first message sent with them)
+    deduplicated: dict[tuple[str, str], tuple[float, _Message]] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -190,9 +190,8 @@ class LocalSqsBroker:
         key = (group_id, deduplication_id)
         seen = queue.deduplicated.get(key)
         if seen is not None and seen[0] > now:
-            kept = queue.messages.get(seen[1])
-            return kept or _Message(seen[1], message.body, message.attributes, message.sent_ms)
-        queue.deduplicated[key] = (now + DEDUPLICATION_WINDOW_SECONDS, message.message_id)
+            return seen[1]  # deleted since, or not: SQS answers with the first one's id and number
+        queue.deduplicated[key] = (now + DEDUPLICATION_WINDOW_SECONDS, message)
         message.group_id, message.deduplication_id = group_id, deduplication_id
         message.sequence_number = str(next(self._sequence))
         return None

@@ -101,11 +101,11 @@ def redrive(sqs: Any, source: str, destination: str, *, limit: int = 10_000) -> 
         for message in got:
             ordering = {}
             if is_fifo(destination):  # back in its group; a new deduplication id: it was never counted
-                ordering = fifo_fields(message["Body"], fallback_id=message["MessageId"])
-                ordering["MessageGroupId"] = (
-                    message.get("Attributes", {}).get("MessageGroupId") or ordering["MessageGroupId"]
-                )
-                ordering["MessageDeduplicationId"] = message["MessageId"]
+                group = message.get("Attributes", {}).get("MessageGroupId")
+                ordering = {
+                    "MessageGroupId": group or fifo_fields(message["Body"], message["MessageId"])["MessageGroupId"],
+                    "MessageDeduplicationId": message["MessageId"],
+                }
             sqs.send_message(QueueUrl=destination, MessageBody=message["Body"], **ordering)
             sqs.delete_message(QueueUrl=source, ReceiptHandle=message["ReceiptHandle"])
             moved += 1
