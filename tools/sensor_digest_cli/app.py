@@ -31,7 +31,7 @@ from sensor_digest_emulators.dynamodb_local import EngineError
 from sensor_digest_emulators.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_ops import queries
 from sensor_digest_ops.dead_letters import list_dead_letters, redrive
-from sensor_digest_ops.producer import fifo_fields, is_fifo
+from sensor_digest_ops.producer import batch_entry, is_fifo
 from sensor_digest_ops.targets import Target, TargetError, clear_local, resolve, running_local, save_local
 
 app = typer.Typer(
@@ -276,7 +276,7 @@ def send(
         sent = 0
         for start in range(0, len(bodies), 10):  # SendMessageBatch: ten reports a request
             entries = [
-                {"Id": str(i), "MessageBody": b, **(fifo_fields(b, uuid.uuid4().hex) if fifo else {})}
+                batch_entry(str(i), b, fifo=fifo, fallback_id=uuid.uuid4().hex)
                 for i, b in enumerate(bodies[start : start + 10])
             ]
             response = sqs.send_message_batch(QueueUrl=target.queue_url, Entries=entries)

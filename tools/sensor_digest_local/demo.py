@@ -15,7 +15,7 @@ from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_local.traffic import Traffic, generate
 from sensor_digest_ops.dead_letters import DeadLetter, drain_dead_letters
-from sensor_digest_ops.producer import fifo_fields, is_fifo
+from sensor_digest_ops.producer import batch_entry, is_fifo
 from sensor_digest_ops.queries import day_counts, summaries
 
 
@@ -136,19 +136,18 @@ def send_traffic(
         while backlog is not None and start % 100 == 0 and backlog() > max_backlog:
             time.sleep(0.02)
         entries = [
-            {"Id": str(i), "MessageBody": body, **(fifo_fields(body, f"m-{i}") if fifo else {})}
+            batch_entry(str(i), traffic.bodies[i], fifo=fifo, fallback_id=f"m-{i}")
             for i in range(start, min(start + 10, len(traffic.bodies)))
-            if (body := traffic.bodies[i])
         ]
         response = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
+        if response.get("Failed"):
+            raise RuntimeError(f"SQS refused messages: {response['Failed']}")
         retried = [e for e in entries if fifo and rng.random() < retry_rate]
         if retried:
             again = sqs.send_message_batch(QueueUrl=queue_url, Entries=retried)
             if again.get("Failed"):
                 raise RuntimeError(f"SQS refused messages: {again['Failed']}")
             sent.producer_retries += len(retried)
-        if response.get("Failed"):
-            raise RuntimeError(f"SQS refused messages: {response['Failed']}")
         now = time.monotonic()
         for ok in response["Successful"]:
             sent.at[ok["MessageId"]] = now

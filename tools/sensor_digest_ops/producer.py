@@ -40,3 +40,8 @@ def fifo_fields(body: str, fallback_id: str) -> dict[str, str]:
     else:  # an event id with spaces or non-ASCII characters: the same report still maps to one id
         dedup = hashlib.sha256(event_id.encode()).hexdigest()
     return {"MessageGroupId": group, "MessageDeduplicationId": dedup}
+
+
+def batch_entry(entry_id: str, body: str, *, fifo: bool, fallback_id: str) -> dict[str, str]:
+    """One ``SendMessageBatch`` entry of a report: on a FIFO queue with its ``fifo_fields``."""
+    return {"Id": entry_id, "MessageBody": body, **(fifo_fields(body, fallback_id) if fifo else {})}
