@@ -129,20 +129,20 @@ def drain_fifo(
     then the next group's (the oldest first), skipping groups with a message in flight; a listed
     message goes back to the head of its group (Lambda lists a group's tail), and so does a message
     in ``lost_deletes`` once (its delete was lost: SQS delivers it again before its group goes on)."""
-    groups: dict[str, deque[tuple[int, dict[str, Any]]]] = {}
-    for index, record in enumerate(records):
-        groups.setdefault(_group(record), deque()).append((index, record))
-    position = {r["messageId"]: i for i, r in enumerate(records)}
+    groups: dict[str, deque[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(_group(record), deque()).append(record)
+    position = {r["messageId"]: i for i, r in enumerate(records)}  # send order: the oldest group first
     busy: set[str] = set()
     lost = set(lost_deletes)
 
     def take() -> list[dict[str, Any]]:
         batch: list[dict[str, Any]] = []
-        ready = sorted((q[0][0], g) for g, q in groups.items() if q and g not in busy)
+        ready = sorted((position[q[0]["messageId"]], g) for g, q in groups.items() if q and g not in busy)
         for _, group in ready:
             queue = groups[group]
             while queue and len(batch) < batch_size:
-                batch.append(queue.popleft()[1])
+                batch.append(queue.popleft())
             busy.add(group)
             if len(batch) >= batch_size:
                 break
@@ -152,7 +152,7 @@ def drain_fifo(
         back = [r for r in batch if r["messageId"] in failed or r["messageId"] in lost]
         lost.difference_update(r["messageId"] for r in back)
         for record in reversed(back):  # to the head of its group, in order
-            groups[_group(record)].appendleft((position[record["messageId"]], record))
+            groups[_group(record)].appendleft(record)
         busy.difference_update(_group(r) for r in batch)
 
     return _drive(handler, take=take, settle=settle, concurrency=concurrency, timeout_s=timeout_s)
