@@ -61,11 +61,12 @@ class FaultyClient:
     rule: Rule
     calls: dict[str, int] = field(default_factory=dict)
     injected: dict[str, int] = field(default_factory=dict)
+    operations: tuple[str, ...] = WRITE_OPERATIONS
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self.inner, name)
-        if name not in WRITE_OPERATIONS:
+        if name not in self.operations:
             return target
 
         def call(**kwargs: Any) -> Any:
@@ -101,6 +102,7 @@ class FaultySession:
 
     inner: Any
     rule: Rule
+    operations: tuple[str, ...] = WRITE_OPERATIONS  # the calls ``rule`` is asked about (reads too, if named)
 
     @property
     def events(self) -> Any:
@@ -108,7 +110,9 @@ class FaultySession:
 
     def client(self, service_name: str, **kwargs: Any) -> Any:
         client = self.inner.client(service_name, **kwargs)
-        return FaultyClient(inner=client, rule=self.rule) if service_name == "dynamodb" else client
+        if service_name != "dynamodb":
+            return client
+        return FaultyClient(inner=client, rule=self.rule, operations=self.operations)
 
 
 def touches_sensor(kwargs: dict[str, Any], sensor_id: int) -> bool:

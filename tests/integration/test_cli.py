@@ -160,6 +160,39 @@ def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPi
     wait_for(lambda: list_dead_letters(sqs, str(running.target.dlq_url)))
 
 
+MARKUP = "[/x] [link=https://evil.example]click[/link] [conceal]hidden[/conceal] :smile:"
+
+
+def test_producer_and_operator_text_is_shown_as_data_never_as_markup_or_terminal_codes(
+    running: LocalPipeline,
+) -> None:
+    # Given a dead letter whose body (not JSON: kept as sent) carries Rich markup, an 8-bit CSI
+    # (U+009B, which SQS accepts and some terminals obey) and a right-to-left override, and a
+    # sensor registered with markup in its name and serial
+    save_local(running.target)
+    sqs = running.target.sqs()
+    body = f"{MARKUP} \x9b2J \u202eevil"
+    sent = sqs.send_message(QueueUrl=running.target.queue_url, MessageBody=body)["MessageId"]
+    wait_for(lambda: any(d.source_message_id == sent for d in list_dead_letters(sqs, str(running.target.dlq_url))))
+    registered = invoke("sensors", "register", "--sensor", "777", "--name", MARKUP, "--serial", "[/x]777")
+
+    # When the operator looks at them
+    listed = invoke("dlq", "list")
+    shown = invoke("sensors", "show", "--sensor", "777")
+    every = invoke("sensors", "list")
+    deleted = invoke("sensors", "delete", "--sensor", "777")
+
+    # Then every command ends normally and shows the text as it is, its control characters escaped
+    for result in (registered, listed, shown, every, deleted):
+        assert result.exit_code == 0, result.output
+        assert "\x9b" not in result.output and "\u202e" not in result.output
+    assert "[/x]" in listed.output and "[link=https://evil.example]click[/link]" in listed.output
+    assert "[conceal]hidden[/conceal]" in listed.output and ":smile:" in listed.output
+    assert "\\x9b2J" in listed.output and "\\u202eevil" in listed.output
+    assert "[link=https://evil.example]click[/link]" in shown.output and "[/x]777" in every.output
+    assert "serial '[/x]777' is free again" in deleted.output
+
+
 def test_every_read_command_answers_json_whole_and_tables_never_cut_a_cell(
     running: LocalPipeline, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -326,6 +359,7 @@ def test_the_sensors_commands_manage_the_registry(running: LocalPipeline) -> Non
         ["dlq"],
         ["dlq", "list"],
         ["dlq", "redrive"],
+        ["dlq", "stamp"],
         ["sensors"],
         ["sensors", "register"],
         ["sensors", "update"],

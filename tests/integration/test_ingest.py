@@ -13,7 +13,7 @@ import pytest
 
 from sensor_digest.config import DeliveryMode
 from sensor_digest.counting import DayCounter, GroupOutcome, RetryPolicy
-from sensor_digest.ingest import InboundMessage, IngestService
+from sensor_digest.ingest import InboundMessage, IngestService, Rejection
 from tests.conftest import Tables
 from tests.faults import FaultyClient, PauseAfterFirstCall, throttling_error, touches_sensor
 from tests.helpers import FakeContext, QueuedMessage, day_counts, scan_all, sqs_event
@@ -30,9 +30,9 @@ class KeptRejects:
     def __init__(self) -> None:
         self.kept: list[tuple[str, str]] = []
 
-    def reject(self, message: InboundMessage, reason: str) -> bool:
-        self.kept.append((message.message_id, reason))
-        return True
+    def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
+        self.kept += [(r.message.message_id, r.reason) for r in rejections]
+        return {r.message.message_id for r in rejections}
 
 
 class RecordingCounter(DayCounter):
@@ -325,7 +325,41 @@ def test_the_same_event_id_twice_in_one_batch_counts_once(ddb: Any, tables: Tabl
     report = service.process(batch)
 
     assert (report.counted, report.duplicates, report.failed) == (1, 2, 0)
-    assert sum(day_counts(ddb, tables.table).values()) == 1
+    assert day_counts(ddb, tables.table) == {(3, "2024-05-01"): 1}
+
+
+def test_one_event_id_on_two_days_in_a_batch_counts_on_the_first_ones_day_every_time(ddb: Any, tables: Tables) -> None:
+    # The batch decides, not the race between the two days' groups (written concurrently, in an
+    # order of the invocation's own): twenty sensors each re-send one report across midnight
+    service = make_service(ddb, tables)
+    batch = [inbound(s, "2024-05-01", mid=f"a{s}", event_id="e-1") for s in range(20)]
+    batch += [inbound(s, "2024-05-02", mid=f"b{s}", event_id="e-1") for s in range(20)]
+
+    report = service.process(batch)
+
+    assert (report.counted, report.duplicates, report.failed) == (20, 20, 0)
+    assert day_counts(ddb, tables.table) == {(s, "2024-05-01"): 1 for s in range(20)}
+
+
+def test_a_repeat_of_a_report_whose_write_failed_follows_it_into_the_retry(ddb: Any, tables: Tables) -> None:
+    # Given the first copy's day throttled and the second copy (same event_id) on another day
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: "throttle" if "2024-05-01" in json.dumps(kw) else None)
+    service = make_service(client, tables)
+    batch = [
+        inbound(3, "2024-05-01", mid="first", event_id="e-1"),
+        inbound(3, "2024-05-02", mid="again", event_id="e-1"),
+    ]
+
+    # When the batch is processed, and then SQS brings the listed messages back with the fault gone
+    report = service.process(batch)
+    client.rule = lambda op, kw: None
+    retry = service.process([m for m in batch if m.message_id in report.failed_ids])
+
+    # Then the second copy did not count on its own day: both were listed, and the retry counted
+    # the report once, on the first copy's day
+    assert report.failed_ids == ["first", "again"] and report.counted == 0
+    assert (retry.counted, retry.duplicates) == (1, 1)
+    assert day_counts(ddb, tables.table) == {(3, "2024-05-01"): 1}
 
 
 def test_event_ids_are_never_pasted_into_expressions(ddb: Any, tables: Tables) -> None:

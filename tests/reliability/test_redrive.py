@@ -73,7 +73,7 @@ def test_messages_that_exhausted_their_receives_are_counted_once_when_redriven(
 
     # and the dead letters are redriven once it is over
     outage["on"] = False
-    redriven = redrive(sqs, dlq, queue, limit=100)
+    redriven = redrive(sqs, dlq, queue, limit=100).moved
     drain()
 
     # Then sensor 7's five throttled messages went to the DLQ, and after the redrive each counts

@@ -15,11 +15,12 @@ from infra.settings import Settings
 from sensor_digest.dead_letters import (
     DEAD_LETTER_OVERHEAD_BYTES,
     SQS_MAX_MESSAGE_BYTES,
+    Origin,
     clip_reason,
     dead_letter_attributes,
     message_size,
 )
-from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService
+from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService, Rejection
 from sensor_digest_emulators.sqs_broker import LocalSqsBroker
 
 SETTINGS = Settings()
@@ -78,7 +79,8 @@ def test_the_longest_reason_and_id_still_fit_beside_the_largest_body(sqs: Any, q
     _, dlq = queues
     body = body_of_exactly(SETTINGS.ingest_max_message_bytes)
     sink = DeadLetterSink(queue_url=dlq, client=sqs)
-    assert sink.reject(InboundMessage(message_id="\U0001f525" * 500, body=body), "\U0001f525" * 5000)
+    worst = InboundMessage(message_id="\U0001f525" * 500, body=body, sent_timestamp="9" * 15)
+    assert sink.keep([Rejection(worst, "\U0001f525" * 5000)]) == {worst.message_id}
     [kept] = sqs.receive_message(QueueUrl=dlq, MessageAttributeNames=["All"])["Messages"]
     assert message_size(kept["Body"], kept["MessageAttributes"]) <= SETTINGS.dead_letter_max_message_bytes
 
@@ -88,13 +90,21 @@ def test_without_the_derived_maximum_the_reason_would_not_fit(sqs: Any, broker: 
     # and the message could only reach the dead-letter queue later by redrive, without its reason.
     dlq = broker.create_queue("dlq-same-size", max_message_bytes=SQS_MAX_MESSAGE_BYTES)
     sink = DeadLetterSink(queue_url=dlq, client=sqs)
-    assert not sink.reject(InboundMessage(message_id="m", body=body_of_exactly(SQS_MAX_MESSAGE_BYTES)), "bad")
+    assert not sink.keep(
+        [Rejection(InboundMessage(message_id="m", body=body_of_exactly(SQS_MAX_MESSAGE_BYTES)), "bad")]
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(reason=st.text(max_size=3000), message_id=st.text(max_size=300))
-def test_dead_letter_attributes_are_sqs_text_within_the_overhead(reason: str, message_id: str) -> None:
-    attributes = dead_letter_attributes(reason, message_id)
+@given(
+    reason=st.text(max_size=3000),
+    message_id=st.text(max_size=300),
+    sent=st.one_of(st.none(), st.text(max_size=30), st.integers(0, 10**20).map(str)),
+)
+def test_dead_letter_attributes_are_sqs_text_within_the_overhead(
+    reason: str, message_id: str, sent: str | None
+) -> None:
+    attributes = dead_letter_attributes(reason, Origin(message_id, sent))
     assert message_size("", attributes) <= DEAD_LETTER_OVERHEAD_BYTES
     for attribute in attributes.values():
         value = attribute["StringValue"]

@@ -103,7 +103,7 @@ def test_past_max_receive_count_a_message_moves_to_the_fifo_dead_letter_queue_wi
     sqs: Any, fifo: Any
 ) -> None:
     url, dlq = fifo
-    send(sqs, url, "poison", "g", "d1")
+    poison = send(sqs, url, "poison", "g", "d1")
     send(sqs, url, "next", "g", "d2")
     for _ in range(2):
         assert bodies(receive(sqs, url, 1)) == ["poison"]
@@ -111,10 +111,11 @@ def test_past_max_receive_count_a_message_moves_to_the_fifo_dead_letter_queue_wi
 
     assert bodies(receive(sqs, url)) == ["next"]  # the group moves on once poison has left
     [moved] = receive(sqs, dlq)
+    # its group goes along; its deduplication id becomes its message id, as SQS documents
     assert (moved["Body"], moved["Attributes"]["MessageGroupId"], moved["Attributes"]["MessageDeduplicationId"]) == (
         "poison",
         "g",
-        "d1",
+        poison["MessageId"],
     )
 
 
@@ -136,7 +137,7 @@ def test_a_fifo_dead_letter_queue_is_listed_whole_and_redriven_into_its_groups(s
     back = receive(sqs, url)
 
     assert len(first) == len(second) == 3
-    assert moved == 3
+    assert (moved.moved, moved.left) == (3, [])
     assert sorted((m["Attributes"]["MessageGroupId"], m["Body"]) for m in back) == sorted(
         (g, f'{{"sensor_id": {g}, "n": {i}}}') for i, g in enumerate(["7", "7", "8"])
     )

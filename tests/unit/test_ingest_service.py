@@ -6,13 +6,16 @@ import json
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import boto3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sensor_digest import ingest as ingest_module
 from sensor_digest.counting import GroupOutcome, Lookup
 from sensor_digest.errors import TransientFault
-from sensor_digest.ingest import InboundMessage, IngestService
+from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService, Rejection
+from sensor_digest.registry import PROFILES_KEPT, ProfileCache
+from sensor_digest_emulators.sqs_broker import ENDPOINT, LocalSqsBroker
 
 
 class FakeCounter:
@@ -24,6 +27,9 @@ class FakeCounter:
 
     def lookup(self, messages: list[Any]) -> Lookup:
         return Lookup()
+
+    def identity(self, message: Any) -> Any:
+        return message.ledger_key
 
     def count_group(
         self, sensor_id: int, day: str, messages: list[Any], deadline: float | None = None, **_: Any
@@ -40,11 +46,11 @@ class Sink:
         self.refuse = refuse
         self.kept: list[str] = []
 
-    def reject(self, message: InboundMessage, reason: str) -> bool:
+    def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
         if self.refuse:
-            return False
-        self.kept.append(message.message_id)
-        return True
+            return set()
+        self.kept += [r.message.message_id for r in rejections]
+        return {r.message.message_id for r in rejections}
 
 
 BODIES = st.one_of(
@@ -123,9 +129,9 @@ def test_a_surprise_while_reading_one_message_rejects_it_alone_with_a_reason(mon
     reasons: dict[str, str] = {}
 
     class KeepingSink(Sink):
-        def reject(self, message: InboundMessage, reason: str) -> bool:
-            reasons[message.message_id] = reason
-            return super().reject(message, reason)
+        def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
+            reasons.update((r.message.message_id, r.reason) for r in rejections)
+            return super().keep(rejections, deadline)
 
     service = IngestService(
         counter=FakeCounter(set(), set()),  # type: ignore[arg-type]
@@ -148,3 +154,122 @@ def test_a_surprise_while_reading_one_message_rejects_it_alone_with_a_reason(mon
     assert set(reasons) == {"bad-zone", "boom"}
     assert reasons["boom"].startswith("unexpected error while reading the message: OverflowError")
     assert reasons["bad-zone"].startswith("unexpected error while reading the message: ValueError")
+
+
+class FakeClock:
+    """Time that passes only when an SQS call is made (``per_call`` seconds each): no test here
+    depends on how fast this machine is."""
+
+    def __init__(self, per_call: float) -> None:
+        self.now = 1000.0
+        self.per_call = per_call
+        self.calls: list[str] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def install(self, session: Any) -> None:
+        session.events.register("after-call.sqs", self._tick)
+
+    def _tick(self, model: Any, **_: Any) -> None:
+        self.calls.append(model.name)
+        self.now += self.per_call
+
+
+def _flood(per_call: float) -> tuple[Any, Any, FakeClock, str, list[InboundMessage]]:
+    """160 poison messages and 10 valid ones, dead letters to the in-process SQS, where every
+    call takes ``per_call`` seconds of the service's clock."""
+    broker, clock = LocalSqsBroker(), FakeClock(per_call)
+    session = boto3.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
+    broker.install(session)
+    clock.install(session)
+    sqs = session.client("sqs", endpoint_url=ENDPOINT)
+    dlq = broker.create_queue("dlq")
+    service = IngestService(
+        counter=FakeCounter(set(), set()),  # type: ignore[arg-type]
+        dead_letters=DeadLetterSink(queue_url=dlq, client=sqs, clock=clock),
+        default_zone=ZoneInfo("UTC"),
+        clock=clock,
+    )
+    poison = [InboundMessage(message_id=f"p{i}", body='{"sensor_id": "x"}') for i in range(160)]
+    valid = [
+        InboundMessage(message_id=f"v{i}", body=json.dumps({"sensor_id": i}), sent_timestamp="1714564800000")
+        for i in range(10)
+    ]
+    return service, sqs, clock, dlq, poison + valid
+
+
+def _event(messages: list[InboundMessage]) -> dict[str, Any]:
+    return {
+        "Records": [
+            {"messageId": m.message_id, "body": m.body, "attributes": {"SentTimestamp": m.sent_timestamp}}
+            for m in messages
+        ]
+    }
+
+
+def test_a_flood_of_poison_is_kept_in_batches_and_costs_the_valid_reports_nothing() -> None:
+    # Given 160 poison messages beside 10 valid ones, every SQS call taking 15 ms, 5 s left
+    service, sqs, clock, dlq, messages = _flood(per_call=0.015)
+
+    # When the batch is handled
+    report = service.handle_event(_event(messages), remaining_ms=5000)
+
+    # Then all 160 are kept with their reason in 16 SendMessageBatch requests, and the valid counted
+    assert (report.counted, report.rejected, report.failed_ids) == (10, 160, [])
+    assert clock.calls == ["SendMessageBatch"] * 16
+    kept = sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10, MessageAttributeNames=["All"])["Messages"]
+    assert {m["MessageAttributes"]["error"]["StringValue"] for m in kept} == {
+        "sensor_id must be an integer, got string"
+    }
+
+
+def test_dead_letters_that_would_outlast_the_invocation_are_listed_and_nothing_is_lost() -> None:
+    # Given SQS answering so slowly (300 ms a request) that 2 s (5 s left less the 3 s margin)
+    # cannot hold the 16 requests the poison needs
+    service, sqs, clock, dlq, messages = _flood(per_call=0.3)
+
+    # When the batch is handled
+    report = service.handle_event(_event(messages), remaining_ms=5000)
+    requests = list(clock.calls)
+
+    # Then what was sent before the deadline is kept, and everything else is listed for SQS to
+    # bring back (the valid reports too: their writes would start past the deadline)
+    kept = _drain(sqs, dlq)
+    listed = set(report.failed_ids)
+    assert requests == ["SendMessageBatch"] * 7  # started at 0.0, 0.3, ... 1.8 s of the 2 s
+    assert report.rejected == len(kept) == 70
+    assert listed == {m.message_id for m in messages[70:]}
+    assert report.counted == 0
+
+    # and when SQS redelivers the listed ones to an invocation with time, they all end
+    again = service.handle_event(_event([m for m in messages if m.message_id in listed]), remaining_ms=60_000)
+    assert (again.rejected, again.counted, again.failed_ids) == (90, 10, [])
+
+
+def _drain(sqs: Any, url: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    while got := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
+        out += got
+        for m in got:
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    return out
+
+
+def test_the_profile_cache_forgets_past_its_bound_however_many_sensor_ids_producers_invent() -> None:
+    class NobodyRegistered:
+        reads = 0
+
+        def get_many(self, sensor_ids: Any) -> dict[int, Any]:
+            self.reads += 1
+            return {}
+
+    registry = NobodyRegistered()
+    cache = ProfileCache(registry, ttl=3600)  # type: ignore[arg-type]
+    for start in range(0, PROFILES_KEPT + 50_000, 1000):  # batches of 1,000 fresh ids, as a flood sends
+        cache.prefetch(range(start, start + 1000))
+    assert len(cache) == PROFILES_KEPT
+    # the most recent are the ones kept: asking again for the last batch reads nothing
+    reads = registry.reads
+    assert cache.profile(PROFILES_KEPT + 49_999) is None and registry.reads == reads
+    assert cache.profile(0) is None and registry.reads == reads + 1  # the oldest was forgotten

@@ -17,9 +17,9 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from sensor_digest import layout
 from sensor_digest.config import DeliveryMode, QueueType
@@ -30,7 +30,7 @@ from sensor_digest_cli import render
 from sensor_digest_emulators.dynamodb_local import EngineError
 from sensor_digest_emulators.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_ops import queries
-from sensor_digest_ops.dead_letters import list_dead_letters, redrive
+from sensor_digest_ops.dead_letters import list_dead_letters, redrive, stamp
 from sensor_digest_ops.producer import batch_entry, is_fifo
 from sensor_digest_ops.targets import Target, TargetError, clear_local, resolve, running_local, save_local
 
@@ -45,7 +45,7 @@ summary_app = typer.Typer(help="A sensor's summary, or rebuild summaries from th
 app.add_typer(summary_app, name="summary")
 sensors_app = typer.Typer(help="The sensor registry: profiles, unique serials, time zones.", no_args_is_help=True)
 app.add_typer(sensors_app, name="sensors")
-console = Console()
+console = render.console()
 T = TypeVar("T")
 
 Stack = Annotated[str | None, typer.Option("--stack", help="A deployed stack: its outputs name the resources.")]
@@ -93,8 +93,13 @@ def _errors() -> Iterator[None]:
 
 
 def _fail(message: str) -> NoReturn:
-    console.print(f"[bold red]error:[/] {message}")
+    console.print(Text.assemble(("error: ", "bold red"), render.data(message)))
     raise typer.Exit(1)
+
+
+def _say(line: str) -> None:
+    """A line that may hold producer or operator data: shown as data."""
+    console.print(render.data(line))
 
 
 def _target(stack: str | None, region: str | None, **explicit: str | None) -> Target:
@@ -187,8 +192,8 @@ def up(
             try:
                 target = replace(pipeline.start(), pid=os.getpid())
                 path = save_local(target)
-                console.print(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
-                console.print(f"queue {target.queue_url}\ntables {target.table}, {target.ledger}\nstate {path}")
+                _say(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
+                _say(f"queue {target.queue_url}\ntables {target.table}, {target.ledger}\nstate {path}")
                 console.print("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
                 console.print("for your own client (AWS CLI, any SDK), in a shell (`sensor-digest env` repeats it):")
                 typer.echo(client_settings(target))
@@ -287,7 +292,7 @@ def send(
                     f"{failed.get('Code')}: {failed.get('Message')}"
                 )
             sent += len(response.get("Successful", []))
-        console.print(f"sent {sent} report(s) for sensor {sensor} to {target.queue_url}")
+        _say(f"sent {sent} report(s) for sensor {sensor} to {target.queue_url}")
 
 
 def _timestamp_value(text: str) -> str | int | float:
@@ -347,8 +352,8 @@ def counts(
     out.add_column("day")
     out.add_column(layout.DATA_COUNT, justify="right")
     for day, n in rows:
-        out.add_row(day, str(n))
-    out.add_row("[bold]total[/]", f"[bold]{sum(n for _, n in rows)}[/]")
+        out.add_row(render.data(day), str(n))
+    out.add_row(Text("total", style="bold"), Text(str(sum(n for _, n in rows)), style="bold"))
     console.print(out)
 
 
@@ -445,12 +450,38 @@ def dlq_redrive(
     queue_url: QueueUrl = None,
     dlq_url: DlqUrl = None,
 ) -> None:
-    """Move dead-letter messages back to the queue (each is deleted only once it was re-sent)."""
+    """Move dead-letter messages back to the queue, each with its original message id and send time
+    (so a report without event_id or timestamp counts once, on its original day); each is deleted
+    only once it was re-sent."""
     with _errors():
         target = _target(stack, region, queue_url=queue_url, dlq_url=dlq_url).need("queue_url", "dlq_url")
-        sqs = target.sqs()
-        moved = redrive(sqs, str(target.dlq_url), str(target.queue_url), limit=limit)
-    console.print(f"redrove {moved} message(s) to {target.queue_url}")
+        done = redrive(target.sqs(), str(target.dlq_url), str(target.queue_url), limit=limit)
+    _say(f"redrove {done.moved} message(s) to {target.queue_url}")
+    _report_left(done.left)
+
+
+@dlq_app.command("stamp")
+def dlq_stamp(
+    limit: Annotated[int, typer.Option(min=1, help="At most this many messages.")] = 10_000,
+    stack: Stack = None,
+    region: Region = None,
+    dlq_url: DlqUrl = None,
+) -> None:
+    """Write each dead letter's original message id and send time on it as attributes, where SQS
+    moved it there itself, so that SQS's own redrive (the console's "Start DLQ redrive") keeps them."""
+    with _errors():
+        target = _target(stack, region, dlq_url=dlq_url).need("dlq_url")
+        done = stamp(target.sqs(), str(target.dlq_url), limit=limit)
+    _say(f"stamped {done.moved} message(s) in {target.dlq_url}")
+    _report_left(done.left)
+
+
+def _report_left(left: list[tuple[str, str]]) -> None:
+    """Messages a move left where they were, each with SQS's reason; exit code 1 if any."""
+    for message_id, reason in left:
+        _say(f"left in the dead-letter queue: {message_id}: {reason}")
+    if left:
+        raise typer.Exit(1)
 
 
 # -- the sensor registry ------------------------------------------------------------------------
@@ -520,8 +551,7 @@ def sensors_show(
     with _errors():
         profile = _registry(stack, region, table, ledger).get(sensor)
     if profile is None:
-        console.print(f"[bold red]error:[/] sensor {sensor} is not registered")
-        raise typer.Exit(1)
+        _fail(f"sensor {sensor} is not registered")
     if as_json:
         _print_json(asdict(profile))
         return
@@ -546,7 +576,7 @@ def sensors_list(
     for column in ("sensor", "name", "serial", "time zone", "version"):
         out.add_column(column)
     for p in profiles:
-        out.add_row(str(p.sensor_id), p.name, p.serial, p.timezone, str(p.version))
+        out.add_row(*(render.data(v) for v in (p.sensor_id, p.name, p.serial, p.timezone, p.version)))
     console.print(out)
 
 
@@ -557,7 +587,7 @@ def sensors_delete(
     """Delete a profile and its serial's sentinel together (its counts stay)."""
     with _errors():
         profile = _registry(stack, region, table, ledger).delete(sensor)
-    console.print(f"deleted sensor {sensor} (serial {profile.serial!r} is free again)")
+    _say(f"deleted sensor {sensor} (serial {profile.serial!r} is free again)")
 
 
 def main() -> None:  # pragma: no cover - the console script calls app() directly

@@ -1,11 +1,20 @@
-"""How the command line shows things: rich tables and lines, built from typed results."""
+"""How the command line shows things: rich tables and lines, built from typed results.
+
+What producers and operators wrote (bodies, reasons, ids, names, serials, the tables' own keys)
+is data, never markup: the console parses no markup at all (``console()``), every such value is
+shown through ``data`` as a ``Text`` whose terminal control characters (ESC sequences that could
+clear or restyle the screen, bidirectional overrides that reorder what is read) are shown as
+escapes, and styles are given as ``Text`` styles, never spelt in the strings.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
-from rich.console import RenderableType
+from rich.console import Console, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from sensor_digest import layout
 from sensor_digest.registry import SensorProfile
@@ -13,6 +22,20 @@ from sensor_digest_ops.dead_letters import DeadLetter
 
 if TYPE_CHECKING:
     from sensor_digest_local.demo import DemoResult
+
+# C0 and C1 controls but tab and newline (ESC among them), and the bidirectional formatting
+# characters (which can make a line read other than it is): shown as escapes
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def console(**options: object) -> Console:
+    """The command line's console: no markup, no emoji codes, no highlighting of data."""
+    return Console(markup=False, emoji=False, highlight=False, **options)  # type: ignore[arg-type]
+
+
+def data(value: object, style: str = "") -> Text:
+    """A value as plain text, with its unsafe characters escaped (``\\x1b``, ``\\u202e``)."""
+    return Text(_UNSAFE.sub(lambda m: ascii(m.group())[1:-1], str(value)), style=style)
 
 
 def demo(result: DemoResult) -> list[RenderableType]:
@@ -30,8 +53,10 @@ def demo(result: DemoResult) -> list[RenderableType]:
         cells = []
         for day in days:
             got, want = result.counts.get((sensor, day)), truth.get((sensor, day))
-            mark = "" if got == want else f" [red](want {want})[/]"
-            cells.append(f"{got if got is not None else '-'}{mark}")
+            cell = Text(str(got if got is not None else "-"))
+            if got != want:
+                cell.append(f" (want {want})", style="red")
+            cells.append(cell)
         table.add_row(str(sensor), *cells)
     shown_parts.append(table)
 
@@ -45,7 +70,7 @@ def demo(result: DemoResult) -> list[RenderableType]:
             str(sensor),
             str(len(daily)),
             str(sum(daily.values())),
-            "[green]yes[/]" if daily == expected.get(sensor) else "[red]no[/]",
+            Text("yes", style="green") if daily == expected.get(sensor) else Text("no", style="red"),
         )
     shown_parts.append(summary)
 
@@ -81,12 +106,12 @@ def demo(result: DemoResult) -> list[RenderableType]:
         ("no emulator error", not result.errors),
     ]
     for text, ok in checks:
-        shown_parts.append(f"{'[green]PASS[/]' if ok else '[bold red]FAIL[/]'} {text}")
+        shown_parts.append(Text.assemble(("PASS", "green") if ok else ("FAIL", "bold red"), " ", text))
     for reason in reasons[:5]:
-        shown_parts.append(f"  [dim]DLQ reason:[/] {reason}")
+        shown_parts.append(Text.assemble(("  DLQ reason: ", "dim"), data(reason)))
     for error in result.errors:
-        shown_parts.append(f"  [red]{error}[/]")
-    shown_parts.append("[bold green]exact[/]" if result.ok else "[bold red]counts are wrong[/]")
+        shown_parts.append(Text.assemble("  ", data(error, style="red")))
+    shown_parts.append(Text("exact", style="bold green") if result.ok else Text("counts are wrong", style="bold red"))
     return shown_parts
 
 
@@ -102,7 +127,7 @@ def profile(profile: SensorProfile, title: str) -> Table:
         ("time zone", profile.timezone),
         ("version", profile.version),
     ):
-        out.add_row(field, str(value))
+        out.add_row(field, data(value))
     return out
 
 
@@ -113,7 +138,8 @@ def dead_letters(entries: list[DeadLetter]) -> Table:
     out.add_column("error", overflow="fold")
     out.add_column("body", overflow="fold")
     for entry in entries:
-        out.add_row(entry.source_message_id, entry.error or "(failed maxReceiveCount times)", entry.body)
+        reason = data(entry.error) if entry.error else Text("(failed maxReceiveCount times)", style="dim")
+        out.add_row(data(entry.source_message_id), reason, data(entry.body))
     return out
 
 
@@ -124,7 +150,8 @@ def summary(sensor: int, months: dict[str, dict[str, int]]) -> Table:
     out.add_column("count", justify="right")
     for month, daily in sorted(months.items()):
         for day, n in daily.items():
-            out.add_row(day, str(n))
-        out.add_row(f"[dim]{month}[/]", f"[dim]{sum(daily.values())}[/]")
-    out.add_row("[bold]total[/]", f"[bold]{sum(n for daily in months.values() for n in daily.values())}[/]")
+            out.add_row(data(day), str(n))
+        out.add_row(data(month, "dim"), Text(str(sum(daily.values())), style="dim"))
+    total = sum(n for daily in months.values() for n in daily.values())
+    out.add_row(Text("total", style="bold"), Text(str(total), style="bold"))
     return out

@@ -14,6 +14,11 @@ with the response SQS would send, so the handlers run unchanged. What it keeps o
 - message attributes, ``SendMessageBatch`` and ``DeleteMessageBatch`` of up to ten entries;
 - ``MaximumMessageSize``, counted as SQS counts it: the body plus each attribute's name, data
   type and value, in UTF-8 bytes (``InvalidParameterValue`` past it);
+- SQS's own dead-letter redrive (``StartMessageMoveTask``, done at once here where SQS runs it as
+  a task): every message of the dead-letter queue back to its source queue (or
+  ``DestinationArn``) with its body and attributes, as a new message with a new ``messageId`` and
+  a new ``SentTimestamp``, as SQS documents;
+- a ``clock`` (epoch seconds) for the sent and receive timestamps, so a test can let days pass;
 - FIFO queues (``fifo=True``, the name ending in ``.fifo``), in high-throughput mode:
   ``MessageGroupId`` and ``MessageDeduplicationId`` required; a message whose deduplication id
   was seen in its group within the last five minutes is accepted but not queued again (the first
@@ -21,7 +26,8 @@ with the response SQS would send, so the handlers run unchanged. What it keeps o
   as many messages of one group as it can, in order, then the next group's; no message of a group
   is returned while an earlier one of that group is in flight (received and neither deleted nor
   visible again), so a retried message holds its group back; a FIFO queue's dead-letter queue
-  must be FIFO, and a message moved there keeps its group and deduplication id.
+  must be FIFO, and a message moved there keeps its group; its deduplication id becomes its
+  message id (as SQS documents).
 
 It exists because moto's SQS scans its whole queue several times per call, which is too slow for
 the thousands of messages the demo moves; ``sensor-digest up`` still uses moto's server, which
@@ -36,6 +42,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,10 +114,14 @@ def _md5(text: str) -> str:
 
 
 class LocalSqsBroker:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._queues: dict[str, _Queue] = {}
         self._lock = threading.Lock()
         self._sequence = itertools.count(FIRST_SEQUENCE_NUMBER)
+        self.clock = clock
+
+    def _now_ms(self) -> int:
+        return int(self.clock() * 1000)
 
     # -- the queue model ------------------------------------------------------------------
 
@@ -164,7 +175,7 @@ class LocalSqsBroker:
                 f"One or more parameters are invalid. Reason: Message must be shorter than "
                 f"{queue.max_message_bytes} bytes (this one, with its attributes, has {size})."
             )
-        message = _Message(str(uuid.uuid4()), body, dict(attributes or {}), int(time.time() * 1000))
+        message = _Message(str(uuid.uuid4()), body, dict(attributes or {}), self._now_ms())
         with self._lock:
             if queue.fifo:
                 first = self._deduplicate(queue, group_id, deduplication_id, message)
@@ -209,7 +220,7 @@ class LocalSqsBroker:
                     self._move_to_dead_letter(queue, message)
                     continue
                 message.receive_count += 1
-                message.first_receive_ms = message.first_receive_ms or int(time.time() * 1000)
+                message.first_receive_ms = message.first_receive_ms or self._now_ms()
                 message.visible_at = now + timeout
                 message.receipt = f"{message.message_id}#{message.receive_count}#{uuid.uuid4().hex[:8]}"
                 received.append(message)
@@ -241,10 +252,42 @@ class LocalSqsBroker:
             moved = _Message(
                 message.message_id, message.body, message.attributes, message.sent_ms, message.receive_count
             )
-            if queue.fifo:  # the group and deduplication id go along; the dead-letter queue numbers it
-                moved.group_id, moved.deduplication_id = message.group_id, message.deduplication_id
+            if queue.fifo:  # the group goes along, the deduplication id becomes the message id (as SQS
+                # documents: two messages that shared one must both be kept); the dead-letter queue numbers it
+                moved.group_id, moved.deduplication_id = message.group_id, message.message_id
                 moved.sequence_number = str(next(self._sequence))
             self._queues[queue.dead_letter].messages[moved.message_id] = moved
+
+    def move_messages(self, source_arn: str, destination_arn: str | None = None) -> int:
+        """SQS's own redrive: every message of dead-letter queue ``source_arn`` to ``destination_arn``
+        (default: the queue whose dead-letter queue it is), each a new message (new id, sent now)
+        with its body and attributes; a FIFO message keeps its group and deduplication id."""
+        with self._lock:
+            source = self._by_arn(source_arn)
+            if destination_arn is None:
+                origins = [q for q in self._queues.values() if q.dead_letter == source.name]
+                if len(origins) != 1:
+                    raise InvalidFifoRequest("InvalidParameterValue", "the source queue's origin is not known")
+                destination = origins[0]
+            else:
+                destination = self._by_arn(destination_arn)
+            moved = list(source.messages.values())
+            source.messages.clear()
+        for message in moved:
+            self.send(
+                destination.url,
+                message.body,
+                message.attributes,
+                group_id=message.group_id,
+                deduplication_id=message.deduplication_id,
+            )
+        return len(moved)
+
+    def _by_arn(self, arn: str) -> _Queue:
+        name = arn.rsplit(":", 1)[-1]
+        if name not in self._queues:
+            raise QueueDoesNotExist(arn)
+        return self._queues[name]
 
     def delete(self, url: str, receipt: str) -> None:
         queue = self._queue(url)
@@ -362,6 +405,10 @@ class LocalSqsBroker:
     def _api_ChangeMessageVisibility(self, p: dict[str, Any]) -> dict[str, Any]:
         self.change_visibility(p["QueueUrl"], p["ReceiptHandle"], float(p["VisibilityTimeout"]))
         return {}
+
+    def _api_StartMessageMoveTask(self, p: dict[str, Any]) -> dict[str, Any]:
+        moved = self.move_messages(p["SourceArn"], p.get("DestinationArn"))
+        return {"TaskHandle": f"emulated-move-of-{moved}"}
 
     def _api_GetQueueAttributes(self, p: dict[str, Any]) -> dict[str, Any]:
         queue = self._queue(p["QueueUrl"])

@@ -1,0 +1,199 @@
+"""A report's whole life: through the dead-letter queue and back, by this project's redrive and by
+SQS's own, it counts once and on the day it would have counted originally.
+
+SQS: the in-process broker (SQS's semantics: redrive after ``maxReceiveCount`` keeps a message's id
+and ``SentTimestamp``; ``StartMessageMoveTask`` gives it a new id and a new ``SentTimestamp``),
+with a clock the test moves on by days; the local SQS event source. DynamoDB: DynamoDB Local. The
+ingest service is the real one (``build_service``), with the fault layer in its client.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from sensor_digest import ingest
+from sensor_digest.config import IngestSettings
+from sensor_digest.dead_letters import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
+from sensor_digest.registry import Registry, SensorProfile
+from sensor_digest_emulators.session import LocalSession
+from sensor_digest_emulators.sqs_broker import ENDPOINT, LocalSqsBroker
+from sensor_digest_emulators.sqs_event_source import SqsEventSource
+from sensor_digest_local.pipeline import lambda_handler
+from sensor_digest_ops.dead_letters import list_dead_letters, redrive, stamp
+from tests.conftest import Tables
+from tests.faults import WRITE_OPERATIONS, FaultySession, Rule, touches_sensor
+from tests.helpers import day_counts, scan_all
+
+pytestmark = pytest.mark.dynamodb_local
+
+MAY_1_10H = datetime(2024, 5, 1, 10, tzinfo=UTC).timestamp()
+DAY = 86_400
+
+
+class Pipeline:
+    """A queue with the stack's ``maxReceiveCount`` (5) and its dead-letter queue on the broker,
+    drained by the SQS event source into the real ingest service; ``now`` is the broker's clock."""
+
+    def __init__(self, tables: Tables, endpoint: str, *, rule: Rule | None = None, **settings: Any) -> None:
+        self.now = MAY_1_10H
+        self.broker = LocalSqsBroker(clock=lambda: self.now)
+        session = LocalSession({"dynamodb": endpoint, "sqs": ENDPOINT})
+        self.broker.install(session)
+        self.sqs = session.client("sqs")
+        self.dlq = self.broker.create_queue("dlq")
+        self.queue = self.broker.create_queue(
+            "q", visibility_timeout=0.05, dead_letter_url=self.dlq, max_receive_count=5
+        )
+        faulty = FaultySession(
+            inner=session, rule=rule or (lambda op, kw: None), operations=(*WRITE_OPERATIONS, "batch_get_item")
+        )
+        options = {"profile_cache_seconds": 0, **settings}
+        service = ingest.build_service(
+            IngestSettings(
+                table_name=tables.table,
+                ledger_table_name=tables.ledger,
+                dlq_url=self.dlq,
+                timezone=ZoneInfo("UTC"),
+                **options,
+            ),
+            faulty,
+        )
+        self.source = SqsEventSource(
+            sqs=self.sqs, queue_url=self.queue, handler=lambda_handler(service), batching_window=0.01
+        )
+
+    def send(self, body: dict[str, Any]) -> str:
+        return str(self.sqs.send_message(QueueUrl=self.queue, MessageBody=json.dumps(body))["MessageId"])
+
+    def drain(self, seconds: float = 60) -> None:
+        deadline = time.monotonic() + seconds
+        while self.source.in_queue():
+            assert time.monotonic() < deadline, "the queue did not drain"
+            if self.source.poll_once() == 0:
+                time.sleep(0.02)
+
+    def sqs_own_redrive(self) -> None:
+        """The console's "Start DLQ redrive": SQS moves every message back to its source queue."""
+        arn = self.sqs.get_queue_attributes(QueueUrl=self.dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        self.sqs.start_message_move_task(SourceArn=arn)
+
+    def project_redrive(self) -> None:
+        report = redrive(self.sqs, self.dlq, self.queue)
+        assert report.left == []
+
+    def stamped_then_sqs_own_redrive(self) -> None:
+        stamp(self.sqs, self.dlq)
+        self.sqs_own_redrive()
+
+
+REDRIVES: dict[str, Callable[[Pipeline], None]] = {
+    "sensor-digest dlq redrive": Pipeline.project_redrive,
+    "dlq stamp, then SQS's own redrive": Pipeline.stamped_then_sqs_own_redrive,
+}
+
+
+@pytest.mark.parametrize("how", REDRIVES)
+def test_a_committed_report_without_event_id_or_timestamp_counts_once_on_its_day_after_the_dlq(
+    ddb: Any, tables: Tables, engine_endpoint: str, how: str
+) -> None:
+    # Given sensor 8's day under way, then an outage in which its next write commits but its answer
+    # is lost, and every later call for it (the marker lookup included) fails, for longer than
+    # maxReceiveCount receives
+    outage = {"on": False, "committed": False}
+
+    def rule(operation: str, kwargs: dict[str, Any]) -> str | None:
+        if not outage["on"]:
+            return None
+        if operation == "batch_get_item":  # the marker lookup fails too (the profiles' read need not)
+            return "throttle" if tables.ledger in kwargs["RequestItems"] else None
+        if touches_sensor(kwargs, 8) and not outage["committed"]:
+            outage["committed"] = True
+            return "timeout_after"
+        return "throttle"
+
+    pipeline = Pipeline(tables, engine_endpoint, rule=rule)
+    pipeline.send({"sensor_id": 8, "event_id": "earlier"})
+    pipeline.drain()
+    outage["on"] = True
+    original = pipeline.send({"sensor_id": 8, "count": 3})  # no event_id, no timestamp: its SQS id and send time
+
+    # When it has failed its way into the dead-letter queue, and two days later it is redriven
+    pipeline.drain()
+    [letter] = list_dead_letters(pipeline.sqs, pipeline.dlq)
+    committed_during_outage = day_counts(ddb, tables.table)
+    pipeline.now += 2 * DAY
+    outage["on"] = False
+    REDRIVES[how](pipeline)
+    pipeline.drain()
+
+    # Then it was counted exactly once, on the day it was first sent: the redelivery's new message
+    # id found the first delivery's marker under the original id
+    assert (letter.error, letter.source_message_id) == (None, original)  # SQS moved it there itself
+    assert outage["committed"]
+    assert committed_during_outage == {(8, "2024-05-01"): 4}
+    assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 4}
+    assert {item["pk"]["S"] for item in scan_all(ddb, tables.ledger)} == {"MSG#8#earlier", f"MSG#8#{original}"}
+    assert pipeline.broker.counts(pipeline.dlq) == (0, 0)
+
+
+@pytest.mark.parametrize("how", [*REDRIVES, "SQS's own redrive"])
+def test_a_report_rejected_for_an_unknown_sensor_counts_on_its_day_once_the_sensor_is_registered(
+    ddb: Any, tables: Tables, engine_endpoint: str, how: str
+) -> None:
+    # Given UNKNOWN_SENSORS=reject, and a report without timestamp sent at 20:00 UTC on May 1st
+    # (05:00 on May 2nd in Tokyo) by a sensor not registered yet
+    pipeline = Pipeline(tables, engine_endpoint, unknown_sensors="reject")
+    pipeline.now = MAY_1_10H + 10 * 3600
+    original = pipeline.send({"sensor_id": 9})
+    pipeline.drain()
+
+    # When it is redriven a day later before the sensor is registered (rejected again), and once
+    # more two days after that, now registered with its zone
+    pipeline.now += DAY
+    pipeline.project_redrive()
+    pipeline.drain()
+    [again] = list_dead_letters(pipeline.sqs, pipeline.dlq)
+    Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb).register(
+        SensorProfile(sensor_id=9, name="roof", serial="SN-9", timezone="Asia/Tokyo")
+    )
+    pipeline.now += 2 * DAY
+    if how == "SQS's own redrive":
+        pipeline.sqs_own_redrive()
+    else:
+        REDRIVES[how](pipeline)
+    pipeline.drain()
+
+    # Then the second dead letter still carried the first message's id and send time, and the
+    # report counted once, on the sensor's local day of its first send
+    assert again.source_message_id == original
+    assert again.source_sent_timestamp == str(int((MAY_1_10H + 10 * 3600) * 1000))
+    assert again.error == "sensor 9 is not registered (UNKNOWN_SENSORS=reject)"
+    assert {SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE} <= set(again.attributes)
+    assert day_counts(ddb, tables.table) == {(9, "2024-05-02"): 1}
+    assert [item["pk"]["S"] for item in scan_all(ddb, tables.ledger) if item["pk"]["S"].startswith("MSG#")] == [
+        f"MSG#9#{original}"
+    ]
+
+
+def test_sqs_own_redrive_of_an_unstamped_dead_letter_gives_it_a_new_identity(
+    ddb: Any, tables: Tables, engine_endpoint: str
+) -> None:
+    # What `dlq stamp` is for, shown on the emulator: a message SQS moved to the dead-letter queue
+    # itself, redriven by SQS without a stamp, comes back with a new id and a new send time, so a
+    # report without event_id and timestamp would count again, on the redrive's day
+    pipeline = Pipeline(tables, engine_endpoint, rule=lambda op, kw: "throttle")
+    original = pipeline.send({"sensor_id": 4})
+    pipeline.drain()
+    pipeline.now += DAY
+    pipeline.sqs_own_redrive()
+    [back] = pipeline.sqs.receive_message(QueueUrl=pipeline.queue, AttributeNames=["All"])["Messages"]
+    assert back["MessageId"] != original
+    assert back["Attributes"]["SentTimestamp"] == str(int(pipeline.now * 1000))
+    assert "MessageAttributes" not in back or not back["MessageAttributes"]
