@@ -20,12 +20,13 @@ from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionEr
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from sensor_digest import layout
 from sensor_digest.config import DeliveryMode, QueueType
-from sensor_digest.errors import RejectedMessage
+from sensor_digest.errors import RejectedMessage, SensorDigestError
 from sensor_digest.messages import read_pending
-from sensor_digest.registry import Registry, RegistryError, SensorProfile
+from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest_cli import render
 from sensor_digest_emulators.dynamodb_local import EngineError
 from sensor_digest_emulators.session import LOCAL_CREDENTIALS, LOCAL_REGION
@@ -74,7 +75,7 @@ def _errors() -> Iterator[None]:
     """Every expected failure becomes one clear line and exit code 1."""
     try:
         yield
-    except (TargetError, EngineError, RegistryError) as exc:
+    except (TargetError, EngineError, SensorDigestError) as exc:  # registry refusals and DynamoDB faults
         _fail(str(exc))
     except EndpointConnectionError as exc:
         _fail(
@@ -93,7 +94,8 @@ def _errors() -> Iterator[None]:
 
 
 def _fail(message: str) -> NoReturn:
-    console.print(f"[bold red]error:[/] {message}")
+    """``error: <message>`` and exit code 1; the message is text, never markup (it may quote a serial)."""
+    console.print(Text.assemble(("error:", "bold red"), " ", message))
     raise typer.Exit(1)
 
 
@@ -546,7 +548,7 @@ def sensors_list(
     for column in ("sensor", "name", "serial", "time zone", "version"):
         out.add_column(column)
     for p in profiles:
-        out.add_row(str(p.sensor_id), p.name, p.serial, p.timezone, str(p.version))
+        out.add_row(*(Text(str(v)) for v in (p.sensor_id, p.name, p.serial, p.timezone, p.version)))
     console.print(out)
 
 
@@ -557,7 +559,7 @@ def sensors_delete(
     """Delete a profile and its serial's sentinel together (its counts stay)."""
     with _errors():
         profile = _registry(stack, region, table, ledger).delete(sensor)
-    console.print(f"deleted sensor {sensor} (serial {profile.serial!r} is free again)")
+    console.print(Text(f"deleted sensor {sensor} (serial {profile.serial!r} is free again)"))
 
 
 def main() -> None:  # pragma: no cover - the console script calls app() directly

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from sensor_digest import layout
 from sensor_digest.registry import SensorProfile
@@ -102,7 +103,7 @@ def profile(profile: SensorProfile, title: str) -> Table:
         ("time zone", profile.timezone),
         ("version", profile.version),
     ):
-        out.add_row(field, str(value))
+        out.add_row(field, Text(str(value)))  # a name or serial is data, never markup
     return out
 
 
