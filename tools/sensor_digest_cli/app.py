@@ -402,20 +402,30 @@ def summary_rebuild(
     sensor: Annotated[
         int | None, typer.Option("--sensor", min=0, max=2**53 - 1, help="Only this sensor (default: every sensor).")
     ] = None,
+    exact: Annotated[
+        bool,
+        typer.Option(
+            "--exact",
+            help="Also lower elements above their day items and remove those without one, so that each "
+            "month item equals its day items exactly (the repair after a day count was corrected).",
+        ),
+    ] = False,
     stack: Stack = None,
     region: Region = None,
     table: TableOpt = None,
 ) -> None:
     """Recompute summary items from the day items (repair, backfill, migration of the old single
-    SUMMARY item); safe while the pipeline runs: elements only move up."""
+    SUMMARY item); safe while the pipeline runs: elements only move up, except with --exact, where
+    an element is lowered or removed only on condition that its day item still says so."""
     from sensor_digest_ops.rebuild import rebuild
 
     with _errors():
         target = _target(stack, region, table=table).need("table")
-        done = rebuild(target.dynamodb(), str(target.table), None if sensor is None else [sensor])
+        done = rebuild(target.dynamodb(), str(target.table), None if sensor is None else [sensor], exact=exact)
+    exact_part = f"{done.lowered} lowered, {done.removed} removed, " if exact else ""
     console.print(
         f"rebuilt {done.sensors} sensor(s): {done.days} day(s), {done.written} element(s) written, "
-        f"{done.already_current} already current, {len(done.months)} month item(s) touched, "
+        f"{exact_part}{done.already_current} already current, {len(done.months)} month item(s) touched, "
         f"{done.legacy_removed} legacy SUMMARY item(s) migrated"
     )
 
