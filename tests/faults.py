@@ -7,6 +7,8 @@ botocore raises:
 - ``throttle``: a ``ProvisionedThroughputExceededException`` before the call (nothing written);
 - ``conflict``: a ``TransactionCanceledException`` whose reasons say ``TransactionConflict``
   (nothing written);
+- ``cancel:<Code>@<i>``: a ``TransactionCanceledException`` whose action ``i`` has reason ``<Code>``
+  (``ThrottlingError``, ``TransactionConflict``...) and the others ``None`` (nothing written);
 - ``timeout_after``: the call runs (and commits, if DynamoDB accepts it), then a
   ``ReadTimeoutError`` hides the answer: the ambiguous case where the caller cannot know
   whether the write happened;
@@ -41,9 +43,14 @@ def throttling_error(operation: str) -> ClientError:
 
 
 def conflict_error(kwargs: dict[str, Any]) -> ClientError:
+    return cancelled_error(kwargs, "TransactionConflict", 0)
+
+
+def cancelled_error(kwargs: dict[str, Any], code: str, index: int) -> ClientError:
+    """A cancelled ``TransactWriteItems`` in DynamoDB's shape: action ``index`` has reason ``code``."""
     actions = kwargs.get("TransactItems", [{}])
     reasons = [{"Code": "None"} for _ in actions]
-    reasons[0] = {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item (injected)"}
+    reasons[index] = {"Code": code, "Message": f"{code} (injected)"}
     return ClientError(
         {
             "Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled (injected)"},
@@ -79,6 +86,9 @@ class FaultyClient:
                 raise throttling_error(name)
             if fault == "conflict" and name == "transact_write_items":
                 raise conflict_error(kwargs)
+            if fault and fault.startswith("cancel:") and name == "transact_write_items":
+                code, _, index = fault.removeprefix("cancel:").partition("@")
+                raise cancelled_error(kwargs, code, int(index or 0))
             if fault == "invalid":
                 raise ClientError({"Error": {"Code": "ValidationException", "Message": "injected"}}, name)
             if fault == "crash":

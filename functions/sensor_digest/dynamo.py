@@ -4,6 +4,8 @@
 What the step logic (counting, summary, registry) needs to decide is returned, not raised:
 
 - ``transact``: ``None`` once committed, else the per-action cancellation codes;
+- ``transact_refusals``: the same, each code with the item its action found when its condition
+  failed (for actions that ask for ``ReturnValuesOnConditionCheckFailure=ALL_OLD``);
 - ``conditional_write``: ``None`` once written, else the item as it was when its condition failed;
 - ``call``: any other call (reads), its response.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -119,18 +122,36 @@ def conditional_write(action: str, fn: Callable[[], object]) -> dict[str, Any] |
     return None
 
 
-def transact(client: DynamoDBClient, actions: list[dict[str, Any]]) -> list[str] | None:
-    """Run ``TransactWriteItems``: ``None`` once committed; when DynamoDB cancelled it, the reason
-    code of each action, in action order (``"None"`` for an action that was not the cause)."""
+@dataclass(frozen=True)
+class Refusal:
+    """One action's part in a cancelled ``TransactWriteItems``: its reason code (``"None"`` when it
+    was not the cause) and, when its condition failed and it asked for
+    ``ReturnValuesOnConditionCheckFailure=ALL_OLD``, the item as it was (``{}`` otherwise)."""
+
+    code: str
+    item: dict[str, Any] = field(default_factory=dict)
+
+
+def transact_refusals(client: DynamoDBClient, actions: list[dict[str, Any]]) -> list[Refusal] | None:
+    """Run ``TransactWriteItems``: ``None`` once committed; when DynamoDB cancelled it, one
+    ``Refusal`` per action, in action order."""
     try:
         client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
     except ClientError as exc:
         if error_code(exc) != TRANSACTION_CANCELED:
             raise fault_from(exc, "TransactWriteItems") from exc
-        return cancellation_codes(exc)
+        reasons: list[dict[str, Any]] = exc.response.get("CancellationReasons", [])  # type: ignore[assignment]
+        return [Refusal(code=str(r.get("Code") or "None"), item=dict(r.get("Item") or {})) for r in reasons]
     except BotoCoreError as exc:
         raise fault_from(exc, "TransactWriteItems") from exc
     return None
+
+
+def transact(client: DynamoDBClient, actions: list[dict[str, Any]]) -> list[str] | None:
+    """Run ``TransactWriteItems``: ``None`` once committed; when DynamoDB cancelled it, the reason
+    code of each action, in action order (``"None"`` for an action that was not the cause)."""
+    refusals = transact_refusals(client, actions)
+    return None if refusals is None else [refusal.code for refusal in refusals]
 
 
 def batch_get(

@@ -4,13 +4,20 @@ A profile is the digest table's item at ``layout.profile_key``: a name, a serial
 zone and a version. A serial is kept unique across sensors by a sentinel item in the ledger
 (``layout.sentinel_key``), written in the same transaction as the profile:
 
-- register: put the profile and the sentinel, each on ``attribute_not_exists``;
+- register: put the profile on ``attribute_not_exists`` and the sentinel on "absent, or already
+  this sensor's" (a sentinel left without its profile, by a restore or a hand-made delete);
 - update: read, change, write on condition that the version is still the one read (+1); a serial
-  change moves the sentinel in the same transaction; a lost race is retried from a fresh read a
-  bounded number of times, since every change is a function of the profile it reads;
-- delete: profile and sentinel together, on the same version condition.
+  change moves the sentinel in the same transaction (the old one deleted if it is absent or this
+  sensor's, the new one put as in register); a lost race is retried from a fresh read a bounded
+  number of times, since every change is a function of the profile it reads;
+- delete: profile and sentinel together, on the same conditions.
 
-Every failure the caller must tell apart is its own error, naming the conflict.
+A cancelled transaction is read action by action: ``SensorExists`` only when the profile's
+condition failed, ``SerialTaken`` only when the new sentinel's did, ``SerialHeldElsewhere`` when
+the profile's own sentinel names another sensor, a version conflict only when the version moved.
+Throttling or a conflicting transaction (``dynamo.RETRYABLE_CANCELLATION_CODES``) wrote nothing
+and is retried with jittered backoff, then ``RegistryBusy``. Every failure the caller must tell
+apart is its own error, naming the conflict.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ if TYPE_CHECKING:
 
 MAX_NAME = 256
 MAX_SERIAL = 128
+MAX_BACKOFF_SECONDS = 1.0
 
 
 class RegistryError(SensorDigestError):
@@ -55,6 +63,16 @@ class SensorNotFound(RegistryError):
 
 class VersionConflict(RegistryError):
     """Someone else changed the profile between our read and our write, every time we tried."""
+
+
+class RegistryBusy(RegistryError):
+    """DynamoDB cancelled the transaction for throttling or a conflicting transaction every time we
+    tried: nothing was written, and the same call a moment later may succeed."""
+
+
+class SerialHeldElsewhere(RegistryError):
+    """The profile's serial has a sentinel naming another sensor (an inconsistency made outside the
+    registry: a restore, a hand-made write); nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -100,12 +118,19 @@ class SensorProfile:
 
 class Registry:
     def __init__(
-        self, *, table_name: str, ledger_table_name: str, client: DynamoDBClient, max_attempts: int = 8
+        self,
+        *,
+        table_name: str,
+        ledger_table_name: str,
+        client: DynamoDBClient,
+        max_attempts: int = 8,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._table = table_name
         self._ledger = ledger_table_name
         self._client = client
         self._attempts = max_attempts
+        self._sleep = sleep
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -146,23 +171,28 @@ class Registry:
 
     def register(self, profile: SensorProfile) -> SensorProfile:
         profile = replace(profile.validate(), version=1)
-        actions = [
-            self._put_profile_if_new(profile),
-            self._put_sentinel(profile),
-        ]
-        codes = self._transact(actions)
-        if codes is not None:
-            if codes[0] == dynamo.CONDITIONAL_CHECK_FAILED:
+        actions = [self._put_profile_if_new(profile), self._put_sentinel(profile)]
+        refusals: list[dynamo.Refusal] | None = None
+        for attempt in range(self._attempts):
+            refusals = self._transact(actions)
+            if refusals is None:
+                return profile
+            profile_code, sentinel_code = (r.code for r in refusals)
+            if profile_code == dynamo.CONDITIONAL_CHECK_FAILED:
                 raise SensorExists(f"sensor {profile.sensor_id} is already registered")
-            raise SerialTaken(f"serial {profile.serial!r} already belongs to another sensor")
-        return profile
+            if sentinel_code == dynamo.CONDITIONAL_CHECK_FAILED:
+                raise SerialTaken(f"serial {profile.serial!r} already belongs to another sensor")
+            self._back_off(attempt)  # throttled or in conflict: nothing was written
+        raise self._busy(f"registering sensor {profile.sensor_id}", refusals)
 
     def update(self, sensor_id: int, change: Callable[[SensorProfile], SensorProfile]) -> SensorProfile:
         """Apply ``change`` to the current profile and write it if nobody changed it meanwhile.
 
         A lost race is retried from a fresh read (``change`` sees the new profile), up to
-        ``max_attempts`` times, then ``VersionConflict``.
+        ``max_attempts`` times, then ``VersionConflict``; ``RegistryBusy`` when the last attempt
+        was cancelled by throttling or a conflicting transaction.
         """
+        refusals: list[dynamo.Refusal] | None = None
         for attempt in range(self._attempts):
             current = self.get(sensor_id)
             if current is None:
@@ -171,20 +201,21 @@ class Registry:
             actions = [self._put_profile_if_version(wanted, current.version)]
             if wanted.serial != current.serial:
                 actions += [self._delete_sentinel(current), self._put_sentinel(wanted)]
-            codes = self._transact(actions)
-            if codes is None:
+            refusals = self._transact(actions)
+            if refusals is None:
                 return wanted
-            if (
-                len(codes) == 3
-                and codes[2] == dynamo.CONDITIONAL_CHECK_FAILED
-                and codes[0] != dynamo.CONDITIONAL_CHECK_FAILED
-            ):
+            if len(refusals) == 3 and self._sentinels_decide(refusals):
+                if refusals[1].code == dynamo.CONDITIONAL_CHECK_FAILED:
+                    raise self._held_elsewhere(current, refusals[1], "nothing was changed")
                 raise SerialTaken(f"serial {wanted.serial!r} already belongs to another sensor")
-            time.sleep(random.uniform(0, 0.01 * 2**attempt))  # noqa: S311 - jitter, not security
+            self._back_off(attempt)  # a lost race (re-read), or throttled / in conflict
+        if self._retryable(refusals):
+            raise self._busy(f"updating sensor {sensor_id}", refusals)
         raise VersionConflict(f"sensor {sensor_id} kept changing under us; {self._attempts} attempts lost the race")
 
     def delete(self, sensor_id: int) -> SensorProfile:
-        for _ in range(self._attempts):
+        refusals: list[dynamo.Refusal] | None = None
+        for attempt in range(self._attempts):
             current = self.get(sensor_id)
             if current is None:
                 raise SensorNotFound(f"sensor {sensor_id} is not registered")
@@ -200,9 +231,50 @@ class Registry:
                 },
                 self._delete_sentinel(current),
             ]
-            if self._transact(actions) is None:
+            refusals = self._transact(actions)
+            if refusals is None:
                 return current
+            if self._sentinels_decide(refusals):
+                raise self._held_elsewhere(current, refusals[1], "nothing was deleted")
+            self._back_off(attempt)
+        if self._retryable(refusals):
+            raise self._busy(f"deleting sensor {sensor_id}", refusals)
         raise VersionConflict(f"sensor {sensor_id} kept changing while it was being deleted")
+
+    # -- decisions over a cancelled transaction (the profile's action first) ------------------
+
+    @staticmethod
+    def _retryable(refusals: list[dynamo.Refusal] | None) -> bool:
+        return any(r.code in dynamo.RETRYABLE_CANCELLATION_CODES for r in refusals or [])
+
+    @classmethod
+    def _sentinels_decide(cls, refusals: list[dynamo.Refusal]) -> bool:
+        """Whether a sentinel's failed condition is the verdict: the profile's version condition
+        held and nothing was throttled or in conflict (an action in conflict may not have been
+        evaluated, so its ``None`` proves nothing: retry from a fresh read instead)."""
+        return refusals[0].code != dynamo.CONDITIONAL_CHECK_FAILED and not cls._retryable(refusals)
+
+    @staticmethod
+    def _held_elsewhere(current: SensorProfile, refusal: dynamo.Refusal, outcome: str) -> SerialHeldElsewhere:
+        """The profile's serial has a sentinel naming someone else (``refusal.item``: the sentinel)."""
+        owner = refusal.item.get(layout.SENSOR_ID, {}).get("N")
+        names = f"names sensor {owner}" if owner is not None else "names no sensor"
+        return SerialHeldElsewhere(
+            f"sensor {current.sensor_id}'s serial {current.serial!r} has a sentinel in the ledger "
+            f"({layout.SERIAL_PREFIX}{current.serial}) that {names}, not sensor {current.sensor_id}; {outcome}"
+        )
+
+    def _busy(self, what: str, refusals: list[dynamo.Refusal] | None) -> RegistryBusy:
+        codes = sorted({r.code for r in refusals or [] if r.code in dynamo.RETRYABLE_CANCELLATION_CODES})
+        return RegistryBusy(
+            f"{what}: none of {self._attempts} attempts committed, the last cancelled by DynamoDB "
+            f"({', '.join(codes)}); nothing was written, try again"
+        )
+
+    def _back_off(self, attempt: int) -> None:
+        """Before the next attempt (none after the last): full jitter, 0 to min(1 s, 10 ms * 2^attempt)."""
+        if attempt + 1 < self._attempts:
+            self._sleep(random.uniform(0, min(MAX_BACKOFF_SECONDS, 0.01 * 2**attempt)))  # noqa: S311 - jitter
 
     # -- actions --------------------------------------------------------------------------
 
@@ -227,36 +299,34 @@ class Registry:
             }
         }
 
-    def _put_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
+    def _sentinel_is_free_or_mine(self, profile: SensorProfile) -> dict[str, Any]:
+        """The condition of every sentinel write: no sentinel, or one naming this sensor."""
         return {
-            "Put": {
-                "TableName": self._ledger,
-                "Item": {**layout.sentinel_key(profile.serial), layout.SENSOR_ID: {"N": str(profile.sensor_id)}},
-                "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": layout.LEDGER_KEY},
-            }
+            "ConditionExpression": "attribute_not_exists(#pk) OR #s = :s",
+            "ExpressionAttributeNames": {"#pk": layout.LEDGER_KEY, "#s": layout.SENSOR_ID},
+            "ExpressionAttributeValues": {":s": {"N": str(profile.sensor_id)}},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
+
+    def _put_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
+        item = {**layout.sentinel_key(profile.serial), layout.SENSOR_ID: {"N": str(profile.sensor_id)}}
+        return {"Put": {"TableName": self._ledger, "Item": item, **self._sentinel_is_free_or_mine(profile)}}
 
     def _delete_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
-        return {
-            "Delete": {
-                "TableName": self._ledger,
-                "Key": layout.sentinel_key(profile.serial),
-                "ConditionExpression": "#s = :s",
-                "ExpressionAttributeNames": {"#s": layout.SENSOR_ID},
-                "ExpressionAttributeValues": {":s": {"N": str(profile.sensor_id)}},
-            }
-        }
+        key = layout.sentinel_key(profile.serial)
+        return {"Delete": {"TableName": self._ledger, "Key": key, **self._sentinel_is_free_or_mine(profile)}}
 
-    def _transact(self, actions: list[dict[str, Any]]) -> list[str] | None:
-        """``None`` when committed; the cancellation codes when a condition failed or a concurrent
-        transaction conflicted (the caller re-reads and retries); any other cancellation is a fault."""
-        codes = dynamo.transact(self._client, actions)
-        if codes is None or any(c in dynamo.RETRYABLE_CANCELLATION_CODES for c in codes):
-            return codes
-        if dynamo.CONDITIONAL_CHECK_FAILED not in codes:
-            raise TransientFault(f"transaction cancelled (unexpected): {', '.join(codes)}")
-        return codes
+    def _transact(self, actions: list[dict[str, Any]]) -> list[dynamo.Refusal] | None:
+        """``None`` when committed; the refusals when a condition failed or DynamoDB throttled or
+        found a conflicting transaction (nothing written; the caller decides); any other
+        cancellation is a fault."""
+        refusals = dynamo.transact_refusals(self._client, actions)
+        if refusals is None:
+            return None
+        codes = [r.code for r in refusals]
+        if dynamo.CONDITIONAL_CHECK_FAILED in codes or any(c in dynamo.RETRYABLE_CANCELLATION_CODES for c in codes):
+            return refusals
+        raise TransientFault(f"transaction cancelled (unexpected): {', '.join(codes)}")
 
 
 PROFILES_KEPT = 100_000

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from sensor_digest import layout
@@ -21,7 +22,21 @@ DAY_ITEM_FILTER: dict[str, Any] = {
 }
 """Only inserts and updates of day items (their new image has ``DataCount``) reach the summary."""
 
-DAY_PATTERN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+DAY_PATTERN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+"""``YYYY-MM-DD`` in ASCII digits, used with ``fullmatch`` (``$`` would match before a final newline,
+``\\d`` any Unicode digit)."""
+
+
+def is_day(text: str) -> bool:
+    """Whether ``text`` is a day key: ASCII ``YYYY-MM-DD`` naming a real calendar date (the same
+    verdict on every Python: the pattern fixes the shape before ``date`` checks the calendar)."""
+    if DAY_PATTERN.fullmatch(text) is None:
+        return False
+    try:
+        date(int(text[:4]), int(text[5:7]), int(text[8:]))
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -43,7 +58,7 @@ def day_count_of(record: Mapping[str, Any]) -> DayCount | None:
     if found is None:
         return None
     sensor_id, day, count = found
-    if not DAY_PATTERN.match(day):
+    if not is_day(day):
         return None
     return DayCount(sensor_id=sensor_id, day=day, count=count)
 

@@ -24,6 +24,8 @@ from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_ops import queries
 from sensor_digest_ops.dead_letters import list_dead_letters
 from sensor_digest_ops.targets import Target, save_local
+from tests.conftest import Tables
+from tests.faults import FaultyClient
 from tests.integration.conftest import PASSTHROUGH
 
 pytestmark = pytest.mark.dynamodb_local
@@ -345,6 +347,59 @@ def test_the_sensors_commands_manage_the_registry(running: LocalPipeline) -> Non
     assert deleted.exit_code == 0 and "serial 'CLI-501B' is free again" in deleted.output
     assert gone.exit_code == 1 and "sensor 501 is not registered" in gone.output
     assert bad_zone.exit_code == 1 and "not an IANA time zone" in bad_zone.output
+
+
+def test_a_dynamodb_fault_or_a_busy_registry_reaches_the_command_line_as_one_line(
+    ddb: Any, tables: Tables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given every client of the command line behind the fault layer: throttled after botocore's
+    # retries (a whole-call fault), or cancelled for throttling every time (nothing written)
+    fault = {"operation": "transact_write_items", "fault": "throttle"}
+    real = Target.dynamodb
+
+    def faulty(target: Target) -> Any:
+        return FaultyClient(inner=real(target), rule=lambda op, _: fault["fault"] if op == fault["operation"] else None)
+
+    monkeypatch.setattr(Target, "dynamodb", faulty)
+    where = ("--table", tables.table, "--ledger", tables.ledger)
+    register = ("sensors", "register", "--sensor", "1", "--name", "a", "--serial", "SN-1", *where)
+
+    throttled = invoke(*register)
+    fault["fault"] = "cancel:ThrottlingError@1"
+    busy = invoke(*register)
+    fault.update(operation="update_item", fault="throttle")  # the rebuild's element writes
+    ddb.put_item(
+        TableName=tables.table, Item={"SensorId": {"N": "1"}, "Date": {"S": "2024-05-01"}, "DataCount": {"N": "3"}}
+    )
+    rebuild = invoke("summary", "rebuild", "--sensor", "1", "--table", tables.table)
+
+    assert (throttled.exit_code, throttled.output) == (
+        1,
+        "error: TransactWriteItems failed (retryable): ProvisionedThroughputExceededException\n",
+    )
+    assert busy.exit_code == 1 and busy.output.count("\n") == 1
+    assert busy.output.startswith("error: registering sensor 1: none of 8 attempts committed")
+    assert busy.output.endswith("(ThrottlingError); nothing was written, try again\n")
+    assert (rebuild.exit_code, rebuild.output) == (
+        1,
+        "error: UpdateItem failed (retryable): ProvisionedThroughputExceededException\n",
+    )
+
+
+def test_names_and_serials_are_shown_as_text_never_as_markup(tables: Tables) -> None:
+    where = ("--table", tables.table, "--ledger", tables.ledger)
+
+    name, serial = "[bold]roof[/bold]", "[/x]"  # markup, or a closing tag that Rich refuses
+
+    registered = invoke("sensors", "register", "--sensor", "1", "--name", name, "--serial", serial, *where)
+    taken = invoke("sensors", "register", "--sensor", "2", "--name", "b", "--serial", "[/x]", *where)
+    listed = invoke("sensors", "list", *where)
+    deleted = invoke("sensors", "delete", "--sensor", "1", *where)
+
+    assert registered.exit_code == 0 and "[bold]roof[/bold]" in registered.output and "[/x]" in registered.output
+    assert taken.exit_code == 1 and "error: serial '[/x]' already belongs to another sensor" in taken.output
+    assert listed.exit_code == 0 and "[bold]roof[/bold]" in listed.output
+    assert deleted.exit_code == 0 and "serial '[/x]' is free again" in deleted.output
 
 
 @pytest.mark.parametrize(

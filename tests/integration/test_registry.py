@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import replace
 from typing import Any
@@ -15,10 +16,12 @@ from sensor_digest.registry import (
     InvalidProfile,
     ProfileCache,
     Registry,
+    RegistryBusy,
     RegistryError,
     SensorExists,
     SensorNotFound,
     SensorProfile,
+    SerialHeldElsewhere,
     SerialTaken,
     VersionConflict,
 )
@@ -29,6 +32,7 @@ from sensor_digest_emulators.session import LocalSession
 from sensor_digest_emulators.stream_reader import StreamReader
 from sensor_digest_local.pipeline import lambda_handler
 from tests.conftest import Tables
+from tests.faults import FaultyClient
 from tests.helpers import day_counts, scan_all
 from tests.integration.conftest import DeadLetters
 
@@ -216,3 +220,130 @@ def test_the_summary_ignores_profile_items(ddb: Any, tables: Tables, registry: R
 
     assert len(records) == 2 and not any(matches_filter(r) for r in records)
     assert (report.ignored, report.requests) == (2, 0)
+
+
+# -- cancellations read action by action; sentinels that do not match their profile ---------------
+
+
+def faulty_registry(
+    ddb: Any, tables: Tables, first: list[str], sleeps: list[float], *, then: str | None = None
+) -> Registry:
+    """A registry whose transactions get the faults ``first`` in turn, then ``then``, and which
+    records the backoff it would sleep instead of sleeping."""
+    pending = list(first)
+
+    def rule(operation: str, kwargs: dict[str, Any]) -> str | None:
+        if operation != "transact_write_items":
+            return None
+        return pending.pop(0) if pending else then
+
+    client = FaultyClient(inner=ddb, rule=rule)
+    return Registry(
+        table_name=tables.table, ledger_table_name=tables.ledger, client=client, max_attempts=4, sleep=sleeps.append
+    )
+
+
+def set_sentinel(ddb: Any, tables: Tables, serial: str, sensor_id: int | None) -> None:
+    """What an operator's direct write or a restore leaves: the sentinel of ``serial`` naming
+    ``sensor_id``, or no sentinel at all (``None``)."""
+    key = {"pk": {"S": f"SERIAL#{serial}"}}
+    if sensor_id is None:
+        ddb.delete_item(TableName=tables.ledger, Key=key)
+    else:
+        ddb.put_item(TableName=tables.ledger, Item={**key, "SensorId": {"N": str(sensor_id)}})
+
+
+@pytest.mark.parametrize(
+    "fault", ["cancel:ThrottlingError@1", "cancel:TransactionConflict@0", "cancel:ProvisionedThroughputExceeded@1"]
+)
+def test_a_registration_cancelled_by_throttling_or_a_conflict_is_retried_not_called_a_taken_serial(
+    ddb: Any, tables: Tables, fault: str
+) -> None:
+    sleeps: list[float] = []
+    registry = faulty_registry(ddb, tables, [fault, fault], sleeps)
+
+    registered = registry.register(SensorProfile(sensor_id=1, name="a", serial="SN-1"))
+
+    assert registered.version == 1
+    assert sentinels(ddb, tables) == {"SERIAL#SN-1": 1}
+    assert registry.get(1) == registered
+    assert len(sleeps) == 2 and all(0 <= s <= 1.0 for s in sleeps)  # backed off before each retry
+
+
+def test_a_registration_cancelled_every_time_is_busy_and_writes_nothing(ddb: Any, tables: Tables) -> None:
+    sleeps: list[float] = []
+    registry = faulty_registry(ddb, tables, [], sleeps, then="cancel:ThrottlingError@1")
+
+    with pytest.raises(RegistryBusy, match=r"none of 4 attempts committed.*ThrottlingError.*nothing was written, try"):
+        registry.register(SensorProfile(sensor_id=1, name="a", serial="SN-1"))
+
+    assert registry.get(1) is None and sentinels(ddb, tables) == {}
+    assert len(sleeps) == 3  # between the four attempts, none after the last
+
+
+def test_an_update_or_delete_cancelled_every_time_is_busy_not_a_version_conflict(ddb: Any, tables: Tables) -> None:
+    plain = Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb)
+    plain.register(SensorProfile(sensor_id=1, name="a", serial="SN-1"))
+    registry = faulty_registry(ddb, tables, [], [], then="cancel:TransactionConflict@1")
+
+    with pytest.raises(RegistryBusy, match=r"updating sensor 1: .*TransactionConflict.*nothing was written"):
+        registry.update(1, lambda p: replace(p, serial="SN-2"))
+    with pytest.raises(RegistryBusy, match=r"deleting sensor 1: .*TransactionConflict.*nothing was written"):
+        registry.delete(1)
+
+    assert plain.get(1) == SensorProfile(sensor_id=1, name="a", serial="SN-1", version=1)
+    assert sentinels(ddb, tables) == {"SERIAL#SN-1": 1}
+
+
+def test_a_profile_whose_sentinel_is_missing_moves_to_a_new_serial_and_is_deleted(
+    ddb: Any, tables: Tables, registry: Registry
+) -> None:
+    # Given a profile whose sentinel is gone (a restore of the digest table alone, a hand-made delete)
+    registry.register(SensorProfile(sensor_id=1, name="a", serial="SN-1"))
+    registry.register(SensorProfile(sensor_id=2, name="b", serial="SN-9"))
+    set_sentinel(ddb, tables, "SN-1", None)
+    set_sentinel(ddb, tables, "SN-9", None)
+    counted = FaultyClient(inner=ddb, rule=lambda operation, kwargs: None)
+    registry = Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=counted)
+
+    moved = registry.update(1, lambda p: replace(p, serial="SN-2"))
+    deleted = registry.delete(2)
+
+    assert (moved.serial, moved.version) == ("SN-2", 2)
+    assert deleted.serial == "SN-9" and registry.get(2) is None
+    assert sentinels(ddb, tables) == {"SERIAL#SN-2": 1}
+    assert counted.calls["transact_write_items"] == 2  # each in one transaction: no lost race to retry
+
+
+def test_a_serial_whose_sentinel_names_another_sensor_is_said_so_and_nothing_changes(
+    ddb: Any, tables: Tables, registry: Registry
+) -> None:
+    # Given sensor 1's serial A whose sentinel names sensor 2 (a restore that mixed two states)
+    registry.register(SensorProfile(sensor_id=1, name="a", serial="A"))
+    set_sentinel(ddb, tables, "A", 2)
+    counted = FaultyClient(inner=ddb, rule=lambda operation, kwargs: None)
+    registry = Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=counted)
+    said = re.escape("sensor 1's serial 'A' has a sentinel in the ledger (SERIAL#A) that names sensor 2, not sensor 1")
+
+    with pytest.raises(SerialHeldElsewhere, match=f"{said}; nothing was changed"):
+        registry.update(1, lambda p: replace(p, serial="B"))
+    with pytest.raises(SerialHeldElsewhere, match=f"{said}; nothing was deleted"):
+        registry.delete(1)
+
+    assert registry.get(1) == SensorProfile(sensor_id=1, name="a", serial="A", version=1)
+    assert sentinels(ddb, tables) == {"SERIAL#A": 2}
+    assert counted.calls["transact_write_items"] == 2  # told at once, not retried into a VersionConflict
+
+
+def test_a_sentinel_left_by_the_same_sensor_does_not_refuse_its_registration(
+    ddb: Any, tables: Tables, registry: Registry
+) -> None:
+    # Given a sentinel without its profile that names the very sensor being registered
+    set_sentinel(ddb, tables, "SN-5", 5)
+
+    registered = registry.register(SensorProfile(sensor_id=5, name="back", serial="SN-5"))
+
+    assert registry.get(5) == registered
+    with pytest.raises(SerialTaken, match="serial 'SN-5' already belongs to another sensor"):
+        registry.register(SensorProfile(sensor_id=6, name="other", serial="SN-5"))
+    assert_no_orphan_sentinel(ddb, tables, registry)

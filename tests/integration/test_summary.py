@@ -110,6 +110,22 @@ def test_the_summary_items_own_records_and_remove_records_are_ignored(
     assert summaries(ddb, tables.table) == {3: {"2024-05-01": 2, "2024-05-02": 6}}
 
 
+def test_records_of_items_whose_date_is_no_ascii_calendar_day_write_nothing(
+    ddb: Any, tables: Tables, summary_handler: Any, reader: StreamReader
+) -> None:
+    # Given items with a DataCount (they pass the stack's filter) under sort keys that only look
+    # like days: a final newline, non-ASCII digits, a date no calendar has; and one real day
+    hostile = ["2024-05-01\n", "2024-05-0\u0661", "2024-02-30"]
+    put_counts(ddb, tables.table, {(4, day): [7] for day in [*hostile, "2024-05-02"]})
+    records = reader.poll()
+
+    feed(summary_handler, records, reader.stream_arn)
+
+    assert all(matches_filter(r, DAY_ITEM_FILTER) for r in records)
+    assert [i["Date"]["S"] for i in scan_all(ddb, tables.table) if "DailyCounts" in i] == ["SUMMARY#2024-05"]
+    assert summaries(ddb, tables.table) == {4: {"2024-05-02": 7}}
+
+
 def test_two_writers_creating_a_new_months_map_lose_no_element(ddb: Any, tables: Tables) -> None:
     # Given April's summary, and two writers of the first days of May that both find May's map
     # missing before either creates it (every new month creates a map: the race is monthly)

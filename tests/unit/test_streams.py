@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from sensor_digest.stream_filter import DAY_ITEM_FILTER, DayCount, day_count_of, matches_filter
+from sensor_digest.stream_filter import DAY_ITEM_FILTER, DayCount, day_count_of, is_day, matches_filter
 
 
 def record(event: str, date: str = "2024-05-01", count: str | None = "3", **image: Any) -> dict[str, Any]:
@@ -77,3 +80,48 @@ def test_an_item_with_data_count_but_no_date_key_is_not_a_day_item() -> None:
 )
 def test_the_filter_matcher_follows_lambda_event_filtering(pattern: Any, rec: Any, expected: bool) -> None:
     assert matches_filter(rec, pattern) is expected
+
+
+@pytest.mark.parametrize(
+    "day",
+    [
+        "2024-05-01\n",  # `$` matches before a final newline
+        "2024-05-0\u0661",  # ARABIC-INDIC DIGIT ONE: `\d` matches any Unicode digit
+        "\uff12\uff10\uff12\uff14-05-01",  # FULLWIDTH digits
+        "2024-02-30",
+        "2023-02-29",
+        "2024-13-01",
+        "2024-00-10",
+        "0000-01-01",
+        " 2024-05-01",
+        "2024-05-01T00:00",
+    ],
+)
+def test_a_day_key_that_is_no_ascii_calendar_date_is_not_a_day_item(day: str) -> None:
+    assert day_count_of(record("MODIFY", date=day)) is None
+
+
+def ascii_calendar_date(text: str) -> bool:
+    """The oracle, built another way: three dash-separated ASCII digit runs of 4, 2, 2 that ``date`` takes."""
+    parts = text.split("-")
+    if [len(p) for p in parts] != [4, 2, 2] or not all(p.isascii() and p.isdigit() for p in parts):
+        return False
+    try:
+        date(int(parts[0]), int(parts[1]), int(parts[2]))
+    except ValueError:
+        return False
+    return True
+
+
+@given(
+    st.one_of(
+        st.dates().map(date.isoformat),
+        st.from_regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", fullmatch=True),
+        st.from_regex(r"\d{4}-\d{2}-\d{2}\n?", fullmatch=True),
+        st.from_regex(r"\d{4}-\d{2}-\d{2}", fullmatch=False),
+        st.text(max_size=12),
+    )
+)
+def test_a_day_key_is_exactly_an_ascii_calendar_date(text: str) -> None:
+    assert is_day(text) is ascii_calendar_date(text)
+    assert (day_count_of(record("INSERT", date=text)) is not None) is ascii_calendar_date(text)

@@ -23,9 +23,9 @@ from rich.text import Text
 
 from sensor_digest import layout
 from sensor_digest.config import DeliveryMode, QueueType
-from sensor_digest.errors import RejectedMessage
+from sensor_digest.errors import RejectedMessage, SensorDigestError
 from sensor_digest.messages import read_pending
-from sensor_digest.registry import Registry, RegistryError, SensorProfile
+from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest_cli import render
 from sensor_digest_emulators.dynamodb_local import EngineError
 from sensor_digest_emulators.session import LOCAL_CREDENTIALS, LOCAL_REGION
@@ -74,7 +74,7 @@ def _errors() -> Iterator[None]:
     """Every expected failure becomes one clear line and exit code 1."""
     try:
         yield
-    except (TargetError, EngineError, RegistryError) as exc:
+    except (TargetError, EngineError, SensorDigestError) as exc:  # registry refusals and DynamoDB faults
         _fail(str(exc))
     except EndpointConnectionError as exc:
         _fail(
@@ -405,20 +405,30 @@ def summary_rebuild(
     sensor: Annotated[
         int | None, typer.Option("--sensor", min=0, max=2**53 - 1, help="Only this sensor (default: every sensor).")
     ] = None,
+    exact: Annotated[
+        bool,
+        typer.Option(
+            "--exact",
+            help="Also lower elements above their day items and remove those without one, so that each "
+            "month item equals its day items exactly (the repair after a day count was corrected).",
+        ),
+    ] = False,
     stack: Stack = None,
     region: Region = None,
     table: TableOpt = None,
 ) -> None:
     """Recompute summary items from the day items (repair, backfill, migration of the old single
-    SUMMARY item); safe while the pipeline runs: elements only move up."""
+    SUMMARY item); safe while the pipeline runs: elements only move up, except with --exact, where
+    an element is lowered or removed only on condition that its day item still says so."""
     from sensor_digest_ops.rebuild import rebuild
 
     with _errors():
         target = _target(stack, region, table=table).need("table")
-        done = rebuild(target.dynamodb(), str(target.table), None if sensor is None else [sensor])
+        done = rebuild(target.dynamodb(), str(target.table), None if sensor is None else [sensor], exact=exact)
+    exact_part = f"{done.lowered} lowered, {done.removed} removed, " if exact else ""
     console.print(
         f"rebuilt {done.sensors} sensor(s): {done.days} day(s), {done.written} element(s) written, "
-        f"{done.already_current} already current, {len(done.months)} month item(s) touched, "
+        f"{exact_part}{done.already_current} already current, {len(done.months)} month item(s) touched, "
         f"{done.legacy_removed} legacy SUMMARY item(s) migrated"
     )
 
