@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from sensor_digest import zones
 from sensor_digest.dead_letters import DEAD_LETTER_OVERHEAD_BYTES, SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
 
 if TYPE_CHECKING:  # the CDK is imported where it is used: the benchmark reads these settings without it
@@ -194,6 +195,9 @@ class Settings:
             f"deadLetterMaxMessageBytes must be {1024 + DEAD_LETTER_OVERHEAD_BYTES} to {SQS_MAX_MESSAGE_BYTES}": (
                 1024 + DEAD_LETTER_OVERHEAD_BYTES <= self.dead_letter_max_message_bytes <= SQS_MAX_MESSAGE_BYTES
             ),
+            # the functions load zones from the tzdata the asset ships (infra/assets.py), nothing else
+            f"digestTimezone {self.digest_timezone!r} is not an IANA time zone of tzdata {zones.TZDATA_VERSION}, "
+            "the zone data the functions ship": zones.is_known(self.digest_timezone),
             "unknownSensors must be accept or reject": self.unknown_sensors in ("accept", "reject"),
             "profileCacheSeconds must be 0 to 3600": 0 <= self.profile_cache_seconds <= 3600,
             "ingestBatchSize must be 1 to 10000": 1 <= self.ingest_batch_size <= 10_000,

@@ -4,7 +4,7 @@ Shared by the parser's property test (no engine) and the hostile-input scenario 
 Bodies are JSON *text*, assembled from raw number tokens where ``json.dumps`` could not write them:
 integers far past 2**64 and past float range, numbers longer than Python's 4,300-digit int
 conversion limit, huge exponents, deep nesting, and timestamps at year 1 and year 9999 with the
-most extreme offsets ISO-8601 allows.
+most extreme offsets ISO-8601 allows, the grammar's 24:00 and leap seconds there among them.
 """
 
 from __future__ import annotations
@@ -75,6 +75,17 @@ _edge_timestamp = st.one_of(
         _extreme_offset,
     ),
     st.builds(lambda d: (d - timedelta(microseconds=1)).isoformat(), st.datetimes(timezones=st.timezones())),
+    # the grammar's own edges (sensor_digest/timestamps.py): the midnight that ends 9999-12-31, leap
+    # seconds and week dates at both ends, ordinal dates, offsets with seconds, other scripts' digits
+    st.builds(
+        lambda date, clock, offset: f"{date}T{clock}{offset}",
+        st.sampled_from(["0001-01-01", "00010101", "0001-W01-1", "9999-12-31", "99991231", "9999-W52-5", "9999-W52-7"]),
+        st.sampled_from(["24:00", "24", "240000,000000000", "23:59:60", "235960.999999999", "00:00", "24:00:01"]),
+        st.sampled_from(["", "Z", "z", "+23:59", "-23:59", "+2359", "-23", "+00:00:01", "+24:00"]),
+    ),
+    st.sampled_from(
+        ["2024-122", "0001001", "9999-365T24:00Z", "\uff12\uff10\uff12\uff14-05-01", "2024-05-01T12:00" + "0" * 60]
+    ),
 ).map(json.dumps)
 
 _value_token = st.one_of(

@@ -9,9 +9,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from sensor_digest.errors import ConfigurationError
+from sensor_digest import zones
+from sensor_digest.errors import ConfigurationError, UnknownTimeZone
 
 DEFAULT_MARKER_TTL_SECONDS = 29 * 24 * 3600
 """Queue retention (14 d) + dead-letter retention, the redrive window (14 d) + 1 d margin.
@@ -42,10 +43,11 @@ def _required(env: Mapping[str, str], name: str) -> str:
 
 
 def _zone(name: str) -> ZoneInfo:
+    """``DIGEST_TIMEZONE`` from the zone data the functions ship (``zones.py``), never the machine's."""
     try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ConfigurationError(f"DIGEST_TIMEZONE {name!r} is not an IANA time zone") from exc
+        return zones.load(name)
+    except UnknownTimeZone as exc:
+        raise ConfigurationError(f"DIGEST_TIMEZONE: {exc.reason}") from exc
 
 
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:

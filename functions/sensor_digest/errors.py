@@ -2,6 +2,8 @@
 
 ``RejectedMessage`` is permanent: the input breaks the contract and retrying cannot help.
 ``TransientFault`` is anything worth retrying (throttling, conflicts, timeouts, 5xx).
+``UnknownTimeZone`` is a zone name the shipped zone data does not hold (``zones.py``); each caller
+turns it into its own kind: a configuration error, an invalid profile, a rejected message.
 ``ClientError`` codes become these at the DynamoDB boundary (``dynamo.py``) and nowhere else.
 """
 
@@ -18,6 +20,14 @@ class ConfigurationError(SensorDigestError):
 
 class RejectedMessage(SensorDigestError):
     """A message breaks the contract's message schema; it is kept in the DLQ, never retried."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class UnknownTimeZone(SensorDigestError):
+    """A time zone name that is not one of the shipped ``tzdata`` zones (``zones.py``)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

@@ -1,19 +1,20 @@
 """The sensor message schema of the contract (README, "Sensor message"): parse, validate, assign the day.
 
-Every rule of the contract lives here, and every violation raises ``RejectedMessage`` with a
-reason a person can act on. Nothing in here touches the network.
+Every rule of the contract lives here (the timestamp's grammar in ``timestamps.py``), and every
+violation raises ``RejectedMessage`` with a reason a person can act on. No rule depends on the
+Python that runs it: no ``fromisoformat``, no ``isprintable``. Nothing in here touches the network.
 """
 
 from __future__ import annotations
 
 import json
-import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, tzinfo
+from datetime import tzinfo
 from typing import Any
 
-from sensor_digest import layout
+from sensor_digest import layout, timestamps
 from sensor_digest.errors import RejectedMessage
 
 MAX_SENSOR_ID = 2**53 - 1
@@ -97,57 +98,61 @@ def _parse_count(fields: Mapping[str, Any]) -> int:
     return _strict_int(fields, "count", 1, MAX_COUNT)
 
 
-def _parse_event_id(fields: Mapping[str, Any], message_id: str) -> str:
-    if "event_id" not in fields:
-        return message_id
-    value = fields["event_id"]
+FORBIDDEN_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Control characters, defined without the interpreter's Unicode tables: the general category Cc,
+which the Unicode stability policy fixes forever (U+0000-U+001F, U+007F-U+009F), plus lone
+surrogates (U+D800-U+DFFF: not characters, and neither UTF-8 nor DynamoDB can hold them). Every
+other code point is accepted, so a character a later Unicode version assigns (and a later Python's
+``str.isprintable`` knows) gets the same verdict on every Python. The registry's names and serials
+follow the same rule."""
+
+CHARACTER_RULE = "must not contain control characters (U+0000-U+001F, U+007F-U+009F) or lone surrogates (U+D800-U+DFFF)"
+
+
+def control_character(text: str) -> str | None:
+    """The first forbidden character of ``text`` as ``U+XXXX at position N`` (1-based); ``None``."""
+    found = FORBIDDEN_CHARACTERS.search(text)
+    return None if found is None else f"U+{ord(found[0]):04X} at position {found.start() + 1}"
+
+
+def check_event_id(value: Any, what: str = "event_id") -> str:
+    """``value`` if it is a valid event id (a string of 1 to 128 characters, none of them a control
+    character or a lone surrogate); ``RejectedMessage`` otherwise. Ingest checks an event id taken
+    from a message attribute with it too."""
     if not isinstance(value, str):
-        raise RejectedMessage(f"event_id must be a string, got {_json_type(value)}")
+        raise RejectedMessage(f"{what} must be a string, got {_json_type(value)}")
     if not 1 <= len(value) <= MAX_EVENT_ID_LENGTH:
-        raise RejectedMessage(f"event_id must have 1 to {MAX_EVENT_ID_LENGTH} characters, got {len(value)}")
-    if not value.isprintable():
-        raise RejectedMessage("event_id must contain printable characters only")
+        raise RejectedMessage(f"{what} must have 1 to {MAX_EVENT_ID_LENGTH} characters, got {len(value)}")
+    if (found := control_character(value)) is not None:
+        raise RejectedMessage(f"{what} {CHARACTER_RULE}: {found}")
     return value
 
 
-def _from_epoch(seconds: float, what: str) -> datetime:
-    if isinstance(seconds, float) and not math.isfinite(seconds):
-        raise RejectedMessage(f"{what} must be a finite number")
-    try:  # an int past float range raises OverflowError here, not in a float conversion before it
-        return datetime.fromtimestamp(seconds, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        raise RejectedMessage(f"{what} {_short(repr(seconds))} is out of range") from None
+def _parse_event_id(fields: Mapping[str, Any], message_id: str) -> str:
+    if "event_id" not in fields:
+        return message_id
+    return check_event_id(fields["event_id"])
 
 
-def _parse_moment(fields: Mapping[str, Any], sent_timestamp: str | None, zone: tzinfo) -> datetime:
+_SENT_TIMESTAMP = re.compile(r"-?[0-9]{1,19}")
+
+
+def _day_of(fields: Mapping[str, Any], sent_timestamp: str | None, zone: tzinfo) -> str:
+    """The day the message counts toward in ``zone``, by the grammar of ``timestamps.py``."""
     if "timestamp" not in fields:
         if sent_timestamp is None:
             raise RejectedMessage("timestamp is absent and the SQS SentTimestamp attribute is missing")
-        try:
-            millis = int(sent_timestamp)
-        except ValueError:
-            raise RejectedMessage("the SQS SentTimestamp attribute is not an integer") from None
-        return _from_epoch(millis / 1000, "SentTimestamp")
+        if not (isinstance(sent_timestamp, str) and _SENT_TIMESTAMP.fullmatch(sent_timestamp)):
+            raise RejectedMessage("the SQS SentTimestamp attribute is not an integer")
+        return timestamps.day_of_epoch_millis(int(sent_timestamp), zone, "SentTimestamp")
     value = fields["timestamp"]
     if isinstance(value, bool) or value is None:
         raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_json_type(value)}")
     if isinstance(value, int | float):
-        return _from_epoch(value, "timestamp")
+        return timestamps.day_of_epoch(value, zone)
     if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            raise RejectedMessage(f"timestamp {_short(repr(value))} is not ISO-8601") from None
-        return moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
+        return timestamps.day_of_text(value, zone)
     raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_json_type(value)}")
-
-
-def _day(moment: datetime, zone: tzinfo) -> str:
-    try:
-        local = moment.astimezone(zone)
-    except (OverflowError, ValueError):
-        raise RejectedMessage("timestamp is out of range") from None
-    return local.date().isoformat()
 
 
 @dataclass(frozen=True)
@@ -165,11 +170,10 @@ class PendingMessage:
 
     def in_zone(self, zone: tzinfo) -> SensorMessage:
         """The message with its day, the timestamp read in ``zone``; ``RejectedMessage`` if invalid."""
-        moment = _parse_moment(self.fields, self.sent_timestamp, zone)
         return SensorMessage(
             message_id=self.message_id,
             sensor_id=self.sensor_id,
-            day=_day(moment, zone),
+            day=_day_of(self.fields, self.sent_timestamp, zone),
             count=self.count,
             event_id=self.event_id,
             sequence=self.sequence,

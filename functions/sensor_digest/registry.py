@@ -28,10 +28,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from sensor_digest import dynamo, layout
-from sensor_digest.errors import SensorDigestError, TransientFault
+from sensor_digest import dynamo, layout, zones
+from sensor_digest.errors import RejectedMessage, SensorDigestError, TransientFault, UnknownTimeZone
+from sensor_digest.messages import CHARACTER_RULE, control_character
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -86,14 +87,15 @@ class SensorProfile:
     def validate(self) -> SensorProfile:
         if not 0 <= self.sensor_id <= 2**53 - 1:
             raise InvalidProfile(f"sensor id {self.sensor_id} is out of range")
-        if not 1 <= len(self.name) <= MAX_NAME or not self.name.isprintable():
-            raise InvalidProfile(f"name must be 1 to {MAX_NAME} printable characters")
-        if not 1 <= len(self.serial) <= MAX_SERIAL or not self.serial.isprintable():
-            raise InvalidProfile(f"serial must be 1 to {MAX_SERIAL} printable characters")
-        try:
-            ZoneInfo(self.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise InvalidProfile(f"time zone {self.timezone!r} is not an IANA time zone") from None
+        for what, value, most in (("name", self.name, MAX_NAME), ("serial", self.serial, MAX_SERIAL)):
+            if not 1 <= len(value) <= most:
+                raise InvalidProfile(f"{what} must have 1 to {most} characters, got {len(value)}")
+            if (found := control_character(value)) is not None:  # the event id's rule (messages.py)
+                raise InvalidProfile(f"{what} {CHARACTER_RULE}: {found}")
+        try:  # a zone the functions can load: one of the shipped tzdata's, not the machine's
+            zones.check(self.timezone)
+        except UnknownTimeZone as exc:
+            raise InvalidProfile(exc.reason) from None
         return self
 
     def item(self) -> dict[str, Any]:
@@ -384,5 +386,17 @@ class ProfileCache:
         return self.prefetch([sensor_id])[sensor_id]
 
     def zone(self, sensor_id: int) -> ZoneInfo | None:
+        """The sensor's registered zone (``None`` if it is not registered). A profile stored with a
+        zone the functions cannot load (by an earlier version, or by hand) rejects the report with
+        the way to fix it, rather than counting it on a day of another zone."""
         found = self.profile(sensor_id)
-        return ZoneInfo(found.timezone) if found is not None else None
+        if found is None:
+            return None
+        try:
+            return zones.load(found.timezone)
+        except UnknownTimeZone as exc:
+            raise RejectedMessage(
+                f"sensor {sensor_id} is registered with a time zone the functions cannot load ({exc.reason}); "
+                f"fix the profile with `sensor-digest sensors update --sensor {sensor_id} --timezone <zone>`, "
+                "then `sensor-digest dlq redrive`"
+            ) from None

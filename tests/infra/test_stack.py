@@ -177,6 +177,17 @@ def test_the_ingest_function_gets_the_contract_environment(template: Template) -
     )
 
 
+def test_a_digest_timezone_the_functions_cannot_load_is_refused_at_synth(synth_with: Callable[..., Any]) -> None:
+    # posix/Asia/Tokyo loads on a machine with /usr/share/zoneinfo, never from the tzdata the asset ships
+    with pytest.raises(SettingsError, match=r"digestTimezone 'posix/Asia/Tokyo' is not an IANA time zone of tzdata"):
+        Settings.from_context({"digestTimezone": "posix/Asia/Tokyo"}.get)
+    _, template = synth_with(digestTimezone="Asia/Tokyo")
+    template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {"Environment": {"Variables": Match.object_like({"DIGEST_TIMEZONE": "Asia/Tokyo"})}},
+    )
+
+
 def test_the_marker_lifetime_is_derived_from_the_queue_and_redrive_windows() -> None:
     settings = Settings(queue_retention_days=4, dead_letter_retention_days=14)
     assert settings.marker_ttl_seconds == (4 + 14 + 1) * DAY

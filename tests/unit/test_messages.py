@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -10,11 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sensor_digest import zones
 from sensor_digest.errors import RejectedMessage
-from sensor_digest.messages import MAX_SENSOR_ID, SensorMessage, read_pending
+from sensor_digest.messages import MAX_SENSOR_ID, SensorMessage, check_event_id, control_character, read_pending
 from tests.hostile import HOSTILE_BODY, ZONE
 
-UTC = ZoneInfo("UTC")
+UTC = zones.load("UTC")
 SENT_MS = "1714564800000"  # 2024-05-01T12:00:00Z
 
 
@@ -52,12 +55,12 @@ def test_a_minimal_message_counts_one_on_the_sent_day_with_the_message_id_as_eve
     ],
 )
 def test_the_day_is_the_calendar_day_of_the_timestamp_in_the_zone(timestamp: Any, zone: str, day: str) -> None:
-    assert parse({"sensor_id": 1, "timestamp": timestamp}, zone=ZoneInfo(zone)).day == day
+    assert parse({"sensor_id": 1, "timestamp": timestamp}, zone=zones.load(zone)).day == day
 
 
 def test_a_sensor_zone_overrides_the_digest_zone() -> None:
     body = {"sensor_id": 9, "timestamp": "2024-05-01T20:00:00Z"}
-    assert parse(body, zone_for=lambda s: ZoneInfo("Asia/Tokyo") if s == 9 else None).day == "2024-05-02"
+    assert parse(body, zone_for=lambda s: zones.load("Asia/Tokyo") if s == 9 else None).day == "2024-05-02"
     assert parse({**body, "sensor_id": 8}, zone_for=lambda s: None).day == "2024-05-01"
 
 
@@ -82,7 +85,7 @@ def test_a_sensor_zone_overrides_the_digest_zone() -> None:
         ({"sensor_id": 1, "count": 2.5}, "count must be an integer, got number"),
         ({"sensor_id": 1, "event_id": ""}, "event_id must have 1 to 128 characters, got 0"),
         ({"sensor_id": 1, "event_id": "x" * 129}, "event_id must have 1 to 128 characters, got 129"),
-        ({"sensor_id": 1, "event_id": "a\nb"}, "event_id must contain printable characters only"),
+        ({"sensor_id": 1, "event_id": "a\nb"}, "event_id must not contain control characters"),
         ({"sensor_id": 1, "event_id": 7}, "event_id must be a string, got number"),
         ({"sensor_id": 1, "timestamp": "yesterday"}, "timestamp 'yesterday' is not ISO-8601"),
         ({"sensor_id": 1, "timestamp": True}, "timestamp must be an ISO-8601 string or epoch seconds, got boolean"),
@@ -143,12 +146,69 @@ def test_a_hostile_body_in_any_zone_kind_is_parsed_within_the_rules_or_rejected(
     body: str, zone: str, sensor_zone: str
 ) -> None:
     # Only RejectedMessage may leave the parser: any other exception would be a bug on hostile input.
-    for zone_for in (None, lambda _: ZoneInfo(sensor_zone)):
+    for zone_for in (None, lambda _: zones.load(sensor_zone)):
         try:
-            parsed = parse(body, zone=ZoneInfo(zone), zone_for=zone_for)
+            parsed = parse(body, zone=zones.load(zone), zone_for=zone_for)
         except RejectedMessage as rejection:
             assert rejection.reason
             continue
         assert 0 <= parsed.sensor_id <= MAX_SENSOR_ID
         assert 1 <= parsed.count <= 1_000_000
         assert len(parsed.day) == 10
+
+
+# -- event_id: control characters without the interpreter's Unicode tables ----------------------
+
+
+def _cc_or_surrogate(character: str) -> bool:
+    """The contract's rule, written from the Unicode standard: category Cc (fixed forever by the
+    stability policy, so the interpreter's table agrees on every version) or a surrogate code point."""
+    return unicodedata.category(character) in ("Cc", "Cs")
+
+
+@settings(max_examples=500, deadline=None)
+@given(event_id=st.text(st.characters(codec=None, exclude_categories=()), min_size=1, max_size=128))
+def test_an_event_id_is_refused_exactly_when_it_holds_a_control_character_or_a_lone_surrogate(event_id: str) -> None:
+    forbidden = [i for i, c in enumerate(event_id) if _cc_or_surrogate(c)]
+    if forbidden:
+        with pytest.raises(RejectedMessage) as info:
+            check_event_id(event_id)
+        assert info.value.reason.endswith(f"at position {forbidden[0] + 1}")
+        assert "\n" not in info.value.reason
+    else:
+        assert check_event_id(event_id) == event_id
+        assert parse({"sensor_id": 1, "event_id": event_id}).event_id == event_id
+
+
+@pytest.mark.parametrize(
+    "event_id",
+    [
+        "sensor-\U0001e030",  # CYRILLIC SMALL LETTER A-MODIFIER, new in Unicode 15.0: Python 3.11 calls it unprintable
+        "k\u00fcche\u00a0nord",  # a no-break space: never "printable" to str.isprintable
+        "a\u200bb",  # a zero-width space (Cf)
+        "\U0010fffd",  # a private-use character
+    ],
+)
+def test_an_event_id_with_characters_newer_or_stranger_than_the_interpreter_knows_is_accepted(event_id: str) -> None:
+    assert parse({"sensor_id": 1, "event_id": event_id}).ledger_key == f"MSG#1#{event_id}"
+
+
+@pytest.mark.parametrize(
+    ("event_id", "position"),
+    [("a\x00", "U+0000 at position 2"), ("\x7fz", "U+007F at position 1"), ("ab\x85", "U+0085 at position 3")],
+)
+def test_check_event_id_names_the_first_control_character(event_id: str, position: str) -> None:
+    with pytest.raises(
+        RejectedMessage, match=f"^event_id must not contain control characters .*: {re.escape(position)}$"
+    ):
+        check_event_id(event_id)
+
+
+def test_a_lone_surrogate_in_an_event_id_is_refused_and_a_pair_is_one_character() -> None:
+    assert "U+D800 at position 1" in reason('{"sensor_id": 1, "event_id": "\\ud800x"}')
+    assert parse('{"sensor_id": 1, "event_id": "\\ud83d\\ude00"}').event_id == "\U0001f600"
+
+
+def test_the_forbidden_characters_are_exactly_the_unicode_categories_cc_and_cs_over_every_code_point() -> None:
+    forbidden = {c for c in range(0x110000) if control_character(chr(c)) is not None}
+    assert forbidden == {c for c in range(0x110000) if _cc_or_surrogate(chr(c))}
