@@ -12,7 +12,12 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 # DynamoDB Local lives in the checkout's .cache for every make target (tests, demo, bench).
 export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 
-.PHONY: setup demo test test-unit lint synth deploy destroy bench bench-quick clean
+# The Lambda runtime's Python (infra/functions.py RUNTIME), for `make test-unit-py313`: pyenv's 3.13.0 by
+# default, or any 3.13 interpreter given as `make test-unit-py313 PY313=/path/to/python3.13`.
+PY313 ?= $(shell pyenv prefix 3.13.0 2>/dev/null)/bin/python
+VENV313 ?= .venv-py313
+
+.PHONY: setup demo test test-unit test-unit-py313 lint synth deploy destroy bench bench-quick clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -52,6 +57,22 @@ test: setup
 test-unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit tests/moto
 
+# A virtualenv of its own on Python 3.13, with the same pinned requirements.
+$(VENV313)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	@if ! "$(PY313)" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; then \
+		echo "test-unit-py313: no Python 3.13 at '$(PY313)' (pyenv install 3.13.0, or make test-unit-py313 PY313=/path/to/python3.13)" >&2; \
+		exit 1; \
+	fi
+	"$(PY313)" -m venv $(VENV313)
+	$(VENV313)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV313)/bin/python -m pip install --quiet -r requirements-dev.txt
+	$(VENV313)/bin/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+## test-unit-py313: the fast tier on Python 3.13, the functions' Lambda runtime (its own virtualenv, .venv-py313)
+test-unit-py313: $(VENV313)/.installed
+	$(VENV313)/bin/python -m pytest tests/unit tests/moto
+
 ## lint: ruff (lint and format check), mypy, and Checkov on the synthesized templates of both queue types (.checkov.yaml)
 lint: setup $(CHECKOV)/.installed
 	$(VENV)/bin/ruff check .
@@ -80,4 +101,4 @@ bench-quick: setup
 	$(PY) -m bench --quick
 
 clean:
-	rm -rf $(VENV) .cache cdk.out cdk.out.fifo
+	rm -rf $(VENV) $(VENV313) .cache cdk.out cdk.out.fifo

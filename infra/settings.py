@@ -17,8 +17,10 @@ if TYPE_CHECKING:  # the CDK is imported where it is used: the benchmark reads t
     from aws_cdk import Duration, RemovalPolicy
 
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
-POWERTOOLS_LAYER_VERSION = 36  # Powertools for AWS Lambda (Python) 3.31.1, as pinned in requirements.txt
-LAMBDA_PYTHON = "python314"
+# Powertools for AWS Lambda (Python) 3.31.1, as pinned in requirements.txt; Powertools numbers its
+# layer versions alike for every Python, so 36 is 3.31.1 for python313 as it was for python314
+POWERTOOLS_LAYER_VERSION = 36
+LAMBDA_PYTHON = "python313"  # infra/functions.py RUNTIME; `make test-unit-py313` runs the unit tier on it
 FIFO_STACK_NAME_MAX = 30
 
 

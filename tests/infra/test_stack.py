@@ -152,10 +152,10 @@ def test_the_ingest_function_gets_the_contract_environment(template: Template) -
         "AWS::Lambda::Function",
         {
             "Handler": "ingest.handler.handler",
-            "Runtime": "python3.14",
+            "Runtime": "python3.13",
             "Architectures": ["arm64"],
             "TracingConfig": {"Mode": "Active"},
-            "Layers": [{"Fn::Sub": Match.string_like_regexp(r"AWSLambdaPowertoolsPythonV3-python314-arm64:\d+$")}],
+            "Layers": [{"Fn::Sub": Match.string_like_regexp(r"AWSLambdaPowertoolsPythonV3-python313-arm64:36$")}],
             "Environment": {
                 "Variables": {
                     "TABLE_NAME": {"Ref": Match.any_value()},
@@ -175,6 +175,19 @@ def test_the_ingest_function_gets_the_contract_environment(template: Template) -
             },
         },
     )
+
+
+def test_both_functions_run_python_3_13_with_the_powertools_layer_built_for_it(template: Template) -> None:
+    # 3.13 is the newest Python the unit tier also runs on (make test-unit-py313); layer 36 is Powertools 3.31.1
+    functions = [
+        f["Properties"] for f in resources(template, "AWS::Lambda::Function").values() if "Layers" in f["Properties"]
+    ]
+    assert sorted(f["Handler"] for f in functions) == ["ingest.handler.handler", "summary.handler.handler"]
+    for function in functions:
+        assert function["Runtime"] == "python3.13"
+        assert function["Architectures"] == ["arm64"]
+        (layer,) = function["Layers"]
+        assert layer["Fn::Sub"].endswith(":017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:36")
 
 
 def test_a_digest_timezone_the_functions_cannot_load_is_refused_at_synth(synth_with: Callable[..., Any]) -> None:
