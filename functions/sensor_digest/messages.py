@@ -128,10 +128,14 @@ def check_event_id(value: Any, what: str = "event_id") -> str:
     return value
 
 
-def _parse_event_id(fields: Mapping[str, Any], message_id: str) -> str:
-    if "event_id" not in fields:
+def _parse_event_id(fields: Mapping[str, Any], message_id: str, origin_id: str | None) -> str:
+    """The body's ``event_id``, else the message's origin id: SQS's own ``messageId``, or the
+    ``source_message_id`` attribute of a redriven dead letter (checked by the same rule)."""
+    if "event_id" in fields:
+        return check_event_id(fields["event_id"])
+    if origin_id is None or origin_id == message_id:
         return message_id
-    return check_event_id(fields["event_id"])
+    return check_event_id(origin_id, "the source_message_id attribute (the report's event id)")
 
 
 _SENT_TIMESTAMP = re.compile(r"-?[0-9]{1,19}")
@@ -198,7 +202,7 @@ def read_pending(
         message_id=message_id,
         sensor_id=_parse_sensor_id(fields),
         count=_parse_count(fields),
-        event_id=_parse_event_id(fields, message_id if origin_id is None else origin_id),
+        event_id=_parse_event_id(fields, message_id, origin_id),
         fields=fields,
         sent_timestamp=sent_timestamp,
         sequence=sequence,

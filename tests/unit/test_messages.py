@@ -212,3 +212,17 @@ def test_a_lone_surrogate_in_an_event_id_is_refused_and_a_pair_is_one_character(
 def test_the_forbidden_characters_are_exactly_the_unicode_categories_cc_and_cs_over_every_code_point() -> None:
     forbidden = {c for c in range(0x110000) if control_character(chr(c)) is not None}
     assert forbidden == {c for c in range(0x110000) if _cc_or_surrogate(chr(c))}
+
+
+def test_an_event_id_taken_from_the_source_message_id_attribute_follows_the_same_rule() -> None:
+    # a redriven dead letter's report without event_id is counted by its source_message_id attribute
+    def pending(origin_id: str) -> Any:
+        return read_pending(message_id="m", body='{"sensor_id": 1}', sent_timestamp=SENT_MS, origin_id=origin_id)
+
+    assert pending("k\u00fcche\u00a0\U0001e030").event_id == "k\u00fcche\u00a0\U0001e030"
+    with pytest.raises(RejectedMessage) as info:
+        pending("a\nb")
+    assert info.value.reason == (
+        "the source_message_id attribute (the report's event id) must not contain control characters "
+        "(U+0000-U+001F, U+007F-U+009F) or lone surrogates (U+D800-U+DFFF): U+000A at position 2"
+    )
