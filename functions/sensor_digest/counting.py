@@ -19,7 +19,10 @@ or present day item moves to the next step; anything retryable ends the group as
 order, each sensor is one group, and Lambda hands a group over in order and holds back its later
 messages while one is retried. So a day item can remember the highest sequence number applied to
 it, and one ``UpdateItem`` counts a group on condition that its first number is above that one:
-``ADD`` the group's count, ``SET`` its last number (with the queue it belongs to). When the
+``ADD`` the group's count, ``SET`` its last number. Numbers of two queues do not compare, and
+while CloudFormation replaces the queue both deliver, so the day item keeps one number per queue
+(``AppliedSequence#<queue ARN>``); the condition also honours the single pair
+(``AppliedSequence``, ``SequenceSource``) that earlier versions kept. When the
 condition fails, the item as it was (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) says what
 was applied: those messages are duplicates, the rest are written on the same condition. A missing
 day item takes the same three steps, the insert carrying the sequence number too.
@@ -358,7 +361,7 @@ class DayCounter:
         last = layout.sequence_text(_sequence(pending[-1]))
         if step is UpsertStep.CREATE_IF_MISSING:
             item = layout.day_item(sensor_id, day, total)
-            item[layout.APPLIED_SEQUENCE], item[layout.SEQUENCE_SOURCE] = {"S": last}, {"S": source}
+            item[layout.applied_sequence_name(source)] = {"S": last}
             return (
                 self._client.put_item,
                 "PutItem",
@@ -376,12 +379,15 @@ class DayCounter:
             {
                 "TableName": self._table,
                 "Key": layout.day_key(sensor_id, day),
-                "UpdateExpression": "ADD #count :n SET #seq = :last, #src = :src",
-                "ConditionExpression": "attribute_exists(#pk) AND "
-                "(attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)",
+                "UpdateExpression": "ADD #count :n SET #applied = :last",
+                # this queue's own number, and the single pair earlier versions kept
+                "ConditionExpression": "attribute_exists(#pk)"
+                " AND (attribute_not_exists(#applied) OR #applied < :first)"
+                " AND (attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)",
                 "ExpressionAttributeNames": {
                     "#pk": layout.SENSOR_ID,
                     "#count": layout.DATA_COUNT,
+                    "#applied": layout.applied_sequence_name(source),
                     "#seq": layout.APPLIED_SEQUENCE,
                     "#src": layout.SEQUENCE_SOURCE,
                 },

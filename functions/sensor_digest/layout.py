@@ -28,8 +28,11 @@ Item = dict[str, Any]
 SENSOR_ID = "SensorId"
 DATE = "Date"
 DATA_COUNT = "DataCount"
-# a day item counted from a FIFO queue (``QUEUE_TYPE=fifo``): the highest SQS sequence number
-# applied to it, and the queue that number belongs to (sequence numbers of two queues do not compare)
+# a day item counted from a FIFO queue (``QUEUE_TYPE=fifo``) keeps, per queue, the highest SQS
+# sequence number of that queue applied to it: ``AppliedSequence#<queue ARN>`` (sequence numbers of
+# two queues do not compare, and during a queue replacement both queues deliver)
+APPLIED_SEQUENCE_PREFIX = "AppliedSequence#"
+# earlier versions kept one pair: the highest number applied and the queue it belongs to; still read
 APPLIED_SEQUENCE = "AppliedSequence"
 SEQUENCE_SOURCE = "SequenceSource"
 DAILY_COUNTS = "DailyCounts"
@@ -119,13 +122,20 @@ def sequence_text(sequence: int) -> str:
     return str(sequence).zfill(SEQUENCE_DIGITS)
 
 
+def applied_sequence_name(source: str) -> str:
+    """The day item's attribute that keeps the highest sequence number of queue ``source`` applied."""
+    return APPLIED_SEQUENCE_PREFIX + source
+
+
 def applied_sequence_of_item(item: Mapping[str, Any], source: str) -> int | None:
     """The highest sequence number of queue ``source`` applied to a day item; ``None`` when none
-    was (no item, an item counted by the ledger, or one whose numbers came from another queue)."""
-    stored = item.get(APPLIED_SEQUENCE, {}).get("S")
-    if stored is None or item.get(SEQUENCE_SOURCE, {}).get("S", "") != source:
-        return None
-    return int(stored)
+    was (no item, an item counted by the ledger, or one counted only from other queues). Reads the
+    queue's own attribute and the single pair earlier versions wrote, and takes the higher."""
+    found = [int(text) for text in (item.get(applied_sequence_name(source), {}).get("S"),) if text is not None]
+    legacy = item.get(APPLIED_SEQUENCE, {}).get("S")
+    if legacy is not None and item.get(SEQUENCE_SOURCE, {}).get("S", "") == source:
+        found.append(int(legacy))
+    return max(found, default=None)
 
 
 def summary_item(sensor_id: int, month: str, counts: Mapping[str, int]) -> Item:

@@ -104,8 +104,8 @@ def test_a_whole_batch_delivered_again_counts_nothing_more_and_no_marker_is_writ
     assert day_counts(ddb, tables.table) == {(1, DAY): 5, (2, DAY): 1, (1, NEXT_DAY): 4}
     assert scan_all(ddb, tables.ledger) == []
     item = next(i for i in scan_all(ddb, tables.table) if i["SensorId"]["N"] == "1" and i["Date"]["S"] == DAY)
-    assert item[layout.APPLIED_SEQUENCE]["S"] == str(batch[2].sequence_number).zfill(39)
-    assert item[layout.SEQUENCE_SOURCE]["S"] == FIFO_QUEUE_ARN
+    assert item[layout.applied_sequence_name(FIFO_QUEUE_ARN)]["S"] == str(batch[2].sequence_number).zfill(39)
+    assert layout.APPLIED_SEQUENCE not in item and layout.SEQUENCE_SOURCE not in item
 
 
 def test_a_sensor_day_costs_one_conditional_write_per_batch(handler: Any, faults: WriteFaults) -> None:
@@ -279,6 +279,58 @@ def test_a_day_counted_by_the_ledger_or_from_another_queue_takes_the_fifo_count(
     assert listed(handler, [seq.message(16, count=1), seq.message(17, count=2)]) == []
 
     assert day_counts(ddb, tables.table) == {(16, DAY): 11, (17, DAY): 22}
+
+
+OLD_QUEUE = "arn:aws:sqs:us-east-1:000000000000:SensorDigest-IngestQueue-OLD.fifo"
+NEW_QUEUE = "arn:aws:sqs:us-east-1:000000000000:SensorDigest-IngestQueue-NEW.fifo"
+
+
+def deliver_from(handler: Any, queue_arn: str, batch: list[QueuedMessage]) -> list[str]:
+    return [f["itemIdentifier"] for f in handler(sqs_event(batch, queue_arn), FakeContext())["batchItemFailures"]]
+
+
+def test_while_a_replaced_queue_and_its_successor_both_deliver_every_message_counts_once(
+    handler: Any, ddb: Any, tables: Tables
+) -> None:
+    # CloudFormation replaces the FIFO queue: for a while both deliver. The old queue's last batch
+    # committed but its delete was lost; the new queue then writes the same day; the old batch
+    # comes back. Each queue's numbers are compared only with that queue's own.
+    old, new = Sequencer(start=10**25), Sequencer(start=5)
+    old_batch = [old.message(30, count=1) for _ in range(10)]
+    assert deliver_from(handler, OLD_QUEUE, old_batch) == []
+    assert deliver_from(handler, NEW_QUEUE, [new.message(30, count=1)]) == []
+
+    assert deliver_from(handler, OLD_QUEUE, old_batch) == []  # the late redelivery
+    assert deliver_from(handler, OLD_QUEUE, old_batch[7:]) == []  # and a listed tail of it
+
+    assert day_counts(ddb, tables.table) == {(30, DAY): 11}
+    later_old, later_new = old.message(30, count=2), new.message(30, count=3)  # both still deliver new reports
+    assert deliver_from(handler, OLD_QUEUE, [later_old]) == []
+    assert deliver_from(handler, NEW_QUEUE, [later_new]) == []
+    assert deliver_from(handler, NEW_QUEUE, [later_new]) == []
+    assert day_counts(ddb, tables.table) == {(30, DAY): 16}
+    [item] = [i for i in scan_all(ddb, tables.table) if i[layout.SENSOR_ID]["N"] == "30"]
+    assert layout.applied_sequence_of_item(item, OLD_QUEUE) == int(later_old.sequence_number or 0)
+    assert layout.applied_sequence_of_item(item, NEW_QUEUE) == int(later_new.sequence_number or 0)
+
+
+def test_the_single_pair_an_earlier_version_kept_still_holds_back_what_it_applied(
+    handler: Any, ddb: Any, tables: Tables
+) -> None:
+    # a day item written before the per-queue numbers: AppliedSequence and SequenceSource
+    seq = Sequencer(start=100)
+    applied = [seq.message(31, count=1) for _ in range(3)]
+    item = layout.day_item(31, DAY, 3)
+    item[layout.APPLIED_SEQUENCE] = {"S": layout.sequence_text(int(applied[-1].sequence_number or 0))}
+    item[layout.SEQUENCE_SOURCE] = {"S": OLD_QUEUE}
+    ddb.put_item(TableName=tables.table, Item=item)
+    fresh = seq.message(31, count=5)
+
+    assert deliver_from(handler, OLD_QUEUE, [*applied, fresh]) == []  # redelivered after the upgrade
+    assert deliver_from(handler, OLD_QUEUE, [*applied, fresh]) == []
+    assert deliver_from(handler, NEW_QUEUE, [Sequencer(start=1).message(31, count=7)]) == []
+
+    assert day_counts(ddb, tables.table) == {(31, DAY): 3 + 5 + 7}
 
 
 def test_aws_documented_fifo_sample_event_is_read(handler: Any, fifo_dlq: DeadLetters) -> None:

@@ -6,6 +6,9 @@ not deleted stays at the head of its group), loses deletes, and injects throttli
 a commit and crashes into the real ingest handler on DynamoDB Local. The response must keep each
 group's order, and the day counts must stay between what was acknowledged and that plus what is
 in doubt; once everything is delivered without faults they must be exact.
+
+The queue can be replaced, as CloudFormation replaces it: producers move to a new queue whose
+sequence numbers start lower, and both queues deliver until the old one is empty.
 """
 
 from __future__ import annotations
@@ -32,11 +35,11 @@ from hypothesis.stateful import (
 from sensor_digest import ingest
 from sensor_digest.config import IngestSettings, QueueType
 from sensor_digest_emulators.dynamodb_local import create_tables
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_emulators.lambda_events import FIFO_QUEUE_ARN, FakeContext, QueuedMessage, sqs_event
 from sensor_digest_emulators.session import LocalSession
 from sensor_digest_local.pipeline import lambda_handler
 from tests.faults import Crash, FaultySession
-from tests.fifo import Sequencer
+from tests.fifo import FIRST_SEQUENCE, Sequencer
 from tests.helpers import day_counts
 from tests.integration.conftest import DeadLetters
 from tests.reliability.test_model import SCRIPT, Sent, assert_between_acknowledged_and_doubt, model_counts
@@ -65,7 +68,8 @@ class FifoMachine(RuleBasedStateMachine):
         )
         SCRIPT.queue.clear()
         self.sequencer = Sequencer()
-        self.queue: list[QueuedMessage] = []  # in send order; a group's messages keep their order
+        self.current = FIFO_QUEUE_ARN
+        self.queues: dict[str, list[QueuedMessage]] = {self.current: []}  # each in send order
         self.sent: Sent = {}  # message id -> (sensor, day, count)
         self.acked: set[str] = set()
 
@@ -76,22 +80,32 @@ class FifoMachine(RuleBasedStateMachine):
             sensor, day, count = rng.randrange(3), rng.choice(["2024-05-01", "2024-05-02"]), rng.randint(1, 3)
             message = self.sequencer.message(sensor, day, count)
             self.sent[message.message_id] = (sensor, day, count)
-            self.queue.append(message)
+            self.queues[self.current].append(message)
 
-    @precondition(lambda self: self.queue)
+    @precondition(lambda self: len(self.queues) < 3)
+    @rule()
+    def replace_queue(self) -> None:
+        # a new queue numbers from below the old one's numbers; the old one keeps delivering
+        self.current = f"{FIFO_QUEUE_ARN[: -len('.fifo')]}-{len(self.queues)}.fifo"
+        self.queues[self.current] = []
+        self.sequencer = Sequencer(start=FIRST_SEQUENCE - 10**6 * len(self.queues))
+
+    @precondition(lambda self: any(self.queues.values()))
     @rule(size=st.integers(1, 10), seed=st.integers(0, 2**16), lose_deletes=st.booleans())
     def receive(self, size: int, seed: int, lose_deletes: bool) -> None:
         rng = random.Random(seed)
-        groups = {m.group_id for m in self.queue}
+        arn = rng.choice(sorted(arn for arn, queue in self.queues.items() if queue))
+        queue = self.queues[arn]
+        groups = {m.group_id for m in queue}
         chosen = set(rng.sample(sorted(groups), rng.randint(1, len(groups))))
-        batch = [m for m in self.queue if m.group_id in chosen][:size]  # a head run of each chosen group
-        self._deliver(batch, lose_deletes)
+        batch = [m for m in queue if m.group_id in chosen][:size]  # a head run of each chosen group
+        self._deliver(arn, batch, lose_deletes)
 
-    def _deliver(self, batch: list[QueuedMessage], lose_deletes: bool = False) -> None:
+    def _deliver(self, arn: str, batch: list[QueuedMessage], lose_deletes: bool = False) -> None:
         for message in batch:
             message.receive_count += 1
         try:
-            response = self.ingest(sqs_event(batch), FakeContext())
+            response = self.ingest(sqs_event(batch, arn), FakeContext())
         except Crash:
             return  # nothing deleted: the whole batch comes back after the visibility timeout
         failed = [f["itemIdentifier"] for f in response["batchItemFailures"]]
@@ -101,7 +115,7 @@ class FifoMachine(RuleBasedStateMachine):
                 continue
             self.acked.add(message.message_id)
             if not lose_deletes:
-                self.queue.remove(message)
+                self.queues[arn].remove(message)
 
     @staticmethod
     def _assert_group_order_kept(batch: list[QueuedMessage], failed: set[str]) -> None:
@@ -127,10 +141,12 @@ class FifoMachine(RuleBasedStateMachine):
             return
         SCRIPT.queue.clear()
         for _ in range(200):  # SQS keeps delivering until every message is deleted
-            if not self.queue:
+            waiting = [(arn, queue) for arn, queue in self.queues.items() if queue]
+            if not waiting:
                 break
-            self._deliver(self.queue[:10])
-        assert not self.queue
+            arn, queue = waiting[0]
+            self._deliver(arn, queue[:10])
+        assert not any(self.queues.values())
         assert day_counts(self.ddb, self.table) == dict(model_counts(self.sent, set(self.sent)))
 
 
