@@ -28,7 +28,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 
 # AWS's DynamoDBLocal.jar from the npm package amplify-dynamodb-simulator (the tarball alone).
 .cache/dynamodb-local/DynamoDBLocal.jar: $(VENV)/.installed
-	$(PY) -m sensor_digest_emulators.dynamodb_local
+	$(PY) -m sensor_digest_tools.aws.dynamodb_local
 	touch $@
 
 # Checkov pins its own dependencies (boto3 among them), so it gets a virtualenv of its own.

@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-sys.path[:0] = [str(ROOT), str(ROOT / "functions")]  # infra/ and the shared core (the stream filter)
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "functions")]  # the constructs and the shared core (the stream filter)
 
 import aws_cdk as cdk  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
-from infra.settings import Settings  # noqa: E402
-from infra.stack import SensorDigestStack  # noqa: E402
+from sensor_digest_cdk.shape import Settings  # noqa: E402
+from sensor_digest_cdk.stack import SensorDigestStack  # noqa: E402
 
 
 def build_app(context: dict[str, object] | None = None) -> tuple[cdk.App, SensorDigestStack]:

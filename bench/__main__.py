@@ -4,7 +4,7 @@ Every strategy is a Lambda handler run as the SQS event source runs it with the 
 (``infra/settings.py``: batch size, maximum concurrency, worker threads, timeout) on a backlog,
 against DynamoDB Local with DynamoDB's transaction conflicts emulated, twice: raw (this machine's
 DynamoDB Local) and under the latency model of a networked DynamoDB
-(``sensor_digest_emulators.latency``). Prints messages per second, requests and write units per
+(``sensor_digest_tools.instruments.latency``). Prints messages per second, requests and write units per
 message (ingest and summary apart), messages listed for a retry, over- and undercount, and ratios
 against (a); then the summary path, the batch-size sweep with its table and plot, and the goals.
 Nothing here asserts on speed; ``--quick`` is CI's smoke run.
@@ -31,19 +31,20 @@ from bench.esm import drain, drain_fifo, fifo_records
 from bench.meter import PeakRss
 from bench.strategies import FIFO_STRATEGIES, STRATEGIES
 from bench.workloads import WORKLOADS, Workload, seed_days_under_way, seed_history
-from infra.settings import Settings
-from sensor_digest import layout, summary
+from sensor_digest import summary
 from sensor_digest.config import SummarySettings
+from sensor_digest.store import schema
 from sensor_digest.stream_filter import matches_filter
-from sensor_digest_emulators.conflicts import ConflictEmulator
-from sensor_digest_emulators.dynamodb_local import create_tables, running_engine
-from sensor_digest_emulators.lambda_events import FakeContext, sqs_record, stream_event
-from sensor_digest_emulators.latency import LatencyModel
-from sensor_digest_emulators.metering import RequestMeter
-from sensor_digest_emulators.session import LocalSession
-from sensor_digest_emulators.stream_reader import StreamReader
-from sensor_digest_local.pipeline import lambda_handler, route_service_logs
-from sensor_digest_ops.queries import by_sensor, day_counts, scan_all, summaries
+from sensor_digest_cdk.shape import Settings
+from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.aws.stream_reader import StreamReader
+from sensor_digest_tools.instruments.conflicts import ConflictEmulator
+from sensor_digest_tools.instruments.latency import LatencyModel
+from sensor_digest_tools.instruments.metering import RequestMeter
+from sensor_digest_tools.lambda_runtime.events import FakeContext, sqs_record, stream_event
+from sensor_digest_tools.local.pipeline import lambda_handler, route_service_logs
+from sensor_digest_tools.ops.queries import by_sensor, day_counts, scan_all, summaries
 
 DEPLOYED = Settings()
 MODELED = "acde"  # (b) is left out of the modeled pass: three writes per message, its place is clear raw
@@ -192,8 +193,8 @@ def summary_path(
     for size in batches:
         if clear:
             for item in scan_all(e.client, table):
-                if layout.is_summary(item):
-                    e.client.delete_item(TableName=table, Key={k: item[k] for k in (layout.SENSOR_ID, layout.DATE)})
+                if schema.is_summary(item):
+                    e.client.delete_item(TableName=table, Key={k: item[k] for k in (schema.SENSOR_ID, schema.DATE)})
         requests0, units0 = e.meter.snapshot()
         started, failures = time.perf_counter(), 0
         for start in range(0, len(records), size):

@@ -5,7 +5,7 @@ source mapping would: batches of ``batch_size`` records, at most ``concurrency``
 once (the mapping's ``MaximumConcurrency``), each with a context whose remaining time counts down
 from the function's timeout. A message the batch response lists goes back to the queue at once
 and is counted: on SQS it would wait the whole visibility timeout first. (The local runtime's
-``sensor_digest_emulators.sqs_event_source`` keeps SQS itself, visibility and all; a benchmark
+``sensor_digest_tools.lambda_runtime.sqs_event_source`` keeps SQS itself, visibility and all; a benchmark
 wants the handler's own speed, not the queue's.)
 """
 
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sensor_digest_emulators.lambda_events import FIFO_QUEUE_ARN, FakeContext, QueuedMessage, sqs_record
-from sensor_digest_emulators.sqs_broker import FIRST_SEQUENCE_NUMBER
-from sensor_digest_ops.producer import fifo_fields
+from sensor_digest_tools.aws.sqs_broker import FIRST_SEQUENCE_NUMBER
+from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN, FakeContext, QueuedMessage, sqs_record
+from sensor_digest_tools.ops.producer import fifo_fields
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 

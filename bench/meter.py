@@ -1,4 +1,4 @@
-"""Peak memory of a benchmark run (the request meter is ``sensor_digest_emulators.metering``)."""
+"""Peak memory of a benchmark run (the request meter is ``sensor_digest_tools.instruments.metering``)."""
 
 from __future__ import annotations
 

@@ -18,12 +18,13 @@ from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 from botocore.exceptions import ClientError
 
 from bench.esm import Handler
-from infra.settings import Settings
-from sensor_digest import ingest, layout
+from sensor_digest import ingest
 from sensor_digest.config import DeliveryMode, IngestSettings, QueueType
 from sensor_digest.messages import SensorMessage, read_pending
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage
-from sensor_digest_local.pipeline import lambda_handler
+from sensor_digest.store import schema
+from sensor_digest_cdk.shape import Settings
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage
+from sensor_digest_tools.local.pipeline import lambda_handler
 
 UTC = ZoneInfo("UTC")
 UNUSED_DLQ = "https://sqs.us-east-1.amazonaws.com/000000000000/unused"
@@ -39,9 +40,9 @@ def _parsed(message: QueuedMessage) -> SensorMessage:
 
 def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
     """update -> insert -> update, as the blog post does it, for one message."""
-    key = layout.day_key(parsed.sensor_id, parsed.day)
+    key = schema.day_key(parsed.sensor_id, parsed.day)
     n = {":n": {"N": str(parsed.count)}}
-    names = {"#count": layout.DATA_COUNT, "#pk": layout.SENSOR_ID}
+    names = {"#count": schema.DATA_COUNT, "#pk": schema.SENSOR_ID}
     try:
         client.update_item(
             TableName=table,
@@ -58,9 +59,9 @@ def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
     try:
         client.put_item(
             TableName=table,
-            Item=layout.day_item(parsed.sensor_id, parsed.day, parsed.count),
+            Item=schema.day_item(parsed.sensor_id, parsed.day, parsed.count),
             ConditionExpression="attribute_not_exists(#pk)",
-            ExpressionAttributeNames={"#pk": layout.SENSOR_ID},
+            ExpressionAttributeNames={"#pk": schema.SENSOR_ID},
         )
         return
     except ClientError as exc:
@@ -70,7 +71,7 @@ def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
         TableName=table,
         Key=key,
         UpdateExpression="ADD #count :n",
-        ExpressionAttributeNames={"#count": layout.DATA_COUNT},
+        ExpressionAttributeNames={"#count": schema.DATA_COUNT},
         ExpressionAttributeValues=n,
     )
 

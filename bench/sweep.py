@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.plot import Panel, Series, svg
 from bench.workloads import shape
-from infra.settings import Settings
+from sensor_digest_cdk.shape import Settings
 
 POLLERS = 5
 SHAPES = {20: "few sensors, often (20)", 200: "W1's 200 sensors", 50_000: "many sensors, rarely (50,000)"}

@@ -14,9 +14,9 @@ from datetime import date, timedelta
 from itertools import accumulate
 from typing import Any
 
-from sensor_digest import layout
-from sensor_digest_emulators.lambda_events import QueuedMessage
-from sensor_digest_local.traffic import reports
+from sensor_digest.store import schema
+from sensor_digest_tools.lambda_runtime.events import QueuedMessage
+from sensor_digest_tools.local.traffic import reports
 
 DAY = date(2024, 5, 31)  # the last day of a month: with a year of history, its month item is full
 TODAY, YESTERDAY = DAY.isoformat(), (DAY - timedelta(days=1)).isoformat()
@@ -126,11 +126,11 @@ def seed_days_under_way(
 
 def _seed(client: Any, table: str, counts: Counter[tuple[int, str]]) -> None:
     """Day items of these counts and the month summary items that hold them, written directly."""
-    items = [layout.day_item(sensor, day, n) for (sensor, day), n in sorted(counts.items())]
+    items = [schema.day_item(sensor, day, n) for (sensor, day), n in sorted(counts.items())]
     months: dict[tuple[int, str], dict[str, int]] = defaultdict(dict)
     for (sensor, day), n in counts.items():
-        months[(sensor, layout.month_of(day))][day] = n
-    items += [layout.summary_item(sensor, month, daily) for (sensor, month), daily in sorted(months.items())]
+        months[(sensor, schema.month_of(day))][day] = n
+    items += [schema.summary_item(sensor, month, daily) for (sensor, month), daily in sorted(months.items())]
     for first in range(0, len(items), 25):
         request = {table: [{"PutRequest": {"Item": item}} for item in items[first : first + 25]]}
         while request:

@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import Any
 
-from sensor_digest_emulators.lambda_events import QueuedMessage
+from sensor_digest_tools.lambda_runtime.events import QueuedMessage
 
 # SQS's sequence numbers are large (20 digits and more) and only grow within a group; the tests
 # start just below a power of ten so that they cross a change of digit count (the trap of

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
-from sensor_digest_local.traffic import reports
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_tools.local.traffic import reports
 
 DAYS = ["2024-05-01", "2024-05-02", "2024-05-03"]
 

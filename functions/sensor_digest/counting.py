@@ -47,10 +47,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from sensor_digest import dynamo, layout, upsert
+from sensor_digest import upsert
 from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.errors import Contention, TransientFault
 from sensor_digest.messages import SensorMessage
+from sensor_digest.store import dynamo, schema
 from sensor_digest.upsert import Answer, UpsertStep
 
 if TYPE_CHECKING:
@@ -212,19 +213,19 @@ class DayCounter:
         written a moment ago may be missed, which costs only the write that then finds it."""
         found = Lookup()
         if self._mode is DeliveryMode.EXACTLY_ONCE and not self._ordered and messages:
-            keys = [layout.ledger_key(k) for k in sorted({m.ledger_key for m in messages})]
-            items = dynamo.batch_get(self._client, self._ledger, keys, consistent=False, projection=[layout.LEDGER_KEY])
-            found.counted_before = {str(item[layout.LEDGER_KEY]["S"]) for item in items}
+            keys = [schema.ledger_key(k) for k in sorted({m.ledger_key for m in messages})]
+            items = dynamo.batch_get(self._client, self._ledger, keys, consistent=False, projection=[schema.LEDGER_KEY])
+            found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
             found.requests += (len(keys) + 99) // 100
         days = self.known_days.unknown(
             (m.sensor_id, m.day) for m in messages if m.ledger_key not in found.counted_before
         )
         if days:
-            keys = [layout.day_key(sensor, day) for sensor, day in days]
+            keys = [schema.day_key(sensor, day) for sensor, day in days]
             items = dynamo.batch_get(
-                self._client, self._table, keys, consistent=False, projection=[layout.SENSOR_ID, layout.DATE]
+                self._client, self._table, keys, consistent=False, projection=[schema.SENSOR_ID, schema.DATE]
             )
-            present = {(layout.sensor_of_item(item), str(item[layout.DATE]["S"])) for item in items}
+            present = {(schema.sensor_of_item(item), str(item[schema.DATE]["S"])) for item in items}
             self.known_days.add(present)
             found.missing_days = set(days) - present
             found.requests += (len(keys) + 99) // 100
@@ -277,21 +278,21 @@ class DayCounter:
             return {
                 "Put": {
                     "TableName": self._table,
-                    "Item": layout.day_item(sensor_id, day, total),
+                    "Item": schema.day_item(sensor_id, day, total),
                     "ConditionExpression": "attribute_not_exists(#pk)",
-                    "ExpressionAttributeNames": {"#pk": layout.SENSOR_ID},
+                    "ExpressionAttributeNames": {"#pk": schema.SENSOR_ID},
                 }
             }
         update: dict[str, Any] = {
             "TableName": self._table,
-            "Key": layout.day_key(sensor_id, day),
+            "Key": schema.day_key(sensor_id, day),
             "UpdateExpression": "ADD #count :n",
-            "ExpressionAttributeNames": {"#count": layout.DATA_COUNT},
+            "ExpressionAttributeNames": {"#count": schema.DATA_COUNT},
             "ExpressionAttributeValues": {":n": {"N": str(total)}},
         }
         if step is UpsertStep.UPDATE_IF_EXISTS:
             update["ConditionExpression"] = "attribute_exists(#pk)"
-            update["ExpressionAttributeNames"]["#pk"] = layout.SENSOR_ID
+            update["ExpressionAttributeNames"]["#pk"] = schema.SENSOR_ID
         return {"Update": update}
 
     def _marker_action(self, message: SensorMessage) -> dict[str, Any]:
@@ -299,13 +300,13 @@ class DayCounter:
             "Put": {
                 "TableName": self._ledger,
                 "Item": {
-                    **layout.ledger_key(message.ledger_key),
-                    layout.EXPIRES_AT: {"N": str(int(self._clock()) + self._ttl)},
-                    layout.MARKER_DAY: {"S": message.day},
-                    layout.MARKER_COUNT: {"N": str(message.count)},
+                    **schema.ledger_key(message.ledger_key),
+                    schema.EXPIRES_AT: {"N": str(int(self._clock()) + self._ttl)},
+                    schema.MARKER_DAY: {"S": message.day},
+                    schema.MARKER_COUNT: {"N": str(message.count)},
                 },
                 "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": layout.LEDGER_KEY},
+                "ExpressionAttributeNames": {"#pk": schema.LEDGER_KEY},
             }
         }
 
@@ -337,7 +338,7 @@ class DayCounter:
                 return Answer.DONE
             if not old:  # no day item yet
                 return Answer.NEXT
-            applied = layout.applied_sequence_of_item(old, source)
+            applied = schema.applied_sequence_of_item(old, source)
             done = [m for m in pending if applied is not None and _sequence(m) <= applied]
             outcome.duplicates.extend(done)
             pending = pending[len(done) :]  # sorted by sequence number: what was applied comes first
@@ -358,10 +359,10 @@ class DayCounter:
         """The conditional write of one step: the insert, or the guarded ``ADD`` (steps 1 and 3
         alike: an update after a race must still skip what the winner applied)."""
         total = sum(m.count for m in pending)
-        last = layout.sequence_text(_sequence(pending[-1]))
+        last = schema.sequence_text(_sequence(pending[-1]))
         if step is UpsertStep.CREATE_IF_MISSING:
-            item = layout.day_item(sensor_id, day, total)
-            item[layout.applied_sequence_name(source)] = {"S": last}
+            item = schema.day_item(sensor_id, day, total)
+            item[schema.applied_sequence_name(source)] = {"S": last}
             return (
                 self._client.put_item,
                 "PutItem",
@@ -369,7 +370,7 @@ class DayCounter:
                     "TableName": self._table,
                     "Item": item,
                     "ConditionExpression": "attribute_not_exists(#pk)",
-                    "ExpressionAttributeNames": {"#pk": layout.SENSOR_ID},
+                    "ExpressionAttributeNames": {"#pk": schema.SENSOR_ID},
                     "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                 },
             )
@@ -378,23 +379,23 @@ class DayCounter:
             "UpdateItem",
             {
                 "TableName": self._table,
-                "Key": layout.day_key(sensor_id, day),
+                "Key": schema.day_key(sensor_id, day),
                 "UpdateExpression": "ADD #count :n SET #applied = :last",
                 # this queue's own number, and the single pair earlier versions kept
                 "ConditionExpression": "attribute_exists(#pk)"
                 " AND (attribute_not_exists(#applied) OR #applied < :first)"
                 " AND (attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)",
                 "ExpressionAttributeNames": {
-                    "#pk": layout.SENSOR_ID,
-                    "#count": layout.DATA_COUNT,
-                    "#applied": layout.applied_sequence_name(source),
-                    "#seq": layout.APPLIED_SEQUENCE,
-                    "#src": layout.SEQUENCE_SOURCE,
+                    "#pk": schema.SENSOR_ID,
+                    "#count": schema.DATA_COUNT,
+                    "#applied": schema.applied_sequence_name(source),
+                    "#seq": schema.APPLIED_SEQUENCE,
+                    "#src": schema.SEQUENCE_SOURCE,
                 },
                 "ExpressionAttributeValues": {
                     ":n": {"N": str(total)},
                     ":last": {"S": last},
-                    ":first": {"S": layout.sequence_text(_sequence(pending[0]))},
+                    ":first": {"S": schema.sequence_text(_sequence(pending[0]))},
                     ":src": {"S": source},
                 },
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",

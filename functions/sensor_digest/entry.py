@@ -18,7 +18,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from sensor_digest.dynamo import ClientSource
+from sensor_digest.store.dynamo import ClientSource
 
 
 class Report(Protocol):

@@ -36,7 +36,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.config import IngestSettings, QueueType
 from sensor_digest.counting import DayCounter, GroupOutcome, Lookup
-from sensor_digest.dead_letters import (
+from sensor_digest.dead_letter_format import (
     EMPTY_BODY,
     BadOrigin,
     Origin,
@@ -45,10 +45,10 @@ from sensor_digest.dead_letters import (
     fifo_id,
     send_batches,
 )
-from sensor_digest.dynamo import ClientSource, make_client
 from sensor_digest.errors import RejectedMessage, TransientFault
 from sensor_digest.messages import PendingMessage, SensorMessage, read_pending, sequenced
 from sensor_digest.registry import ProfileCache, Registry
+from sensor_digest.store.dynamo import ClientSource, make_client
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

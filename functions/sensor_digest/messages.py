@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from datetime import tzinfo
 from typing import Any
 
-from sensor_digest import layout, timestamps
+from sensor_digest import timestamps
 from sensor_digest.errors import RejectedMessage
+from sensor_digest.store import schema
 
 MAX_SENSOR_ID = 2**53 - 1
 MAX_COUNT = 1_000_000
@@ -35,8 +36,8 @@ class SensorMessage:
 
     @property
     def ledger_key(self) -> str:
-        """The contract's ledger marker key of this message (``layout.marker_id``)."""
-        return layout.marker_id(self.sensor_id, self.event_id)
+        """The contract's ledger marker key of this message (``schema.marker_id``)."""
+        return schema.marker_id(self.sensor_id, self.event_id)
 
 
 def _reject_constant(name: str) -> Any:
@@ -218,7 +219,7 @@ def sequenced(pending: PendingMessage, *, sequence_number: Any, group_id: Any) -
             "the SQS SequenceNumber attribute is missing or not a decimal number "
             "(QUEUE_TYPE=fifo reads a FIFO queue's records)"
         )
-    if len(sequence_number) > layout.SEQUENCE_DIGITS or int(sequence_number) > layout.MAX_SEQUENCE_NUMBER:
+    if len(sequence_number) > schema.SEQUENCE_DIGITS or int(sequence_number) > schema.MAX_SEQUENCE_NUMBER:
         raise RejectedMessage(f"the SQS SequenceNumber {_short(sequence_number)} has more than 128 bits")
     if group_id != str(pending.sensor_id):
         raise RejectedMessage(

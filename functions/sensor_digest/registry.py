@@ -1,8 +1,8 @@
 """The sensor registry: profiles with a unique serial number and optimistic-lock updates.
 
-A profile is the digest table's item at ``layout.profile_key``: a name, a serial, an IANA time
+A profile is the digest table's item at ``schema.profile_key``: a name, a serial, an IANA time
 zone and a version. A serial is kept unique across sensors by a sentinel item in the ledger
-(``layout.sentinel_key``), written in the same transaction as the profile:
+(``schema.sentinel_key``), written in the same transaction as the profile:
 
 - register: put the profile on ``attribute_not_exists`` and the sentinel on "absent, or already
   this sensor's" (a sentinel left without its profile, by a restore or a hand-made delete);
@@ -30,9 +30,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from sensor_digest import dynamo, layout, zones
+from sensor_digest import zones
 from sensor_digest.errors import RejectedMessage, SensorDigestError, TransientFault, UnknownTimeZone
 from sensor_digest.messages import CHARACTER_RULE, control_character
+from sensor_digest.store import dynamo, schema
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -100,21 +101,21 @@ class SensorProfile:
 
     def item(self) -> dict[str, Any]:
         return {
-            **layout.profile_key(self.sensor_id),
-            layout.NAME: {"S": self.name},
-            layout.SERIAL: {"S": self.serial},
-            layout.TIME_ZONE: {"S": self.timezone},
-            layout.VERSION: {"N": str(self.version)},
+            **schema.profile_key(self.sensor_id),
+            schema.NAME: {"S": self.name},
+            schema.SERIAL: {"S": self.serial},
+            schema.TIME_ZONE: {"S": self.timezone},
+            schema.VERSION: {"N": str(self.version)},
         }
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> SensorProfile:
         return cls(
-            sensor_id=layout.sensor_of_item(item),
-            name=item[layout.NAME]["S"],
-            serial=item[layout.SERIAL]["S"],
-            timezone=item.get(layout.TIME_ZONE, {}).get("S", "UTC"),
-            version=int(item[layout.VERSION]["N"]),
+            sensor_id=schema.sensor_of_item(item),
+            name=item[schema.NAME]["S"],
+            serial=item[schema.SERIAL]["S"],
+            timezone=item.get(schema.TIME_ZONE, {}).get("S", "UTC"),
+            version=int(item[schema.VERSION]["N"]),
         )
 
 
@@ -141,7 +142,7 @@ class Registry:
             dynamo.call(
                 "GetItem",
                 lambda: self._client.get_item(
-                    TableName=self._table, Key=layout.profile_key(sensor_id), ConsistentRead=True
+                    TableName=self._table, Key=schema.profile_key(sensor_id), ConsistentRead=True
                 ),
             )
             or {}
@@ -151,7 +152,7 @@ class Registry:
 
     def get_many(self, sensor_ids: Iterable[int]) -> dict[int, SensorProfile]:
         """Profiles of these sensors (those registered): one ``BatchGetItem`` per 100 sensors."""
-        keys = [layout.profile_key(i) for i in sorted(set(sensor_ids))]
+        keys = [schema.profile_key(i) for i in sorted(set(sensor_ids))]
         items = dynamo.batch_get(self._client, self._table, keys, consistent=True, attempts=self._attempts)
         return {profile.sensor_id: profile for profile in map(SensorProfile.from_item, items)}
 
@@ -162,8 +163,8 @@ class Registry:
         for page in paginator.paginate(
             TableName=self._table,
             FilterExpression="#d = :p",
-            ExpressionAttributeNames={"#d": layout.DATE},
-            ExpressionAttributeValues={":p": {"S": layout.PROFILE_SORT_KEY}},
+            ExpressionAttributeNames={"#d": schema.DATE},
+            ExpressionAttributeValues={":p": {"S": schema.PROFILE_SORT_KEY}},
             ConsistentRead=True,
         ):
             out.extend(SensorProfile.from_item(i) for i in page["Items"])
@@ -225,9 +226,9 @@ class Registry:
                 {
                     "Delete": {
                         "TableName": self._table,
-                        "Key": layout.profile_key(sensor_id),
+                        "Key": schema.profile_key(sensor_id),
                         "ConditionExpression": "#v = :v",
-                        "ExpressionAttributeNames": {"#v": layout.VERSION},
+                        "ExpressionAttributeNames": {"#v": schema.VERSION},
                         "ExpressionAttributeValues": {":v": {"N": str(current.version)}},
                     }
                 },
@@ -259,11 +260,11 @@ class Registry:
     @staticmethod
     def _held_elsewhere(current: SensorProfile, refusal: dynamo.Refusal, outcome: str) -> SerialHeldElsewhere:
         """The profile's serial has a sentinel naming someone else (``refusal.item``: the sentinel)."""
-        owner = refusal.item.get(layout.SENSOR_ID, {}).get("N")
+        owner = refusal.item.get(schema.SENSOR_ID, {}).get("N")
         names = f"names sensor {owner}" if owner is not None else "names no sensor"
         return SerialHeldElsewhere(
             f"sensor {current.sensor_id}'s serial {current.serial!r} has a sentinel in the ledger "
-            f"({layout.SERIAL_PREFIX}{current.serial}) that {names}, not sensor {current.sensor_id}; {outcome}"
+            f"({schema.SERIAL_PREFIX}{current.serial}) that {names}, not sensor {current.sensor_id}; {outcome}"
         )
 
     def _busy(self, what: str, refusals: list[dynamo.Refusal] | None) -> RegistryBusy:
@@ -286,7 +287,7 @@ class Registry:
                 "TableName": self._table,
                 "Item": profile.item(),
                 "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": layout.SENSOR_ID},
+                "ExpressionAttributeNames": {"#pk": schema.SENSOR_ID},
             }
         }
 
@@ -296,7 +297,7 @@ class Registry:
                 "TableName": self._table,
                 "Item": profile.item(),
                 "ConditionExpression": "#v = :v",
-                "ExpressionAttributeNames": {"#v": layout.VERSION},
+                "ExpressionAttributeNames": {"#v": schema.VERSION},
                 "ExpressionAttributeValues": {":v": {"N": str(read_version)}},
             }
         }
@@ -305,17 +306,17 @@ class Registry:
         """The condition of every sentinel write: no sentinel, or one naming this sensor."""
         return {
             "ConditionExpression": "attribute_not_exists(#pk) OR #s = :s",
-            "ExpressionAttributeNames": {"#pk": layout.LEDGER_KEY, "#s": layout.SENSOR_ID},
+            "ExpressionAttributeNames": {"#pk": schema.LEDGER_KEY, "#s": schema.SENSOR_ID},
             "ExpressionAttributeValues": {":s": {"N": str(profile.sensor_id)}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
 
     def _put_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
-        item = {**layout.sentinel_key(profile.serial), layout.SENSOR_ID: {"N": str(profile.sensor_id)}}
+        item = {**schema.sentinel_key(profile.serial), schema.SENSOR_ID: {"N": str(profile.sensor_id)}}
         return {"Put": {"TableName": self._ledger, "Item": item, **self._sentinel_is_free_or_mine(profile)}}
 
     def _delete_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
-        key = layout.sentinel_key(profile.serial)
+        key = schema.sentinel_key(profile.serial)
         return {"Delete": {"TableName": self._ledger, "Key": key, **self._sentinel_is_free_or_mine(profile)}}
 
     def _transact(self, actions: list[dict[str, Any]]) -> list[dynamo.Refusal] | None:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sensor_digest import layout
+from sensor_digest.store import schema
 
 DAY_ITEM_FILTER: dict[str, Any] = {
     "eventName": ["INSERT", "MODIFY"],
-    "dynamodb": {"NewImage": {layout.DATA_COUNT: {"N": [{"exists": True}]}}},
+    "dynamodb": {"NewImage": {schema.DATA_COUNT: {"N": [{"exists": True}]}}},
 }
 """Only inserts and updates of day items (their new image has ``DataCount``) reach the summary."""
 
@@ -52,7 +52,7 @@ def day_count_of(record: Mapping[str, Any]) -> DayCount | None:
         return None
     image = (record.get("dynamodb") or {}).get("NewImage") or {}
     try:
-        found = layout.day_count_of_item(image)
+        found = schema.day_count_of_item(image)
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
     if found is None:

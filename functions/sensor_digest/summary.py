@@ -1,5 +1,5 @@
 """The summary path: per sensor, one item per calendar month whose map ``DailyCounts`` holds the
-count of each of that month's days (``layout.summary_key``).
+count of each of that month's days (``schema.summary_key``).
 
 A stream batch is coalesced (per sensor-day only the highest count matters) and each
 sensor-day is written once with the three-step map upsert (``upsert.py``):
@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
-from sensor_digest import dynamo, layout, upsert
+from sensor_digest import upsert
 from sensor_digest.config import SummarySettings
-from sensor_digest.dynamo import ClientSource, make_client
 from sensor_digest.errors import TransientFault
+from sensor_digest.store import dynamo, schema
+from sensor_digest.store.dynamo import ClientSource, make_client
 from sensor_digest.stream_filter import DayCount, day_count_of
 from sensor_digest.upsert import Answer, UpsertStep
 
@@ -98,7 +99,7 @@ class SummaryWriter:
         self._client = client
 
     def upsert(self, sensor_id: int, day: str, count: int) -> UpsertOutcome:
-        key = layout.summary_key(sensor_id, layout.month_of(day))
+        key = schema.summary_key(sensor_id, schema.month_of(day))
         value = {"N": str(count)}
         outcome = UpsertOutcome(written=False, stale=False, requests=0, steps=[])
 
@@ -113,7 +114,7 @@ class SummaryWriter:
             if current is None:
                 outcome.written = True
                 return Answer.DONE
-            daily = layout.daily_counts_of_item(current)
+            daily = schema.daily_counts_of_item(current)
             if daily is None:  # no map yet: create it (or, after the race, it vanished: a fault)
                 if step is UpsertStep.UPDATE_AFTER_RACE:
                     raise TransientFault("DailyCounts vanished after another writer created it")
@@ -153,7 +154,7 @@ class SummaryWriter:
                 Key=key,
                 UpdateExpression=expression,
                 ConditionExpression=condition,
-                ExpressionAttributeNames={"#dc": layout.DAILY_COUNTS, **names},
+                ExpressionAttributeNames={"#dc": schema.DAILY_COUNTS, **names},
                 ExpressionAttributeValues=values,
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from infra.settings import Settings, SettingsError
+from sensor_digest_cdk.shape import Settings, SettingsError
 from tests.infra.test_stack import actions, policy_of, resources
 
 HIGH_THROUGHPUT = {

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Annotations, Match, Template
 
-from infra.assets import BUILD
-from infra.settings import Settings, SettingsError
-from sensor_digest.dead_letters import DEAD_LETTER_OVERHEAD_BYTES
+from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES
 from sensor_digest.stream_filter import DAY_ITEM_FILTER
+from sensor_digest_cdk.lambda_asset import BUILD
+from sensor_digest_cdk.shape import Settings, SettingsError
 
 DAY = 24 * 3600
 

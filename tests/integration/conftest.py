@@ -15,9 +15,9 @@ from moto import mock_aws
 from ingest import handler as module
 from sensor_digest import ingest
 from sensor_digest.config import IngestSettings
-from sensor_digest_emulators.session import LocalSession
-from sensor_digest_local.pipeline import lambda_handler
-from sensor_digest_ops.dead_letters import DeadLetter, drain_dead_letters
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.ops.dlq import DeadLetter, drain_dead_letters
 from tests.conftest import Tables
 
 PASSTHROUGH = {"core": {"mock_credentials": False, "passthrough": {"services": ["dynamodb", "dynamodbstreams"]}}}

@@ -15,12 +15,12 @@ import pytest
 
 from bench.esm import drain, drain_fifo, fifo_records
 from bench.sweep import batch_fill, batch_lag, interpolate
-from sensor_digest import layout
-from sensor_digest_emulators.conflicts import ConflictEmulator
-from sensor_digest_emulators.lambda_events import QueuedMessage
-from sensor_digest_emulators.latency import LatencyModel
-from sensor_digest_emulators.metering import RequestMeter
-from sensor_digest_emulators.session import LocalSession
+from sensor_digest.store import schema
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.instruments.conflicts import ConflictEmulator
+from sensor_digest_tools.instruments.latency import LatencyModel
+from sensor_digest_tools.instruments.metering import RequestMeter
+from sensor_digest_tools.lambda_runtime.events import QueuedMessage
 from tests.conftest import Tables
 
 pytestmark = pytest.mark.dynamodb_local
@@ -32,7 +32,7 @@ def test_the_latency_model_delays_each_request_by_its_kind_and_items(session: Lo
     )
     model.install(session)
     client = session.client("dynamodb")
-    put = {"TableName": tables.table, "Item": layout.day_item(1, "2024-05-01", 1)}
+    put = {"TableName": tables.table, "Item": schema.day_item(1, "2024-05-01", 1)}
     client.put_item(**put)  # a first request pays the connection, not the model
 
     started = time.perf_counter()
@@ -41,7 +41,7 @@ def test_the_latency_model_delays_each_request_by_its_kind_and_items(session: Lo
     started = time.perf_counter()
     client.transact_write_items(
         TransactItems=[
-            {"Put": {"TableName": tables.table, "Item": layout.day_item(s, "2024-05-01", 1)}} for s in (2, 3, 4)
+            {"Put": {"TableName": tables.table, "Item": schema.day_item(s, "2024-05-01", 1)}} for s in (2, 3, 4)
         ]
     )
     transaction = time.perf_counter() - started
@@ -59,7 +59,7 @@ def test_a_conflicted_transaction_pays_its_round_trip_and_the_winner_holds_its_i
     model = LatencyModel(per_request_ms={"TransactWriteItems": 300.0}, per_item_ms={})
     model.install(session)
     client = session.client("dynamodb")
-    item = {"Put": {"TableName": tables.table, "Item": layout.day_item(1, "2024-05-01", 1)}}
+    item = {"Put": {"TableName": tables.table, "Item": schema.day_item(1, "2024-05-01", 1)}}
     outcomes: list[str] = []
 
     def write() -> None:
@@ -90,21 +90,21 @@ def test_the_meter_takes_the_engines_units_for_single_writes_and_computes_transa
     meter = RequestMeter()
     meter.install(session)
     client = session.client("dynamodb")
-    big = {**layout.day_item(1, "2024-05-01", 1), "Pad": {"S": "x" * 2500}}  # 3 KB: 3 units
+    big = {**schema.day_item(1, "2024-05-01", 1), "Pad": {"S": "x" * 2500}}  # 3 KB: 3 units
 
     client.put_item(TableName=tables.table, Item=big)
     after_put = meter.snapshot()[1]
     client.update_item(  # the update's own values are tiny; DynamoDB charges the whole item: 3 units
         TableName=tables.table,
-        Key=layout.day_key(1, "2024-05-01"),
+        Key=schema.day_key(1, "2024-05-01"),
         UpdateExpression="ADD #c :n",
-        ExpressionAttributeNames={"#c": layout.DATA_COUNT},
+        ExpressionAttributeNames={"#c": schema.DATA_COUNT},
         ExpressionAttributeValues={":n": {"N": "1"}},
     )
     after_update = meter.snapshot()[1]
     client.transact_write_items(
         TransactItems=[
-            {"Put": {"TableName": tables.table, "Item": layout.day_item(s, "2024-05-01", 1)}} for s in (2, 3)
+            {"Put": {"TableName": tables.table, "Item": schema.day_item(s, "2024-05-01", 1)}} for s in (2, 3)
         ]
     )
 
@@ -120,21 +120,21 @@ def test_the_meter_puts_each_cancelled_transaction_down_to_its_cause(session: Lo
     marker = {
         "Put": {
             "TableName": tables.ledger,
-            "Item": layout.ledger_key("MSG#1#a"),
+            "Item": schema.ledger_key("MSG#1#a"),
             "ConditionExpression": "attribute_not_exists(pk)",
         }
     }
     update = {
         "Update": {
             "TableName": tables.table,
-            "Key": layout.day_key(1, "2024-05-01"),
+            "Key": schema.day_key(1, "2024-05-01"),
             "UpdateExpression": "ADD #c :n",
             "ConditionExpression": "attribute_exists(#c)",
-            "ExpressionAttributeNames": {"#c": layout.DATA_COUNT},
+            "ExpressionAttributeNames": {"#c": schema.DATA_COUNT},
             "ExpressionAttributeValues": {":n": {"N": "1"}},
         }
     }
-    client.put_item(TableName=tables.ledger, Item=layout.ledger_key("MSG#1#a"))
+    client.put_item(TableName=tables.ledger, Item=schema.ledger_key("MSG#1#a"))
 
     for actions in ([update], [marker]):  # a missing day item; a marker that exists
         with pytest.raises(client.exceptions.TransactionCanceledException):

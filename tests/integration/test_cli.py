@@ -18,12 +18,12 @@ import pytest
 from moto import mock_aws
 from typer.testing import CliRunner
 
-from sensor_digest_cli.app import app
-from sensor_digest_emulators.dynamodb_local import free_port
-from sensor_digest_local.pipeline import LocalPipeline, PipelineOptions
-from sensor_digest_ops import queries
-from sensor_digest_ops.dead_letters import list_dead_letters
-from sensor_digest_ops.targets import Target, save_local
+from sensor_digest_tools.aws.dynamodb_local import free_port
+from sensor_digest_tools.cli.app import app
+from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
+from sensor_digest_tools.ops import queries
+from sensor_digest_tools.ops.dlq import list_dead_letters
+from sensor_digest_tools.ops.targets import Target, save_local
 from tests.conftest import Tables
 from tests.faults import FaultyClient
 from tests.integration.conftest import PASSTHROUGH

@@ -1,7 +1,7 @@
 """Contention as DynamoDB shows it: transactions on one hot sensor-day from concurrent invocations.
 
 DynamoDB Local serializes concurrent transactions on an item where DynamoDB cancels them with
-``TransactionConflict``; the conflict emulator (``sensor_digest_emulators.conflicts``) restores
+``TransactionConflict``; the conflict emulator (``sensor_digest_tools.instruments.conflicts``) restores
 that on the session the ingest service uses. Engine: DynamoDB Local.
 """
 
@@ -19,8 +19,8 @@ import pytest
 from sensor_digest import ingest
 from sensor_digest.config import IngestSettings
 from sensor_digest.ingest import BatchReport, InboundMessage
-from sensor_digest_emulators.conflicts import ConflictEmulator
-from sensor_digest_emulators.session import LocalSession
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.instruments.conflicts import ConflictEmulator
 from tests.conftest import Tables
 from tests.helpers import day_counts
 from tests.integration.conftest import DeadLetters

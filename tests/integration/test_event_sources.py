@@ -9,10 +9,10 @@ from typing import Any
 import boto3
 import pytest
 
-from sensor_digest_emulators.sqs_broker import ENDPOINT, LocalSqsBroker
-from sensor_digest_emulators.sqs_event_source import SqsEventSource
-from sensor_digest_emulators.stream_event_source import StreamEventSource
-from sensor_digest_emulators.stream_reader import StreamReader
+from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
+from sensor_digest_tools.aws.stream_reader import StreamReader
+from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
+from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
 from tests.conftest import Tables
 
 

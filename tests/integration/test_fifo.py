@@ -18,11 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from sensor_digest import ingest, layout
+from sensor_digest import ingest
 from sensor_digest.config import IngestSettings, QueueType
-from sensor_digest_emulators.lambda_events import FIFO_QUEUE_ARN
-from sensor_digest_emulators.session import LocalSession
-from sensor_digest_local.pipeline import lambda_handler
+from sensor_digest.store import schema
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN
+from sensor_digest_tools.local.pipeline import lambda_handler
 from tests.conftest import Tables
 from tests.faults import FaultySession
 from tests.fifo import Sequencer
@@ -44,7 +45,7 @@ class WriteFaults:
     def __call__(self, operation: str, kwargs: dict[str, Any]) -> str | None:
         self.calls[operation] = self.calls.get(operation, 0) + 1
         key = kwargs.get("Key") or kwargs.get("Item") or {}
-        hit = key.get(layout.SENSOR_ID, {}).get("N") == str(self.sensor) and self.day in (None, key[layout.DATE]["S"])
+        hit = key.get(schema.SENSOR_ID, {}).get("N") == str(self.sensor) and self.day in (None, key[schema.DATE]["S"])
         if hit and self.times:
             self.times -= 1
             return self.kind
@@ -104,8 +105,8 @@ def test_a_whole_batch_delivered_again_counts_nothing_more_and_no_marker_is_writ
     assert day_counts(ddb, tables.table) == {(1, DAY): 5, (2, DAY): 1, (1, NEXT_DAY): 4}
     assert scan_all(ddb, tables.ledger) == []
     item = next(i for i in scan_all(ddb, tables.table) if i["SensorId"]["N"] == "1" and i["Date"]["S"] == DAY)
-    assert item[layout.applied_sequence_name(FIFO_QUEUE_ARN)]["S"] == str(batch[2].sequence_number).zfill(39)
-    assert layout.APPLIED_SEQUENCE not in item and layout.SEQUENCE_SOURCE not in item
+    assert item[schema.applied_sequence_name(FIFO_QUEUE_ARN)]["S"] == str(batch[2].sequence_number).zfill(39)
+    assert schema.APPLIED_SEQUENCE not in item and schema.SEQUENCE_SOURCE not in item
 
 
 def test_a_sensor_day_costs_one_conditional_write_per_batch(handler: Any, faults: WriteFaults) -> None:
@@ -269,10 +270,10 @@ def test_a_day_counted_by_the_ledger_or_from_another_queue_takes_the_fifo_count(
 ) -> None:
     # a day item written before the switch to FIFO (no sequence), and one from an older FIFO
     # queue whose numbers are higher than the new queue's
-    ddb.put_item(TableName=tables.table, Item=layout.day_item(16, DAY, 10))
-    old = layout.day_item(17, DAY, 20)
-    old[layout.APPLIED_SEQUENCE] = {"S": layout.sequence_text(10**30)}
-    old[layout.SEQUENCE_SOURCE] = {"S": "arn:aws:sqs:us-east-1:000000000000:Old.fifo"}
+    ddb.put_item(TableName=tables.table, Item=schema.day_item(16, DAY, 10))
+    old = schema.day_item(17, DAY, 20)
+    old[schema.APPLIED_SEQUENCE] = {"S": schema.sequence_text(10**30)}
+    old[schema.SEQUENCE_SOURCE] = {"S": "arn:aws:sqs:us-east-1:000000000000:Old.fifo"}
     ddb.put_item(TableName=tables.table, Item=old)
     seq = Sequencer()
 
@@ -309,9 +310,9 @@ def test_while_a_replaced_queue_and_its_successor_both_deliver_every_message_cou
     assert deliver_from(handler, NEW_QUEUE, [later_new]) == []
     assert deliver_from(handler, NEW_QUEUE, [later_new]) == []
     assert day_counts(ddb, tables.table) == {(30, DAY): 16}
-    [item] = [i for i in scan_all(ddb, tables.table) if i[layout.SENSOR_ID]["N"] == "30"]
-    assert layout.applied_sequence_of_item(item, OLD_QUEUE) == int(later_old.sequence_number or 0)
-    assert layout.applied_sequence_of_item(item, NEW_QUEUE) == int(later_new.sequence_number or 0)
+    [item] = [i for i in scan_all(ddb, tables.table) if i[schema.SENSOR_ID]["N"] == "30"]
+    assert schema.applied_sequence_of_item(item, OLD_QUEUE) == int(later_old.sequence_number or 0)
+    assert schema.applied_sequence_of_item(item, NEW_QUEUE) == int(later_new.sequence_number or 0)
 
 
 def test_the_single_pair_an_earlier_version_kept_still_holds_back_what_it_applied(
@@ -320,9 +321,9 @@ def test_the_single_pair_an_earlier_version_kept_still_holds_back_what_it_applie
     # a day item written before the per-queue numbers: AppliedSequence and SequenceSource
     seq = Sequencer(start=100)
     applied = [seq.message(31, count=1) for _ in range(3)]
-    item = layout.day_item(31, DAY, 3)
-    item[layout.APPLIED_SEQUENCE] = {"S": layout.sequence_text(int(applied[-1].sequence_number or 0))}
-    item[layout.SEQUENCE_SOURCE] = {"S": OLD_QUEUE}
+    item = schema.day_item(31, DAY, 3)
+    item[schema.APPLIED_SEQUENCE] = {"S": schema.sequence_text(int(applied[-1].sequence_number or 0))}
+    item[schema.SEQUENCE_SOURCE] = {"S": OLD_QUEUE}
     ddb.put_item(TableName=tables.table, Item=item)
     fresh = seq.message(31, count=5)
 

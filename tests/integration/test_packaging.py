@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sensor_digest_emulators.dynamodb_local import engine_dir
+from sensor_digest_tools.aws.dynamodb_local import engine_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(tmp_path
     )
     [wheel] = (tmp_path / "dist").glob("sensor_digest-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "sensor_digest/layout.py" in names and "sensor_digest_cli/app.py" in names
+    assert "sensor_digest/store/schema.py" in names and "sensor_digest_tools/cli/app.py" in names
     assert not [n for n in names if n.startswith(("ingest/", "summary/", "tests/", "infra/", "bench/"))]
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=tmp_path, env=env)

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from sensor_digest.errors import TransientFault
 from sensor_digest.summary import SummaryWriter
-from sensor_digest_cli.app import app
-from sensor_digest_ops.queries import summary_months
-from sensor_digest_ops.rebuild import rebuild
+from sensor_digest_tools.cli.app import app
+from sensor_digest_tools.ops.queries import summary_months
+from sensor_digest_tools.ops.rebuild import rebuild
 from tests.conftest import Tables
 from tests.faults import FaultyClient
 from tests.helpers import by_sensor, day_counts, scan_all, summaries

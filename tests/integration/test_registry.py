@@ -27,10 +27,10 @@ from sensor_digest.registry import (
 )
 from sensor_digest.stream_filter import matches_filter
 from sensor_digest.summary import SummaryService, SummaryWriter
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
-from sensor_digest_emulators.session import LocalSession
-from sensor_digest_emulators.stream_reader import StreamReader
-from sensor_digest_local.pipeline import lambda_handler
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.aws.stream_reader import StreamReader
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_tools.local.pipeline import lambda_handler
 from tests.conftest import Tables
 from tests.faults import FaultyClient
 from tests.helpers import day_counts, scan_all

@@ -11,14 +11,15 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from sensor_digest import layout, summary
+from sensor_digest import summary
 from sensor_digest.config import SummarySettings
+from sensor_digest.store import schema
 from sensor_digest.stream_filter import DAY_ITEM_FILTER, matches_filter
 from sensor_digest.summary import SummaryService, SummaryWriter
-from sensor_digest_emulators.lambda_events import FakeContext, stream_event
-from sensor_digest_emulators.sizing import item_bytes, write_units
-from sensor_digest_emulators.stream_reader import StreamReader
-from sensor_digest_ops.queries import summary_months
+from sensor_digest_tools.aws.stream_reader import StreamReader
+from sensor_digest_tools.instruments.sizing import item_bytes, write_units
+from sensor_digest_tools.lambda_runtime.events import FakeContext, stream_event
+from sensor_digest_tools.ops.queries import summary_months
 from tests.conftest import Tables
 from tests.faults import FaultyClient, PauseAfterFirstCall
 from tests.helpers import by_sensor, day_counts, scan_all, summaries
@@ -256,23 +257,23 @@ def test_after_the_ten_thousand_message_scenario_shuffled_replayed_stream_batche
 
 def test_dynamodb_local_rejects_overlapping_paths_and_writes_no_record_for_a_no_op(ddb: Any, tables: Tables) -> None:
     # The two places where moto differs (pinned in tests/moto/test_moto_divergences.py)
-    ddb.put_item(TableName=tables.table, Item=layout.summary_item(1, "2024-05", {}))
+    ddb.put_item(TableName=tables.table, Item=schema.summary_item(1, "2024-05", {}))
     with pytest.raises(ClientError) as refused:
         ddb.update_item(
             TableName=tables.table,
-            Key=layout.summary_key(1, "2024-05"),
+            Key=schema.summary_key(1, "2024-05"),
             UpdateExpression="SET #m = if_not_exists(#m, :empty), #m.#d = :v",
-            ExpressionAttributeNames={"#m": layout.DAILY_COUNTS, "#d": "2024-05-01"},
+            ExpressionAttributeNames={"#m": schema.DAILY_COUNTS, "#d": "2024-05-01"},
             ExpressionAttributeValues={":empty": {"M": {}}, ":v": {"N": "1"}},
         )
-    ddb.put_item(TableName=tables.table, Item=layout.day_item(2, "2024-05-01", 5))
+    ddb.put_item(TableName=tables.table, Item=schema.day_item(2, "2024-05-01", 5))
     reader = StreamReader(os.environ["AWS_ENDPOINT_URL_DYNAMODB"], tables.table, client=ddb)
     reader.poll()
     ddb.update_item(
         TableName=tables.table,
-        Key=layout.day_key(2, "2024-05-01"),
+        Key=schema.day_key(2, "2024-05-01"),
         UpdateExpression="SET #c = :same",
-        ExpressionAttributeNames={"#c": layout.DATA_COUNT},
+        ExpressionAttributeNames={"#c": schema.DATA_COUNT},
         ExpressionAttributeValues={":same": {"N": "5"}},
     )
 

@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 import pytest
 from typer.testing import CliRunner
 
-from sensor_digest_cli.app import app
+from sensor_digest_tools.cli.app import app
 
 pytestmark = pytest.mark.dynamodb_local
 runner = CliRunner()

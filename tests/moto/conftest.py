@@ -14,7 +14,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from sensor_digest_emulators.dynamodb_local import create_tables
+from sensor_digest_tools.aws.dynamodb_local import create_tables
 
 REGION = "us-east-1"
 

@@ -9,12 +9,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from sensor_digest import ingest, layout, summary
+from sensor_digest import ingest, summary
 from sensor_digest.config import IngestSettings, SummarySettings
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event, stream_event
-from sensor_digest_local.pipeline import lambda_handler
-from sensor_digest_ops.dead_letters import list_dead_letters
-from sensor_digest_ops.queries import day_counts, scan_all, summaries, summary_months
+from sensor_digest.store import schema
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event, stream_event
+from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.ops.dlq import list_dead_letters
+from sensor_digest_tools.ops.queries import day_counts, scan_all, summaries, summary_months
 from tests.moto.conftest import MotoAws
 
 pytestmark = pytest.mark.moto
@@ -52,13 +53,13 @@ def test_a_batch_counts_once_however_often_it_comes_and_poison_is_kept_with_its_
 def day_record(sensor: int, day: str, old: int | None, new: int, sequence: int) -> dict[str, Any]:
     """A stream record of a day item as the dynamodbstreams API gives it (NEW_AND_OLD_IMAGES)."""
     data: dict[str, Any] = {
-        "Keys": layout.day_key(sensor, day),
-        "NewImage": layout.day_item(sensor, day, new),
+        "Keys": schema.day_key(sensor, day),
+        "NewImage": schema.day_item(sensor, day, new),
         "SequenceNumber": str(sequence).zfill(21),
         "StreamViewType": "NEW_AND_OLD_IMAGES",
     }
     if old is not None:
-        data["OldImage"] = layout.day_item(sensor, day, old)
+        data["OldImage"] = schema.day_item(sensor, day, old)
     return {"eventID": f"e{sequence}", "eventName": "INSERT" if old is None else "MODIFY", "dynamodb": data}
 
 

@@ -7,7 +7,7 @@ import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
-from sensor_digest import layout
+from sensor_digest.store import schema
 from tests.moto.conftest import MotoAws
 
 pytestmark = pytest.mark.moto
@@ -18,9 +18,9 @@ OVERLAPPING = "SET #m = if_not_exists(#m, :empty), #m.#d = :v"
 def overlapping_update(aws: MotoAws) -> None:
     aws.ddb.update_item(
         TableName=aws.table,
-        Key=layout.summary_key(1, "2024-05"),
+        Key=schema.summary_key(1, "2024-05"),
         UpdateExpression=OVERLAPPING,
-        ExpressionAttributeNames={"#m": layout.DAILY_COUNTS, "#d": "2024-05-01"},
+        ExpressionAttributeNames={"#m": schema.DAILY_COUNTS, "#d": "2024-05-01"},
         ExpressionAttributeValues={":empty": {"M": {}}, ":v": {"N": "1"}},
     )
 
@@ -28,25 +28,25 @@ def overlapping_update(aws: MotoAws) -> None:
 def test_moto_accepts_two_overlapping_paths_in_one_update_once_the_map_exists(moto_aws: MotoAws) -> None:
     # DynamoDB (and DynamoDB Local: tests/integration/test_summary.py) rejects this expression,
     # which is why the summary takes three steps instead of this one request.
-    moto_aws.ddb.put_item(TableName=moto_aws.table, Item=layout.summary_item(1, "2024-05", {}))
+    moto_aws.ddb.put_item(TableName=moto_aws.table, Item=schema.summary_item(1, "2024-05", {}))
 
     overlapping_update(moto_aws)  # accepted by moto
 
-    item = moto_aws.ddb.get_item(TableName=moto_aws.table, Key=layout.summary_key(1, "2024-05"))["Item"]
-    assert layout.daily_counts_of_item(item) == {"2024-05-01": 1}
+    item = moto_aws.ddb.get_item(TableName=moto_aws.table, Key=schema.summary_key(1, "2024-05"))["Item"]
+    assert schema.daily_counts_of_item(item) == {"2024-05-01": 1}
 
 
 def test_moto_emits_a_stream_record_for_an_update_that_changes_nothing(moto_aws: MotoAws) -> None:
     # DynamoDB writes no stream record when an update leaves the item as it was (DynamoDB Local
     # agrees: tests/integration/test_summary.py). moto's streams API does not answer this
     # botocore, so its own record list is read.
-    moto_aws.ddb.put_item(TableName=moto_aws.table, Item=layout.day_item(2, "2024-05-01", 5))
+    moto_aws.ddb.put_item(TableName=moto_aws.table, Item=schema.day_item(2, "2024-05-01", 5))
 
     moto_aws.ddb.update_item(
         TableName=moto_aws.table,
-        Key=layout.day_key(2, "2024-05-01"),
+        Key=schema.day_key(2, "2024-05-01"),
         UpdateExpression="SET #c = :same",
-        ExpressionAttributeNames={"#c": layout.DATA_COUNT},
+        ExpressionAttributeNames={"#c": schema.DATA_COUNT},
         ExpressionAttributeValues={":same": {"N": "5"}},
     )
 

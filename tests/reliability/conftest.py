@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
-from sensor_digest_emulators.session import LocalSession
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
 from tests.faults import Crash, FaultySession
 from tests.integration.conftest import (  # noqa: F401 - fixtures
     DeadLetters,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sensor_digest_emulators.lambda_events import QueuedMessage, sqs_record
+from sensor_digest_tools.lambda_runtime.events import QueuedMessage, sqs_record
 from tests.conftest import Tables
 from tests.helpers import day_counts, scan_all
 from tests.reliability.workers import run_handler_on_batches

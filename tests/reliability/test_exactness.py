@@ -18,8 +18,8 @@ import pytest
 
 from sensor_digest import ingest
 from sensor_digest.config import DeliveryMode, IngestSettings
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
-from sensor_digest_local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_tools.local.pipeline import lambda_handler
 from tests.conftest import Tables
 from tests.helpers import day_counts, scan_all
 from tests.integration.conftest import DeadLetters

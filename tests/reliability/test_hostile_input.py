@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sensor_digest.errors import RejectedMessage
-from sensor_digest.layout import marker_id
 from sensor_digest.messages import read_pending
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest.store.schema import marker_id
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
 from tests.conftest import Tables
 from tests.helpers import day_counts, scan_all
 from tests.hostile import HOSTILE_BODY

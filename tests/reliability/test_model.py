@@ -33,11 +33,11 @@ from hypothesis.stateful import (
 from sensor_digest import ingest, summary
 from sensor_digest.config import IngestSettings, SummarySettings
 from sensor_digest.stream_filter import matches_filter
-from sensor_digest_emulators.dynamodb_local import create_tables
-from sensor_digest_emulators.lambda_events import FakeContext, QueuedMessage, sqs_event, stream_event
-from sensor_digest_emulators.session import LocalSession
-from sensor_digest_emulators.stream_reader import StreamReader
-from sensor_digest_local.pipeline import lambda_handler
+from sensor_digest_tools.aws.dynamodb_local import create_tables
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.aws.stream_reader import StreamReader
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event, stream_event
+from sensor_digest_tools.local.pipeline import lambda_handler
 from tests.faults import Crash, FaultySession
 from tests.helpers import by_sensor, day_counts, summaries
 from tests.integration.conftest import DeadLetters

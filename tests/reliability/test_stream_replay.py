@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sensor_digest.stream_filter import matches_filter
-from sensor_digest_emulators.lambda_events import FakeContext, stream_event
-from sensor_digest_emulators.stream_reader import StreamReader
+from sensor_digest_tools.aws.stream_reader import StreamReader
+from sensor_digest_tools.lambda_runtime.events import FakeContext, stream_event
 from tests.conftest import Tables
 from tests.helpers import by_sensor, day_counts, scan_all, summaries
 

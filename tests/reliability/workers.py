@@ -10,7 +10,7 @@ def run_handler_on_batches(env: dict[str, str], batches: list[list[dict[str, Any
     """One 'Lambda container': the real ingest handler over its batches, redelivering its failures."""
     os.environ.update(env)
     from ingest import handler as module  # noqa: PLC0415 - only after the environment is in place
-    from sensor_digest_emulators.lambda_events import FakeContext  # noqa: PLC0415
+    from sensor_digest_tools.lambda_runtime.events import FakeContext  # noqa: PLC0415
 
     queue = [list(b) for b in batches]
     invocations = failures = 0

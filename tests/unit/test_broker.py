@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sensor_digest_emulators.sqs_broker import ENDPOINT, LocalSqsBroker
+from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 
 
 @pytest.fixture

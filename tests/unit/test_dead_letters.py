@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infra.settings import Settings
-from sensor_digest.dead_letters import (
+from sensor_digest.dead_letter_format import (
     DEAD_LETTER_OVERHEAD_BYTES,
     SQS_MAX_MESSAGE_BYTES,
     Origin,
@@ -21,7 +20,8 @@ from sensor_digest.dead_letters import (
     message_size,
 )
 from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService, Rejection
-from sensor_digest_emulators.sqs_broker import LocalSqsBroker
+from sensor_digest_cdk.shape import Settings
+from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
 
 SETTINGS = Settings()
 

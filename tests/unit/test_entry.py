@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sensor_digest.entry import LambdaEntry
-from sensor_digest_emulators.lambda_events import FakeContext
+from sensor_digest_tools.lambda_runtime.events import FakeContext
 
 COUNTED = [3.0]  # EMF keeps a metric's values as a list
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from sensor_digest_emulators import sqs_broker
-from sensor_digest_emulators.sqs_broker import LocalSqsBroker
-from sensor_digest_ops.dead_letters import list_dead_letters, redrive
+from sensor_digest_tools.aws import sqs_broker
+from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
+from sensor_digest_tools.ops.dlq import list_dead_letters, redrive
 from tests.unit.test_broker import receive
 
 

@@ -15,7 +15,7 @@ from sensor_digest.counting import GroupOutcome, Lookup
 from sensor_digest.errors import TransientFault
 from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService, Rejection
 from sensor_digest.registry import PROFILES_KEPT, ProfileCache
-from sensor_digest_emulators.sqs_broker import ENDPOINT, LocalSqsBroker
+from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 
 
 class FakeCounter:

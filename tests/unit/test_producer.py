@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sensor_digest_ops.producer import fifo_fields, is_fifo
+from sensor_digest_tools.ops.producer import fifo_fields, is_fifo
 
 
 def test_the_group_is_the_sensor_and_the_deduplication_id_the_event_id() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sensor_digest_ops.rebuild import exact_actions, plan_month
+from sensor_digest_tools.ops.rebuild import exact_actions, plan_month
 
 MONTH = "2024-02"
 DAYS = [f"{MONTH}-{d:02d}" for d in range(1, calendar.monthrange(2024, 2)[1] + 1)]

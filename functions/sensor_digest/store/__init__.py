@@ -1,0 +1,1 @@
+"""The data-access floor: the tables' layout (``schema``), the DynamoDB boundary (``dynamo``)."""

@@ -1,0 +1,50 @@
+"""The contract's two tables: the digest (with its stream) and the ledger (with TTL)."""
+
+from __future__ import annotations
+
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+from sensor_digest.store import schema
+from sensor_digest_cdk.shape import Settings
+
+_TYPES = {"N": dynamodb.AttributeType.NUMBER, "S": dynamodb.AttributeType.STRING}
+
+
+def _attribute(definition: tuple[str, str, str]) -> dynamodb.Attribute:
+    name, kind, _ = definition
+    return dynamodb.Attribute(name=name, type=_TYPES[kind])
+
+
+class Storage(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings) -> None:
+        super().__init__(scope, construct_id)
+        provisioned = settings.billing == "provisioned"
+        common = {
+            "billing_mode": dynamodb.BillingMode.PROVISIONED if provisioned else dynamodb.BillingMode.PAY_PER_REQUEST,
+            "read_capacity": settings.read_capacity if provisioned else None,
+            "write_capacity": settings.write_capacity if provisioned else None,
+            "encryption": dynamodb.TableEncryption.AWS_MANAGED,
+            "point_in_time_recovery_specification": dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            "removal_policy": settings.removal_policy,
+            "deletion_protection": not settings.destroy,
+        }
+        self.table = dynamodb.Table(
+            self,
+            "DigestTable",
+            table_name=settings.table_name,
+            partition_key=_attribute(schema.DIGEST_KEY_SCHEMA[0]),
+            sort_key=_attribute(schema.DIGEST_KEY_SCHEMA[1]),
+            stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+            **common,  # type: ignore[arg-type]
+        )
+        self.ledger = dynamodb.Table(
+            self,
+            "LedgerTable",
+            table_name=settings.ledger_table_name,
+            partition_key=_attribute(schema.LEDGER_KEY_SCHEMA[0]),
+            time_to_live_attribute=schema.EXPIRES_AT,
+            **common,  # type: ignore[arg-type]
+        )

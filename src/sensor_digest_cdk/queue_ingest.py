@@ -1,0 +1,95 @@
+"""The ingest capability: the queue, its dead-letter queue, the function and its SQS event source.
+
+``queueType=fifo`` makes both queues FIFO in high-throughput mode (deduplication scoped to the
+message group, throughput limited per message group): producers send each sensor's reports as
+one group (``MessageGroupId`` = the sensor id) with ``MessageDeduplicationId`` = the ``event_id``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from sensor_digest_cdk.lambda_function import python_function
+from sensor_digest_cdk.secure_queue import secure_queue
+from sensor_digest_cdk.shape import Settings
+
+
+class Ingest(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: Settings,
+        asset: Path,
+        table_name: str,
+        ledger_table_name: str,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        fifo: dict[str, object] = {}
+        if settings.fifo:
+            fifo = {
+                "fifo": True,
+                "content_based_deduplication": False,  # producers name each report (its event_id)
+                "deduplication_scope": sqs.DeduplicationScope.MESSAGE_GROUP,
+                "fifo_throughput_limit": sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+            }
+        # Rejected messages keep their original body plus an `error` and a `source_message_id`
+        # attribute: the source queue's maximum leaves room for them (Settings.ingest_max_message_bytes).
+        self.dead_letter_queue = secure_queue(
+            self,
+            "DeadLetterQueue",
+            settings=settings,
+            retention_period=Duration.days(settings.dead_letter_retention_days),
+            max_message_size_bytes=settings.dead_letter_max_message_bytes,
+            **fifo,
+        )
+        self.queue = secure_queue(
+            self,
+            "Queue",
+            settings=settings,
+            retention_period=Duration.days(settings.queue_retention_days),
+            visibility_timeout=settings.visibility_timeout,
+            max_message_size_bytes=settings.ingest_max_message_bytes,
+            dead_letter_queue=sqs.DeadLetterQueue(
+                queue=self.dead_letter_queue, max_receive_count=settings.max_receive_count
+            ),
+            **fifo,
+        )
+        self.function = python_function(
+            self,
+            "Function",
+            settings=settings,
+            asset=asset,
+            handler="ingest.handler.handler",
+            service="sensor-digest-ingest",
+            timeout_seconds=settings.ingest_timeout_seconds,
+            memory_mb=settings.ingest_memory_mb,
+            environment={
+                "TABLE_NAME": table_name,
+                "LEDGER_TABLE_NAME": ledger_table_name,
+                "DLQ_URL": self.dead_letter_queue.queue_url,
+                "DIGEST_TIMEZONE": settings.digest_timezone,
+                "DELIVERY_MODE": settings.delivery_mode,
+                "MARKER_TTL_SECONDS": str(settings.marker_ttl_seconds),
+                "INGEST_MAX_WORKERS": str(settings.ingest_max_workers),
+                "UNKNOWN_SENSORS": settings.unknown_sensors,
+                "PROFILE_CACHE_SECONDS": str(settings.profile_cache_seconds),
+                "QUEUE_TYPE": settings.queue_type,
+            },
+        )
+        window = settings.event_batching_window_seconds
+        self.function.add_event_source(
+            sources.SqsEventSource(
+                self.queue,
+                batch_size=settings.event_batch_size,
+                max_batching_window=Duration.seconds(window) if window else None,  # FIFO takes none
+                report_batch_item_failures=True,
+                max_concurrency=settings.event_max_concurrency,
+            )
+        )

@@ -1,0 +1,52 @@
+"""The summary capability: the function fed by the digest table's stream, and its failure queue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from constructs import Construct
+
+from sensor_digest.stream_filter import DAY_ITEM_FILTER
+from sensor_digest_cdk.lambda_function import python_function
+from sensor_digest_cdk.secure_queue import secure_queue
+from sensor_digest_cdk.shape import Settings
+
+
+class Summary(Construct):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, settings: Settings, asset: Path, table: dynamodb.ITable
+    ) -> None:
+        super().__init__(scope, construct_id)
+        # Where Lambda records a batch it gave up on (the records' stream positions, not the data).
+        self.failure_queue = secure_queue(
+            self, "StreamFailureQueue", settings=settings, retention_period=Duration.days(14)
+        )
+        self.function = python_function(
+            self,
+            "Function",
+            settings=settings,
+            asset=asset,
+            handler="summary.handler.handler",
+            service="sensor-digest-summary",
+            timeout_seconds=settings.summary_timeout_seconds,
+            memory_mb=settings.summary_memory_mb,
+            environment={"TABLE_NAME": table.table_name},
+        )
+        self.function.add_event_source(
+            sources.DynamoEventSource(
+                table,
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                batch_size=settings.summary_batch_size,
+                max_batching_window=Duration.seconds(settings.summary_batching_window_seconds),
+                bisect_batch_on_error=True,
+                retry_attempts=settings.summary_retry_attempts,
+                max_record_age=Duration.hours(settings.summary_max_record_age_hours),
+                on_failure=sources.SqsDlq(self.failure_queue),
+                report_batch_item_failures=True,
+                filters=[lambda_.FilterCriteria.filter(DAY_ITEM_FILTER)],
+            )
+        )

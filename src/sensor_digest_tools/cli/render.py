@@ -1,0 +1,157 @@
+"""How the command line shows things: rich tables and lines, built from typed results.
+
+What producers and operators wrote (bodies, reasons, ids, names, serials, the tables' own keys)
+is data, never markup: the console parses no markup at all (``console()``), every such value is
+shown through ``data`` as a ``Text`` whose terminal control characters (ESC sequences that could
+clear or restyle the screen, bidirectional overrides that reorder what is read) are shown as
+escapes, and styles are given as ``Text`` styles, never spelt in the strings.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from sensor_digest.registry import SensorProfile
+from sensor_digest.store import schema
+from sensor_digest_tools.ops.dlq import DeadLetter
+
+if TYPE_CHECKING:
+    from sensor_digest_tools.local.demo import DemoResult
+
+# C0 and C1 controls but tab and newline (ESC among them), and the bidirectional formatting
+# characters (which can make a line read other than it is): shown as escapes
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def console(**options: object) -> Console:
+    """The command line's console: no markup, no emoji codes, no highlighting of data."""
+    return Console(markup=False, emoji=False, highlight=False, **options)  # type: ignore[arg-type]
+
+
+def data(value: object, style: str = "") -> Text:
+    """A value as plain text, with its unsafe characters escaped (``\\x1b``, ``\\u202e``)."""
+    return Text(_UNSAFE.sub(lambda m: ascii(m.group())[1:-1], str(value)), style=style)
+
+
+def demo(result: DemoResult) -> list[RenderableType]:
+    """The demo's report: counts against the truth, summaries, the run's figures, the checks."""
+    shown_parts: list[RenderableType] = []
+    truth = dict(result.traffic.truth)
+    days = sorted({d for _, d in truth} | {d for _, d in result.counts})
+    sensors = sorted({s for s, _ in truth} | {s for s, _ in result.counts})
+    shown = sensors[:10]
+    table = Table(title=f"Per-day counts (DynamoDB day items; {len(shown)} of {len(sensors)} sensors)")
+    table.add_column("sensor", justify="right")
+    for day in days:
+        table.add_column(day, justify="right")
+    for sensor in shown:
+        cells = []
+        for day in days:
+            got, want = result.counts.get((sensor, day)), truth.get((sensor, day))
+            cell = Text(str(got if got is not None else "-"))
+            if got != want:
+                cell.append(f" (want {want})", style="red")
+            cells.append(cell)
+        table.add_row(str(sensor), *cells)
+    shown_parts.append(table)
+
+    expected = result.traffic.summaries()
+    summary = Table(title=f"Summaries ({schema.DAILY_COUNTS} of each sensor's summary item)")
+    for column in ("sensor", "days", "total", "matches its day items"):
+        summary.add_column(column, justify="right")
+    for sensor in shown:
+        daily = result.summaries.get(sensor, {})
+        summary.add_row(
+            str(sensor),
+            str(len(daily)),
+            str(sum(daily.values())),
+            Text("yes", style="green") if daily == expected.get(sensor) else Text("no", style="red"),
+        )
+    shown_parts.append(summary)
+
+    stats, figures = result.stats, result.figures
+    facts = Table(title="Run", show_header=False)
+    facts.add_column("what")
+    facts.add_column("value", justify="right")
+    rows = [
+        ("queue", f"{result.options.queue_type.value} (batches of up to {result.batch_size})"),
+        ("messages sent (valid + poison)", f"{stats.messages} ({stats.valid} + {stats.poison})"),
+        ("producer retries SQS dropped (FIFO deduplication)", str(stats.producer_retries)),
+        ("deliveries to the ingest handler", str(stats.deliveries)),
+        ("duplicate deliveries (lost deletes)", str(stats.duplicates_injected)),
+        ("DynamoDB faults injected", str(stats.faults_injected)),
+        ("failures listed, redelivered by SQS", str(stats.failures_listed)),
+        ("stream records read / filtered out", f"{stats.stream_records} / {stats.stream_filtered_out}"),
+        ("summary retries from a checkpoint", str(stats.stream_retries)),
+        ("elapsed", f"{figures.elapsed_s:.1f} s"),
+        ("messages per second", f"{figures.messages_per_s:.0f}"),
+        ("DynamoDB requests per message: ingest", f"{figures.ingest_requests_per_message:.3f}"),
+        ("DynamoDB requests per message: summary", f"{figures.summary_requests_per_message:.3f}"),
+        ("lag send -> summary p50 / p95", f"{figures.lag_p50_s:.2f} s / {figures.lag_p95_s:.2f} s"),
+    ]
+    for row in rows:
+        facts.add_row(*row)
+    shown_parts.append(facts)
+
+    reasons = sorted({d.error for d in result.dead_letters if d.error})
+    checks = [
+        ("every day count equals the truth", result.counts_exact),
+        ("every summary equals its day items", result.summaries_exact),
+        (f"every poison message is in the DLQ with its reason ({len(result.poison_ids)})", result.poison_kept),
+        ("no emulator error", not result.errors),
+    ]
+    for text, ok in checks:
+        shown_parts.append(Text.assemble(("PASS", "green") if ok else ("FAIL", "bold red"), " ", text))
+    for reason in reasons[:5]:
+        shown_parts.append(Text.assemble(("  DLQ reason: ", "dim"), data(reason)))
+    for error in result.errors:
+        shown_parts.append(Text.assemble("  ", data(error, style="red")))
+    shown_parts.append(Text("exact", style="bold green") if result.ok else Text("counts are wrong", style="bold red"))
+    return shown_parts
+
+
+def profile(profile: SensorProfile, title: str) -> Table:
+    """One sensor's profile."""
+    out = Table(title=title, show_header=False)
+    out.add_column("field")
+    out.add_column("value")
+    for field, value in (
+        ("sensor", profile.sensor_id),
+        ("name", profile.name),
+        ("serial", profile.serial),
+        ("time zone", profile.timezone),
+        ("version", profile.version),
+    ):
+        out.add_row(field, data(value))
+    return out
+
+
+def dead_letters(entries: list[DeadLetter]) -> Table:
+    """The dead-letter queue, whole ids and bodies (the terminal wraps them)."""
+    out = Table(title=f"Dead-letter queue: {len(entries)} message(s)")
+    out.add_column("message id", overflow="fold")  # fold: a long id or body is wrapped, never cut
+    out.add_column("error", overflow="fold")
+    out.add_column("body", overflow="fold")
+    for entry in entries:
+        reason = data(entry.error) if entry.error else Text("(failed maxReceiveCount times)", style="dim")
+        out.add_row(data(entry.source_message_id), reason, data(entry.body))
+    return out
+
+
+def summary(sensor: int, months: dict[str, dict[str, int]]) -> Table:
+    """A sensor's months, each day's count, with a total per month and overall."""
+    out = Table(title=f"Summary of sensor {sensor}: {len(months)} month(s)")
+    out.add_column("day")
+    out.add_column("count", justify="right")
+    for month, daily in sorted(months.items()):
+        for day, n in daily.items():
+            out.add_row(data(day), str(n))
+        out.add_row(data(month, "dim"), Text(str(sum(daily.values())), style="dim"))
+    total = sum(n for daily in months.values() for n in daily.values())
+    out.add_row(Text("total", style="bold"), Text(str(total), style="bold"))
+    return out

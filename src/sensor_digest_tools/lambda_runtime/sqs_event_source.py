@@ -1,0 +1,136 @@
+"""Lambda's SQS event source, emulated against a real SQS API (moto's server locally).
+
+What it keeps of Lambda's poller: batches of up to ``batch_size`` gathered for at most
+``batching_window`` seconds, messages invisible while a batch runs, the partial batch response
+honoured (listed failures are not deleted, so SQS redelivers them after the visibility timeout
+with a higher receive count, and moves them to the dead-letter queue past ``maxReceiveCount``),
+a batch whose handler raised retried whole, and at-least-once delivery: with probability
+``duplicate_rate`` a processed message's delete is lost, so SQS delivers it again.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sensor_digest_tools.lambda_runtime.events import FakeContext, lambda_sqs_record
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+@dataclass
+class SqsSourceStats:
+    batches: int = 0
+    deliveries: int = 0
+    redeliveries: int = 0
+    duplicates_injected: int = 0
+    failures_listed: int = 0
+    handler_errors: int = 0
+    done_at: dict[str, float] = field(default_factory=dict)  # messageId -> when a batch reported it done
+
+
+class SqsEventSource:
+    def __init__(
+        self,
+        *,
+        sqs: Any,
+        queue_url: str,
+        handler: Handler,
+        batch_size: int = 100,
+        batching_window: float = 0.2,
+        duplicate_rate: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        self._sqs = sqs
+        self._url = queue_url
+        self._handler = handler
+        self._batch_size = batch_size
+        self._window = batching_window
+        self._duplicate_rate = duplicate_rate
+        self._rng = random.Random(seed)
+        attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]
+        self.queue_arn: str = attributes["QueueArn"]
+        self._region = self.queue_arn.split(":")[3]
+        self.stats = SqsSourceStats()
+
+    def _gather(self) -> list[dict[str, Any]]:
+        batch: list[dict[str, Any]] = []
+        deadline: float | None = None
+        while len(batch) < self._batch_size:
+            got = self._sqs.receive_message(
+                QueueUrl=self._url,
+                MaxNumberOfMessages=min(10, self._batch_size - len(batch)),
+                AttributeNames=["All"],
+                MessageAttributeNames=["All"],
+                WaitTimeSeconds=0,
+            ).get("Messages", [])
+            now = time.monotonic()
+            if got:
+                batch.extend(got)
+                deadline = deadline or now + self._window
+            elif not batch:
+                return []
+            if deadline is not None and now >= deadline:
+                break
+            if not got:
+                time.sleep(min(0.02, max(0.0, (deadline or now) - now)))
+        return batch
+
+    def poll_once(self) -> int:
+        """Gather one batch, invoke the handler, settle the batch. Returns the batch size."""
+        batch = self._gather()
+        if not batch:
+            return 0
+        self.stats.batches += 1
+        self.stats.deliveries += len(batch)
+        self.stats.redeliveries += sum(int(m["Attributes"].get("ApproximateReceiveCount", "1")) > 1 for m in batch)
+        event = {
+            "Records": [
+                lambda_sqs_record(
+                    message_id=m["MessageId"],
+                    receipt_handle=m["ReceiptHandle"],
+                    body=m["Body"],
+                    attributes=m.get("Attributes", {}),
+                    message_attributes=m.get("MessageAttributes"),
+                    queue_arn=self.queue_arn,
+                    region=self._region,
+                )
+                for m in batch
+            ]
+        }
+        try:
+            response = self._handler(event, FakeContext())
+        except Exception:  # Lambda retries the whole batch after the visibility timeout
+            self.stats.handler_errors += 1
+            return len(batch)
+        failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+        self.stats.failures_listed += len(failed)
+        now = time.monotonic()
+        to_delete = []
+        for message in batch:
+            if message["MessageId"] in failed:
+                continue
+            self.stats.done_at.setdefault(message["MessageId"], now)
+            first_delivery = message["Attributes"].get("ApproximateReceiveCount") == "1"
+            if first_delivery and self._rng.random() < self._duplicate_rate:
+                self.stats.duplicates_injected += 1  # the delete is lost: SQS will deliver it again
+                continue
+            to_delete.append(message)
+        for start in range(0, len(to_delete), 10):
+            chunk = to_delete[start : start + 10]
+            self._sqs.delete_message_batch(
+                QueueUrl=self._url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
+            )
+        return len(batch)
+
+    def in_queue(self) -> int:
+        """Messages visible or in flight (SQS's approximate counters; exact on moto)."""
+        attributes = self._sqs.get_queue_attributes(
+            QueueUrl=self._url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])

@@ -1,0 +1,107 @@
+"""Lambda's DynamoDB Streams event source, emulated on the local table's real stream.
+
+Records are read through the ``dynamodbstreams`` API, filtered with the same pattern the stack
+deploys (``sensor_digest.stream_filter.DAY_ITEM_FILTER``), handed over in batches of up to
+``batch_size``; when the handler reports a failure, the emulator checkpoints at that record
+and retries from it (records before it are done), up to ``max_retries`` times, after which the
+batch goes to the on-failure destination (a list here), as Lambda does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sensor_digest.stream_filter import DAY_ITEM_FILTER, matches_filter
+from sensor_digest_tools.lambda_runtime.events import FakeContext, stream_event
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+@dataclass
+class StreamSourceStats:
+    records_read: int = 0
+    records_filtered_out: int = 0
+    batches: int = 0
+    retries: int = 0
+    handler_errors: int = 0
+    sent_to_on_failure: int = 0
+    cycles: list[tuple[float, float]] = field(default_factory=list)  # (poll started, all handled)
+
+
+class StreamEventSource:
+    def __init__(
+        self,
+        *,
+        reader: Any,
+        handler: Handler,
+        batch_size: int = 100,
+        max_retries: int = 10,
+        retry_delay: float = 0.05,
+        pattern: dict[str, Any] = DAY_ITEM_FILTER,
+    ) -> None:
+        self._reader = reader
+        self._handler = handler
+        self._batch_size = batch_size
+        self._max_retries = max_retries
+        self._retry_delay = retry_delay
+        self._pattern = pattern
+        self._pending: list[dict[str, Any]] = []
+        self.on_failure: list[dict[str, Any]] = []
+        self.stats = StreamSourceStats()
+
+    def poll_once(self) -> int:
+        """Read what is new, hand it over batch by batch. Returns the records handled."""
+        started = time.monotonic()
+        records = self._reader.poll()
+        self.stats.records_read += len(records)
+        selected = [r for r in records if matches_filter(r, self._pattern)]
+        self.stats.records_filtered_out += len(records) - len(selected)
+        self._pending.extend(selected)
+        handled = 0
+        attempts = 0
+        while self._pending:
+            batch = self._pending[: self._batch_size]
+            done = self._invoke(batch)
+            if done == len(batch):
+                self._pending = self._pending[done:]
+                handled += done
+                attempts = 0
+                continue
+            self._pending = self._pending[done:]  # checkpoint: records before the failure are done
+            handled += done
+            attempts += 1
+            self.stats.retries += 1
+            if attempts > self._max_retries:
+                failed = self._pending[: self._batch_size]
+                self.on_failure.append({"records": len(failed), "first": failed[0]["dynamodb"]["SequenceNumber"]})
+                self.stats.sent_to_on_failure += len(failed)
+                self._pending = self._pending[len(failed) :]
+                attempts = 0
+                continue
+            time.sleep(self._retry_delay * attempts)
+        self.stats.cycles.append((started, time.monotonic()))
+        return handled
+
+    def _invoke(self, batch: list[dict[str, Any]]) -> int:
+        """How many leading records of the batch are done."""
+        self.stats.batches += 1
+        try:
+            response = self._handler(stream_event(batch, self._reader.stream_arn), FakeContext())
+        except Exception:
+            self.stats.handler_errors += 1
+            return 0
+        failures = response.get("batchItemFailures", [])
+        if not failures:
+            return len(batch)
+        sequence = failures[0].get("itemIdentifier")
+        for index, record in enumerate(batch):
+            if record["dynamodb"]["SequenceNumber"] == sequence:
+                return index
+        return 0  # an identifier that is not in the batch: Lambda retries the whole batch
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)

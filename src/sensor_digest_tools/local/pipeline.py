@@ -1,0 +1,244 @@
+"""The whole pipeline on this machine: DynamoDB Local, a local SQS, both handlers' services.
+
+``LocalPipeline`` starts (or joins) the engine, an SQS endpoint, the tables and queues, builds the
+two services with ``build_service(settings, session)`` (the handlers' own wiring) on a boto3
+session of its own, and runs the two emulated event sources in background threads, as Lambda
+would run the two functions side by side. Nothing is read from or written to the process
+environment, so two pipelines can run in one process.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+
+from sensor_digest import ingest, summary
+from sensor_digest.config import DeliveryMode, IngestSettings, QueueType, SummarySettings
+from sensor_digest.dead_letter_format import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
+from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
+from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession
+from sensor_digest_tools.aws.sqs_broker import ENDPOINT as BROKER_ENDPOINT
+from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
+from sensor_digest_tools.aws.sqs_server import LocalSqs, QueuePair
+from sensor_digest_tools.aws.stream_reader import StreamReader
+from sensor_digest_tools.instruments.conflicts import ConflictEmulator
+from sensor_digest_tools.instruments.faults import FaultInjector
+from sensor_digest_tools.instruments.metering import RequestMeter
+from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
+from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
+from sensor_digest_tools.ops.targets import Target
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+FIFO_MAX_BATCH = 10  # Lambda's limit for a FIFO queue, which also allows no batching window
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
+    queue_type: QueueType = QueueType.STANDARD
+    batch_size: int = 100  # on FIFO at most FIFO_MAX_BATCH, with no window
+    batching_window: float = 0.1
+    visibility_timeout: int = 2
+    max_receive_count: int = 5
+    duplicate_rate: float = 0.0
+    fault_rate: float = 0.0
+    stream_batch_size: int = 100
+    seed: int = 7
+    verbose: bool = False
+    sqs: str = "in-process"  # or "server": moto's SQS server, reachable by other processes (`up`)
+
+    @property
+    def fifo(self) -> bool:
+        return self.queue_type is QueueType.FIFO
+
+    @property
+    def event_batch_size(self) -> int:
+        return min(self.batch_size, FIFO_MAX_BATCH) if self.fifo else self.batch_size
+
+    @property
+    def event_batching_window(self) -> float:
+        return 0.0 if self.fifo else self.batching_window
+
+
+def route_service_logs(verbose: bool) -> None:
+    """The core's loggers (Powertools child loggers) have no Lambda logger above them here: show
+    their lines on stderr when ``verbose`` (rejections with their reasons, failed groups), else
+    only errors."""
+    for log in (ingest.LOG, summary.LOG):
+        target = logging.getLogger(log.name)
+        target.setLevel(logging.INFO if verbose else logging.ERROR)
+        if verbose and not target.handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(LambdaPowertoolsFormatter())  # JSON, with every keyword field
+            target.addHandler(handler)
+
+
+def lambda_handler(service: ingest.IngestService | summary.SummaryService) -> Handler:
+    """What Lambda calls, minus Powertools' decorators: the event to the service, the response back."""
+
+    def invoke(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        remaining = context.get_remaining_time_in_millis() if context is not None else None
+        return service.handle_event(event, remaining).response()
+
+    return invoke
+
+
+class LocalPipeline:
+    def __init__(self, options: PipelineOptions, engine_endpoint: str | None = None) -> None:
+        self.options = options
+        self._engine_endpoint = engine_endpoint
+        self._stack = ExitStack()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.meter = RequestMeter()
+        self.faults = FaultInjector(rate=options.fault_rate, seed=options.seed)
+        self.conflicts = ConflictEmulator()
+        self.errors: list[BaseException] = []
+        self.broker: LocalSqsBroker | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> Target:
+        engine = self._stack.enter_context(running_engine(self._engine_endpoint))
+        own_engine = self._engine_endpoint is None
+        suffix = "" if own_engine else f"-{uuid.uuid4().hex[:8]}"
+        table, ledger = f"SensorDigest{suffix}", f"SensorDigestLedger{suffix}"
+        queues, sqs_endpoint = self._start_sqs(f"SensorDigestQueue{suffix}")
+        # The services' clients come from a session of this pipeline: meter it and inject faults there.
+        self.session = LocalSession({"dynamodb": engine.endpoint, "sqs": sqs_endpoint})
+        self.meter.install(self.session)
+        self.conflicts.install(self.session)  # DynamoDB's TransactionConflict, which DynamoDB Local lacks
+        self.faults.install(self.session)
+        if self.broker is not None:
+            self.broker.install(self.session)
+        create_tables(engine.client(), table, ledger)
+        route_service_logs(self.options.verbose)
+        self.ingest_service = ingest.build_service(
+            IngestSettings(
+                table_name=table,
+                ledger_table_name=ledger,
+                dlq_url=queues.dlq_url,
+                timezone=ZoneInfo("UTC"),
+                delivery_mode=self.options.delivery_mode,
+                queue_type=self.options.queue_type,
+            ),
+            self.session,
+        )
+        self.summary_service = summary.build_service(SummarySettings(table_name=table), self.session)
+        ingest_handler, summary_handler = lambda_handler(self.ingest_service), lambda_handler(self.summary_service)
+        self.target = Target(
+            queue_url=queues.queue_url,
+            dlq_url=queues.dlq_url,
+            table=table,
+            ledger=ledger,
+            dynamodb_endpoint=engine.endpoint,
+            sqs_endpoint=sqs_endpoint,
+            region=LOCAL_REGION,
+            origin="local pipeline",
+        )
+        self.sqs_source = SqsEventSource(
+            sqs=self.sqs(),
+            queue_url=queues.queue_url,
+            handler=ingest_handler,
+            batch_size=self.options.event_batch_size,
+            batching_window=self.options.event_batching_window,
+            duplicate_rate=self.options.duplicate_rate,
+            seed=self.options.seed,
+        )
+        self.stream_source = StreamEventSource(
+            reader=StreamReader(engine.endpoint, table),
+            handler=summary_handler,
+            batch_size=self.options.stream_batch_size,
+        )
+        for name, source in (("ingest", self.sqs_source), ("summary", self.stream_source)):
+            thread = threading.Thread(target=self._loop, args=(source,), name=f"sensor-digest-{name}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self.target
+
+    def sqs(self) -> Any:
+        """An SQS client of this pipeline (the in-process SQS answers only its own session's clients)."""
+        return self.session.client("sqs")
+
+    def dynamodb(self) -> Any:
+        return self.session.client("dynamodb")
+
+    def _start_sqs(self, name: str) -> tuple[QueuePair, str]:
+        if self.options.sqs == "server":
+            if self.options.fifo:  # moto numbers FIFO messages at random; ordered mode needs growing numbers
+                raise ValueError("a FIFO pipeline runs on the in-process SQS only: moto's sequence numbers do not grow")
+            server = LocalSqs()
+            self._stack.callback(server.stop)
+            pair = server.create_queues(
+                name,
+                visibility_timeout=self.options.visibility_timeout,
+                max_receive_count=self.options.max_receive_count,
+            )
+            return pair, server.endpoint
+        self.broker = LocalSqsBroker()
+        fifo, suffix = self.options.fifo, ".fifo" if self.options.fifo else ""
+        dlq_url = self.broker.create_queue(f"{name}DLQ{suffix}", max_message_bytes=SQS_MAX_MESSAGE_BYTES, fifo=fifo)
+        queue_url = self.broker.create_queue(
+            f"{name}{suffix}",
+            visibility_timeout=self.options.visibility_timeout,
+            dead_letter_url=dlq_url,
+            max_receive_count=self.options.max_receive_count,
+            max_message_bytes=source_queue_max_bytes(SQS_MAX_MESSAGE_BYTES),
+            fifo=fifo,
+        )
+        return QueuePair(queue_url=queue_url, dlq_url=dlq_url), BROKER_ENDPOINT
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=30)
+        self._stack.close()
+
+    def __enter__(self) -> LocalPipeline:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- running --------------------------------------------------------------------------
+
+    def _loop(self, source: Any) -> None:
+        while not self._stop.is_set():
+            try:
+                if source.poll_once() == 0:
+                    time.sleep(0.02)
+            except Exception as exc:  # keep the emulator alive; the error is reported at the end
+                self.errors.append(exc)
+                time.sleep(0.2)
+
+    def drained(self) -> bool:
+        """Nothing left in the queue (visible or in flight) and the stream side caught up."""
+        if self.sqs_source.in_queue() != 0:
+            return False
+        cycles_before = len(self.stream_source.stats.cycles)
+        deadline = time.monotonic() + 10
+        while len(self.stream_source.stats.cycles) < cycles_before + 2 and time.monotonic() < deadline:
+            time.sleep(0.02)  # two full stream cycles after the queue emptied: every record was read
+        return self.stream_source.pending == 0 and self.sqs_source.in_queue() == 0
+
+    def wait_until_drained(self, timeout: float = 600, tick: Any = None) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if tick is not None:
+                tick()
+            if self.drained():
+                return True
+            time.sleep(0.1)
+        return False

@@ -1,0 +1,217 @@
+"""The dead-letter queue, read as people need it: list (messages stay), drain (removed), redrive,
+and stamp.
+
+Each message is read back as a ``DeadLetter``: its body, the reason ingest wrote in the ``error``
+attribute (none for a message that SQS moved there after ``maxReceiveCount`` receives), and its
+origin (``sensor_digest.dead_letter_format.Origin``): the original ``messageId`` and ``SentTimestamp``,
+from the ``source_message_id`` and ``source_sent_timestamp`` attributes where it carries them, else
+its own, which SQS keeps when it moves a message to the dead-letter queue.
+
+A redrive sends each message back with its origin as those two attributes (its body unchanged;
+the ``error`` attribute and any attribute of the producer stay behind), so that ingest counts a
+report without ``event_id`` by its original id (a redrive gives the message a new one) and dates
+a report without ``timestamp`` by its original send time. SQS's own redrive (``StartMessageMoveTask``,
+the console's "Start DLQ redrive") keeps a message's body and attributes but gives it a new
+``messageId`` and a new ``SentTimestamp``: it is exact for the dead letters ingest wrote, which
+carry their origin, and for the others once ``stamp`` has written their origin on them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from sensor_digest.dead_letter_format import ORIGIN_ATTRIBUTES, REASON_ATTRIBUTE, BadOrigin, Origin, send_batches
+from sensor_digest_tools.ops.producer import fifo_fields, is_fifo
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    message_id: str
+    body: str
+    error: str | None
+    source_message_id: str
+    receipt_handle: str
+    source_sent_timestamp: str | None = None
+    group_id: str | None = None
+    stamped: bool = False  # it carries its origin as attributes already
+    attributes: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_message(cls, message: dict[str, Any]) -> DeadLetter:
+        attributes = message.get("MessageAttributes") or {}
+        system = message.get("Attributes") or {}
+        own = Origin(message["MessageId"], system.get("SentTimestamp"))
+        try:
+            origin = Origin.of(own.message_id, own.sent_timestamp, attributes)
+        except BadOrigin:  # a producer's attribute that is not an origin: the message's own
+            origin = own
+        return cls(
+            message_id=message["MessageId"],
+            body=message["Body"],
+            error=attributes.get(REASON_ATTRIBUTE, {}).get("StringValue"),
+            source_message_id=origin.message_id,
+            receipt_handle=message["ReceiptHandle"],
+            source_sent_timestamp=origin.sent_timestamp,
+            group_id=system.get("MessageGroupId"),
+            stamped=all(name in attributes for name in ORIGIN_ATTRIBUTES),
+            attributes=attributes,
+        )
+
+    @property
+    def origin(self) -> Origin:
+        return Origin(self.source_message_id, self.source_sent_timestamp)
+
+
+@dataclass
+class MoveReport:
+    """What a redrive (or a stamp) did: messages moved, and those left in place with the reason."""
+
+    moved: int = 0
+    left: list[tuple[str, str]] = field(default_factory=list)  # (message id, why it stayed)
+
+
+def _receive(sqs: Any, url: str, limit: int, visibility: int = 30) -> Iterator[tuple[DeadLetter, bool]]:
+    """Each message once (up to ``limit``), with whether it was seen before in this pass."""
+    seen: set[str] = set()
+    while len(seen) < limit:
+        got = sqs.receive_message(
+            QueueUrl=url,
+            MaxNumberOfMessages=min(10, limit - len(seen)),
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+            VisibilityTimeout=visibility,
+            WaitTimeSeconds=0,
+        ).get("Messages", [])
+        if not got:
+            return
+        fresh = False
+        for message in got:
+            letter = DeadLetter.from_message(message)
+            repeat = letter.message_id in seen
+            fresh = fresh or not repeat
+            seen.add(letter.message_id)
+            yield letter, repeat
+        if not fresh:
+            return
+
+
+def _release(sqs: Any, url: str, letters: list[DeadLetter]) -> None:
+    for letter in letters:
+        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=letter.receipt_handle, VisibilityTimeout=0)
+
+
+def list_dead_letters(sqs: Any, url: str, *, limit: int = 10_000) -> list[DeadLetter]:
+    """The queue's messages; they stay in it (made visible again once all are read: a FIFO queue
+    would hand the same group's first messages back at once otherwise). On a FIFO queue a receive
+    returns no message of a group while an earlier one is in flight, so past the first ten of a
+    group (SQS's most per receive) a listing cannot see them; ``drain`` and ``redrive`` can."""
+    out: list[DeadLetter] = []
+    try:
+        for letter, repeat in _receive(sqs, url, limit):
+            if not repeat:
+                out.append(letter)
+    finally:
+        _release(sqs, url, out)
+    return out
+
+
+def drain_dead_letters(sqs: Any, url: str, *, limit: int = 10_000) -> list[DeadLetter]:
+    """The queue's messages, deleted from it as they are read."""
+    out: list[DeadLetter] = []
+    for letter, repeat in _receive(sqs, url, limit):
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=letter.receipt_handle)
+        if not repeat:
+            out.append(letter)
+    return out
+
+
+def _entry(entry_id: str, letter: DeadLetter, *, fifo: bool, tag: str, keep_reason: bool) -> dict[str, Any]:
+    """A letter as a ``SendMessageBatch`` entry: its body and its origin (and its reason, when it
+    stays a dead letter); on a FIFO queue also its group, and a deduplication id of its own."""
+    attributes = letter.origin.attributes()
+    if keep_reason and REASON_ATTRIBUTE in letter.attributes:
+        attributes[REASON_ATTRIBUTE] = letter.attributes[REASON_ATTRIBUTE]
+    entry: dict[str, Any] = {"Id": entry_id, "MessageBody": letter.body, "MessageAttributes": attributes}
+    if fifo:
+        entry["MessageGroupId"] = letter.group_id or fifo_fields(letter.body, letter.message_id)["MessageGroupId"]
+        entry["MessageDeduplicationId"] = hashlib.sha256(f"{tag}:{letter.message_id}".encode()).hexdigest()
+    return entry
+
+
+def _move(sqs: Any, source: str, destination: str, letters: list[DeadLetter], report: MoveReport, tag: str) -> None:
+    """Send ``letters`` to ``destination`` in batches, and delete each from ``source`` once SQS took
+    it; a letter SQS refused stays in ``source``, with the reason in ``report``."""
+    fifo, same_queue = is_fifo(destination), destination == source
+    by_id = {str(i): letter for i, letter in enumerate(letters)}
+    entries = [_entry(i, m, fifo=fifo, tag=tag, keep_reason=same_queue) for i, m in by_id.items()]
+    for batch in send_batches(entries):
+        try:
+            response = sqs.send_message_batch(QueueUrl=destination, Entries=batch)
+        except ClientError as exc:  # the whole request refused: these stay where they are
+            reason = exc.response.get("Error", {}).get("Message", str(exc))
+            response = {"Failed": [{"Id": e["Id"], "Message": reason} for e in batch]}
+        sent = [by_id[ok["Id"]] for ok in response.get("Successful", [])]
+        if sent:
+            sqs.delete_message_batch(
+                QueueUrl=source, Entries=[{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(sent)]
+            )
+        report.moved += len(sent)
+        for failed in response.get("Failed", []):
+            report.left.append((by_id[failed["Id"]].message_id, str(failed.get("Message") or failed.get("Code"))))
+
+
+def _each_ten(sqs: Any, url: str, limit: int) -> Iterator[list[DeadLetter]]:
+    """The queue's messages ten at a time, each once (they stay invisible for the pass)."""
+    chunk: list[DeadLetter] = []
+    for letter, repeat in _receive(sqs, url, limit, visibility=300):
+        if not repeat:
+            chunk.append(letter)
+        if len(chunk) == 10:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def redrive(sqs: Any, source: str, destination: str, *, limit: int = 10_000, dry_run: bool = False) -> MoveReport:
+    """Move messages back to ``destination`` with their origin (see the module's docstring): each
+    is deleted from ``source`` only once SQS took it; one SQS refuses (too large to carry its origin
+    beside its body) stays in ``source``, named in the report. ``dry_run``: count, move nothing."""
+    report = MoveReport()
+    untouched: list[DeadLetter] = []
+    try:
+        for chunk in _each_ten(sqs, source, limit):
+            if dry_run:
+                untouched += chunk
+                report.moved += len(chunk)
+                continue
+            _move(sqs, source, destination, chunk, report, "redrive")
+            left = {message_id for message_id, _ in report.left}
+            untouched += [m for m in chunk if m.message_id in left]
+    finally:
+        _release(sqs, source, untouched)
+    return report
+
+
+def stamp(sqs: Any, url: str, *, limit: int = 10_000) -> MoveReport:
+    """Write its origin on every message of the dead-letter queue that lacks it (those SQS moved
+    there itself): each is sent again to the same queue with the ``source_message_id`` and
+    ``source_sent_timestamp`` attributes (and its ``error``, if any), and the original deleted once
+    SQS took the copy. Then SQS's own redrive keeps a report's identity and time, as this project's
+    redrive does."""
+    report = MoveReport()
+    untouched: list[DeadLetter] = []
+    try:
+        for chunk in _each_ten(sqs, url, limit):
+            untouched += [m for m in chunk if m.stamped]
+            _move(sqs, url, url, [m for m in chunk if not m.stamped], report, "stamp")
+            left = {message_id for message_id, _ in report.left}
+            untouched += [m for m in chunk if m.message_id in left]
+    finally:
+        _release(sqs, url, untouched)
+    return report

@@ -1,1 +1,0 @@
-"""The `sensor-digest` command line."""

@@ -1,1 +1,0 @@
-"""SensorDigest on a laptop: the whole pipeline against DynamoDB Local, and the demo that checks it."""

@@ -1,1 +1,0 @@
-"""Operating a pipeline wherever it runs (local or a deployed stack): targets, table reads, dead letters."""
