@@ -9,6 +9,7 @@ Powertools reads, so a caller outside Lambda passes one too (``FakeContext`` in 
 
 from __future__ import annotations
 
+from sensor_digest import names
 from sensor_digest.config import IngestSettings
 from sensor_digest.entry import LambdaEntry
 from sensor_digest.ingest import IngestService, build_service
@@ -16,7 +17,7 @@ from sensor_digest.ingest import IngestService, build_service
 __all__ = ["build_service", "handler", "service"]
 
 entry: LambdaEntry[IngestService] = LambdaEntry(
-    "sensor-digest-ingest", lambda session: build_service(IngestSettings.from_env(), session), "batch done"
+    names.INGEST_SERVICE, lambda session: build_service(IngestSettings.from_env(), session), "batch done"
 )
 service = entry.service
 handler = entry.handler

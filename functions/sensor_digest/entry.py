@@ -18,6 +18,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from sensor_digest import names
 from sensor_digest.store.dynamo import ClientSource
 
 
@@ -39,7 +40,9 @@ S = TypeVar("S", bound=Service)
 class LambdaEntry(Generic[S]):
     def __init__(self, name: str, build: Callable[[ClientSource], S], done: str) -> None:
         self.logger = Logger(service=name)
-        self.metrics = Metrics(service=name, namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "SensorDigest")
+        self.metrics = Metrics(
+            service=name, namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or names.METRICS_NAMESPACE
+        )
         self.tracer = Tracer(service=name)
         self._done = done
         # Built on the first invocation (never at import), then reused by the warm container.

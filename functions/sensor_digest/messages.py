@@ -33,6 +33,7 @@ class SensorMessage:
     count: int
     event_id: str
     sequence: int | None = None  # the SQS sequence number, on a FIFO queue
+    source: str = ""  # on a FIFO queue, the queue's ARN: the sequence number is that queue's
 
     @property
     def ledger_key(self) -> str:
@@ -172,6 +173,7 @@ class PendingMessage:
     fields: dict[str, Any]
     sent_timestamp: str | None
     sequence: int | None = None
+    source: str = ""
 
     def in_zone(self, zone: tzinfo) -> SensorMessage:
         """The message with its day, the timestamp read in ``zone``; ``RejectedMessage`` if invalid."""
@@ -182,6 +184,7 @@ class PendingMessage:
             count=self.count,
             event_id=self.event_id,
             sequence=self.sequence,
+            source=self.source,
         )
 
 
@@ -210,8 +213,8 @@ def read_pending(
     )
 
 
-def sequenced(pending: PendingMessage, *, sequence_number: Any, group_id: Any) -> PendingMessage:
-    """A FIFO queue's message (``QUEUE_TYPE=fifo``): its ``SequenceNumber`` read, and its
+def sequenced(pending: PendingMessage, *, sequence_number: Any, group_id: Any, source: str = "") -> PendingMessage:
+    """A FIFO queue's message (``QUEUE_TYPE=fifo``) from queue ``source``: its ``SequenceNumber`` read, and its
     ``MessageGroupId`` checked to be its sensor (each sensor is one group, so that its messages
     arrive in order and one at a time); ``RejectedMessage`` otherwise."""
     if not (isinstance(sequence_number, str) and sequence_number.isascii() and sequence_number.isdigit()):
@@ -226,4 +229,4 @@ def sequenced(pending: PendingMessage, *, sequence_number: Any, group_id: Any) -
             f"MessageGroupId {_short(repr(group_id))} is not the sensor id {pending.sensor_id}: "
             "on a FIFO queue each sensor's reports must be sent with MessageGroupId = the sensor id"
         )
-    return replace(pending, sequence=int(sequence_number))
+    return replace(pending, sequence=int(sequence_number), source=source)

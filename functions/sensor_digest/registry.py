@@ -33,7 +33,7 @@ from zoneinfo import ZoneInfo
 from sensor_digest import zones
 from sensor_digest.errors import RejectedMessage, SensorDigestError, TransientFault, UnknownTimeZone
 from sensor_digest.messages import CHARACTER_RULE, control_character
-from sensor_digest.store import dynamo, schema
+from sensor_digest.store import dynamo, expressions, reads, schema
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -138,16 +138,7 @@ class Registry:
     # -- reads ----------------------------------------------------------------------------
 
     def get(self, sensor_id: int) -> SensorProfile | None:
-        response: dict[str, Any] = dict(
-            dynamo.call(
-                "GetItem",
-                lambda: self._client.get_item(
-                    TableName=self._table, Key=schema.profile_key(sensor_id), ConsistentRead=True
-                ),
-            )
-            or {}
-        )
-        item = response.get("Item")
+        item = reads.get_item(self._client, self._table, schema.profile_key(sensor_id))
         return SensorProfile.from_item(item) if item else None
 
     def get_many(self, sensor_ids: Iterable[int]) -> dict[int, SensorProfile]:
@@ -158,17 +149,8 @@ class Registry:
 
     def all_profiles(self) -> list[SensorProfile]:
         """Every profile (a Scan: for the command line, never for the Lambda functions)."""
-        out: list[SensorProfile] = []
-        paginator = self._client.get_paginator("scan")
-        for page in paginator.paginate(
-            TableName=self._table,
-            FilterExpression="#d = :p",
-            ExpressionAttributeNames={"#d": schema.DATE},
-            ExpressionAttributeValues={":p": {"S": schema.PROFILE_SORT_KEY}},
-            ConsistentRead=True,
-        ):
-            out.extend(SensorProfile.from_item(i) for i in page["Items"])
-        return sorted(out, key=lambda p: p.sensor_id)
+        items = reads.profile_items(self._client, self._table)
+        return sorted(map(SensorProfile.from_item, items), key=lambda p: p.sensor_id)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -282,14 +264,7 @@ class Registry:
     # -- actions --------------------------------------------------------------------------
 
     def _put_profile_if_new(self, profile: SensorProfile) -> dict[str, Any]:
-        return {
-            "Put": {
-                "TableName": self._table,
-                "Item": profile.item(),
-                "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": schema.SENSOR_ID},
-            }
-        }
+        return expressions.put(expressions.put_if_absent(self._table, profile.item()))
 
     def _put_profile_if_version(self, profile: SensorProfile, read_version: int) -> dict[str, Any]:
         return {

@@ -5,6 +5,7 @@ Same shape as ``ingest/handler.py`` (``sensor_digest/entry.py``).
 
 from __future__ import annotations
 
+from sensor_digest import names
 from sensor_digest.config import SummarySettings
 from sensor_digest.entry import LambdaEntry
 from sensor_digest.summary import SummaryService, build_service
@@ -12,7 +13,7 @@ from sensor_digest.summary import SummaryService, build_service
 __all__ = ["build_service", "handler", "service"]
 
 entry: LambdaEntry[SummaryService] = LambdaEntry(
-    "sensor-digest-summary", lambda session: build_service(SummarySettings.from_env(), session), "stream batch done"
+    names.SUMMARY_SERVICE, lambda session: build_service(SummarySettings.from_env(), session), "stream batch done"
 )
 service = entry.service
 handler = entry.handler

@@ -247,7 +247,7 @@ def test_the_summary_reads_only_day_items_from_the_stream(template: Template) ->
 def test_the_function_asset_carries_the_handlers_and_zone_data_but_no_tests(stack_and_template: Any) -> None:
     assert (BUILD / "ingest" / "handler.py").is_file()
     assert (BUILD / "summary" / "handler.py").is_file()
-    assert (BUILD / "sensor_digest" / "counting.py").is_file()
+    assert (BUILD / "sensor_digest" / "counting" / "ledger.py").is_file()
     assert (BUILD / "tzdata" / "zoneinfo" / "Asia" / "Tokyo").is_file()
     assert not list(BUILD.rglob("__pycache__"))
     assert not (BUILD / "tests").exists()

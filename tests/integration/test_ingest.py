@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from sensor_digest.config import DeliveryMode
-from sensor_digest.counting import DayCounter, GroupOutcome, RetryPolicy
+from sensor_digest.counting import DayCounter, GroupOutcome, LedgerCounter, PlainCounter, RetryPolicy
 from sensor_digest.ingest import InboundMessage, IngestService, Rejection
 from tests.conftest import Tables
 from tests.faults import FaultyClient, PauseAfterFirstCall, throttling_error, touches_sensor
@@ -35,19 +35,18 @@ class KeptRejects:
         return {r.message.message_id for r in rejections}
 
 
-class RecordingCounter(DayCounter):
-    """A ``DayCounter`` that hands each group's outcome (with the steps it took) to ``on_group``."""
+def recording(counter: DayCounter, on_group: Callable[[GroupOutcome], None] | None) -> DayCounter:
+    """``counter``, handing each group's outcome (with the steps it took) to ``on_group``."""
+    if on_group is not None:
+        count_group = counter.count_group
 
-    def __init__(self, on_group: Callable[[GroupOutcome], None], **kw: Any) -> None:
-        super().__init__(**kw)
-        self._on_group = on_group
+        def recorded(*args: Any, **options: Any) -> GroupOutcome:
+            outcome = count_group(*args, **options)
+            on_group(outcome)
+            return outcome
 
-    def count_group(
-        self, sensor_id: int, day: str, messages: Any, deadline: float | None = None, **options: Any
-    ) -> GroupOutcome:
-        outcome = super().count_group(sensor_id, day, messages, deadline, **options)
-        self._on_group(outcome)
-        return outcome
+        counter.count_group = recorded  # type: ignore[method-assign]
+    return counter
 
 
 def make_service(
@@ -57,15 +56,18 @@ def make_service(
     on_group: Callable[[GroupOutcome], None] | None = None,
     **counter_options: Any,
 ) -> Any:
-    options: dict[str, Any] = dict(
-        table_name=tables.table,
-        ledger_table_name=tables.ledger,
-        client=client,
-        mode=mode,
-        marker_ttl_seconds=3600,
-        **counter_options,
-    )
-    counter = RecordingCounter(on_group, **options) if on_group else DayCounter(**options)
+    counter: DayCounter
+    if mode is DeliveryMode.AT_LEAST_ONCE:
+        counter = PlainCounter(table_name=tables.table, client=client, **counter_options)
+    else:
+        counter = LedgerCounter(
+            table_name=tables.table,
+            ledger_table_name=tables.ledger,
+            client=client,
+            marker_ttl_seconds=3600,
+            **counter_options,
+        )
+    counter = recording(counter, on_group)
     sink: Any = KeptRejects()
     return IngestService(counter=counter, dead_letters=sink, default_zone=UTC_ZONE)
 

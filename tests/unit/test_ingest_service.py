@@ -10,29 +10,27 @@ import boto3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sensor_digest import ingest as ingest_module
-from sensor_digest.counting import GroupOutcome, Lookup
+from sensor_digest.counting import DayCounter, GroupOutcome
 from sensor_digest.errors import TransientFault
 from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService, Rejection
+from sensor_digest.ingest import service as ingest_module
 from sensor_digest.registry import PROFILES_KEPT, ProfileCache
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 
 
-class FakeCounter:
+class FakeCounter(DayCounter):
     """Counts every group, except the sensors it is told to fail (or to blow up on)."""
 
-    def __init__(self, failing: set[int], exploding: set[int]) -> None:
+    def __init__(self, failing: set[int], exploding: set[int], **options: Any) -> None:
+        super().__init__(**options)
         self.failing = failing
         self.exploding = exploding
-
-    def lookup(self, messages: list[Any]) -> Lookup:
-        return Lookup()
 
     def identity(self, message: Any) -> Any:
         return message.ledger_key
 
     def count_group(
-        self, sensor_id: int, day: str, messages: list[Any], deadline: float | None = None, **_: Any
+        self, sensor_id: int, day: str, messages: Any, deadline: float | None = None, *, missing: bool = False
     ) -> GroupOutcome:
         if sensor_id in self.exploding:
             raise RuntimeError("bug")
@@ -75,10 +73,9 @@ def test_every_record_ends_counted_rejected_or_failed_and_nothing_raises(
     ]
     sink = Sink(refuse)
     service = IngestService(
-        counter=FakeCounter(failing, exploding),  # type: ignore[arg-type]
+        counter=FakeCounter(failing, exploding, max_workers=3),
         dead_letters=sink,  # type: ignore[arg-type]
         default_zone=ZoneInfo("UTC"),
-        max_workers=3,
     )
 
     report = service.process(messages)
@@ -92,7 +89,7 @@ def test_every_record_ends_counted_rejected_or_failed_and_nothing_raises(
 
 def test_a_refused_dead_letter_send_lists_the_message_for_redelivery() -> None:
     service = IngestService(
-        counter=FakeCounter(set(), set()),  # type: ignore[arg-type]
+        counter=FakeCounter(set(), set()),
         dead_letters=Sink(refuse=True),  # type: ignore[arg-type]
         default_zone=ZoneInfo("UTC"),
     )
@@ -134,7 +131,7 @@ def test_a_surprise_while_reading_one_message_rejects_it_alone_with_a_reason(mon
             return super().keep(rejections, deadline)
 
     service = IngestService(
-        counter=FakeCounter(set(), set()),  # type: ignore[arg-type]
+        counter=FakeCounter(set(), set()),
         dead_letters=KeepingSink(refuse=False),  # type: ignore[arg-type]
         default_zone=ZoneInfo("UTC"),
         profiles=TroubledProfiles(),  # type: ignore[arg-type]
@@ -186,7 +183,7 @@ def _flood(per_call: float) -> tuple[Any, Any, FakeClock, str, list[InboundMessa
     sqs = session.client("sqs", endpoint_url=ENDPOINT)
     dlq = broker.create_queue("dlq")
     service = IngestService(
-        counter=FakeCounter(set(), set()),  # type: ignore[arg-type]
+        counter=FakeCounter(set(), set(), clock=clock),
         dead_letters=DeadLetterSink(queue_url=dlq, client=sqs, clock=clock),
         default_zone=ZoneInfo("UTC"),
         clock=clock,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sensor_digest import zones
-from sensor_digest.counting import GroupOutcome, Lookup
+from sensor_digest.counting import DayCounter, GroupOutcome
 from sensor_digest.ingest import InboundMessage, IngestService, Rejection
 from sensor_digest.registry import InvalidProfile, ProfileCache, SensorProfile
 
@@ -63,14 +63,11 @@ class StoredProfiles:
         return {i: self.profiles[i] for i in sensor_ids if i in self.profiles}
 
 
-class CountingCounter:
-    def lookup(self, messages: list[Any]) -> Lookup:
-        return Lookup()
-
+class CountingCounter(DayCounter):
     def identity(self, message: Any) -> Any:
         return message.ledger_key
 
-    def count_group(self, sensor_id: int, day: str, messages: list[Any], *_: Any, **__: Any) -> GroupOutcome:
+    def count_group(self, sensor_id: int, day: str, messages: Any, *_: Any, **__: Any) -> GroupOutcome:
         self.days = [*getattr(self, "days", []), (sensor_id, day)]
         return GroupOutcome(counted=list(messages), requests=1)
 

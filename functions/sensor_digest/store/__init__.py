@@ -1,1 +1,2 @@
-"""The data-access floor: the tables' layout (``schema``), the DynamoDB boundary (``dynamo``)."""
+"""The data-access floor: the tables' layout (``schema``), the DynamoDB boundary (``dynamo``), the
+conditional writes several paths share (``expressions``), and every read of the tables (``reads``)."""

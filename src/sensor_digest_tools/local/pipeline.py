@@ -24,6 +24,7 @@ from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from sensor_digest import ingest, summary
 from sensor_digest.config import DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.dead_letter_format import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
+from sensor_digest.logs import LOG
 from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
 from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT as BROKER_ENDPOINT
@@ -75,13 +76,12 @@ def route_service_logs(verbose: bool) -> None:
     """The core's loggers (Powertools child loggers) have no Lambda logger above them here: show
     their lines on stderr when ``verbose`` (rejections with their reasons, failed groups), else
     only errors."""
-    for log in (ingest.LOG, summary.LOG):
-        target = logging.getLogger(log.name)
-        target.setLevel(logging.INFO if verbose else logging.ERROR)
-        if verbose and not target.handlers:
-            handler = logging.StreamHandler()
-            handler.setFormatter(LambdaPowertoolsFormatter())  # JSON, with every keyword field
-            target.addHandler(handler)
+    target = logging.getLogger(LOG.name)
+    target.setLevel(logging.INFO if verbose else logging.ERROR)
+    if verbose and not target.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(LambdaPowertoolsFormatter())  # JSON, with every keyword field
+        target.addHandler(handler)
 
 
 def lambda_handler(service: ingest.IngestService | summary.SummaryService) -> Handler:

@@ -1,0 +1,236 @@
+"""What every counter shares: the batch's lookup and its concurrent group writes (``count_batch``),
+the outcome of a group, and the container's memory of day items that exist (``KnownDays``).
+
+A counter turns the valid messages of one batch into writes. ``count_batch`` is the same for every
+mode: read what the batch needs to know (``lookup``: eventually consistent ``BatchGetItem``s, half
+a read unit per key), drop the messages the read proved counted already, group the rest by
+sensor-day, and write the groups concurrently (``count_group``, each mode its own), each group
+only while the invocation has time. Day items this container wrote or saw are remembered, so a
+sensor-day is read once per container, not once per batch. A stale read costs only the write it
+would have saved; correctness rests on the writes' conditions alone.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sensor_digest.errors import TransientFault
+from sensor_digest.logs import LOG
+from sensor_digest.messages import SensorMessage
+from sensor_digest.store import dynamo, schema
+from sensor_digest.upsert import UpsertStep
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+KNOWN_DAYS_KEPT = 100_000  # sensor-days remembered per container as existing (about 15 MB at most)
+
+DayKey = tuple[int, str]
+"""A sensor-day: (sensor id, ``YYYY-MM-DD``)."""
+
+
+@dataclass
+class GroupOutcome:
+    """What became of each message of one sensor-day group."""
+
+    counted: list[SensorMessage] = field(default_factory=list)
+    duplicates: list[SensorMessage] = field(default_factory=list)
+    failed: list[SensorMessage] = field(default_factory=list)
+    reason: str | None = None
+    requests: int = 0
+    steps: list[str] = field(default_factory=list)
+    retries: int = 0
+
+
+@dataclass
+class Lookup:
+    """What the reads before a batch's writes found: ledger keys already counted, sensor-days
+    whose day item does not exist yet, and the requests it took."""
+
+    counted_before: set[str] = field(default_factory=set)
+    missing_days: set[DayKey] = field(default_factory=set)
+    requests: int = 0
+
+
+@dataclass
+class BatchCount:
+    """What ``count_batch`` did: the messages the lookup proved counted before, each group's
+    outcome, and the lookup's requests."""
+
+    known_duplicates: list[SensorMessage] = field(default_factory=list)
+    groups: list[tuple[DayKey, GroupOutcome]] = field(default_factory=list)
+    lookup_requests: int = 0
+
+
+class KnownDays:
+    """Sensor-days known to have their day item (day items are never deleted), least recently
+    used forgotten past ``limit``; shared by the threads of a container."""
+
+    def __init__(self, limit: int = KNOWN_DAYS_KEPT) -> None:
+        self._days: OrderedDict[DayKey, None] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def add(self, days: Iterable[DayKey]) -> None:
+        with self._lock:
+            for day in days:
+                self._days[day] = None
+                self._days.move_to_end(day)
+            while len(self._days) > self._limit:
+                self._days.popitem(last=False)
+
+    def unknown(self, days: Iterable[DayKey]) -> list[DayKey]:
+        with self._lock:
+            return sorted(d for d in set(days) if d not in self._days)
+
+
+class DayCounter(ABC):
+    """Counts the valid messages of a batch into day items; one subclass per mode (``ledger.py``,
+    ``ordered.py``, ``plain.py``), chosen once by ``counting.make_counter``."""
+
+    def __init__(self, *, max_workers: int = 8, clock: Callable[[], float] = time.monotonic) -> None:
+        self._max_workers = max_workers
+        self._clock = clock
+
+    @abstractmethod
+    def identity(self, message: SensorMessage) -> Hashable | None:
+        """What makes two messages of a batch one report (``None``: every message counts)."""
+
+    @abstractmethod
+    def count_group(
+        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool
+    ) -> GroupOutcome:
+        """Count one sensor-day group; never raises for a write failure (it lands in ``failed``).
+        ``missing``: a read found no day item, so the first write starts at the insert."""
+
+    def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
+        """What the batch's writes would otherwise find out the expensive way (nothing, here)."""
+        return Lookup()
+
+    def count_batch(self, messages: Sequence[SensorMessage], deadline: float | None = None) -> BatchCount:
+        """Count one batch's messages, one per identity (the caller settles repeats): the lookup,
+        then each sensor-day group written concurrently while ``deadline`` (``time.monotonic()``)
+        allows; a group past it is failed untried, to be redelivered."""
+        result = BatchCount()
+        if not messages:
+            return result
+        try:
+            found = self.lookup(messages)
+        except TransientFault as fault:  # an optimisation only: the writes will find out
+            LOG.warning("lookup before the writes failed; the writes will find out", reason=fault.reason)
+            found = Lookup()
+        result.lookup_requests = found.requests
+        groups: dict[DayKey, list[SensorMessage]] = defaultdict(list)
+        for message in messages:
+            if message.ledger_key in found.counted_before:  # no transaction needed to find out
+                result.known_duplicates.append(message)
+            else:
+                groups[(message.sensor_id, message.day)].append(message)
+        result.groups = self._write(groups, found.missing_days, deadline)
+        return result
+
+    def _write(
+        self, groups: dict[DayKey, list[SensorMessage]], missing: set[DayKey], deadline: float | None
+    ) -> list[tuple[DayKey, GroupOutcome]]:
+        items = list(groups.items())
+        # in an order of this invocation's own: concurrent invocations of one sensor's traffic
+        # would otherwise all start with its group, and meet on its day item at once
+        random.shuffle(items)
+        if len(items) <= 1 or self._max_workers == 1:
+            return [(key, self._safe_count(key, msgs, key in missing, deadline)) for key, msgs in items]
+        with ThreadPoolExecutor(max_workers=min(self._max_workers, len(items))) as pool:
+            futures = [(key, pool.submit(self._safe_count, key, msgs, key in missing, deadline)) for key, msgs in items]
+            return [(key, future.result()) for key, future in futures]
+
+    def _safe_count(
+        self, key: DayKey, messages: list[SensorMessage], missing: bool, deadline: float | None
+    ) -> GroupOutcome:
+        if deadline is not None and self._clock() >= deadline:  # listed now rather than cut off by the timeout
+            return GroupOutcome(failed=list(messages), reason="no time left in the invocation")
+        try:
+            return self.count_group(key[0], key[1], messages, deadline, missing=missing)
+        except Exception as exc:  # a bug must fail this group only, never the batch
+            LOG.exception("group raised", sensor_id=key[0], day=key[1])
+            return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
+
+
+class TableCounter(DayCounter):
+    """A counter of the digest table: it looks up the day items a batch needs that this container
+    does not know to exist, and remembers those it wrote or saw."""
+
+    def __init__(
+        self,
+        *,
+        table_name: str,
+        client: DynamoDBClient,
+        max_workers: int = 8,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(max_workers=max_workers, clock=clock)
+        self._table = table_name
+        self._client = client
+        self.known_days = KnownDays()
+
+    def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
+        return self.lookup_days(messages, Lookup())
+
+    def lookup_days(self, messages: Sequence[SensorMessage], found: Lookup) -> Lookup:
+        """The day items of the groups of ``messages`` (those not counted before) that this container
+        does not know to exist: each one missing starts at the insert."""
+        days = self.known_days.unknown(
+            (m.sensor_id, m.day) for m in messages if m.ledger_key not in found.counted_before
+        )
+        if days:
+            keys = [schema.day_key(sensor, day) for sensor, day in days]
+            items = dynamo.batch_get(
+                self._client, self._table, keys, consistent=False, projection=[schema.SENSOR_ID, schema.DATE]
+            )
+            present = {(schema.sensor_of_item(item), str(item[schema.DATE]["S"])) for item in items}
+            self.known_days.add(present)
+            found.missing_days = set(days) - present
+            found.requests += (len(keys) + 99) // 100
+        return found
+
+    @staticmethod
+    def first_step(missing: bool) -> UpsertStep:
+        """Where a group's update -> insert -> update starts: at the insert for a day found missing."""
+        return UpsertStep.CREATE_IF_MISSING if missing else UpsertStep.UPDATE_IF_EXISTS
+
+
+def leaders(
+    messages: Sequence[SensorMessage], *, key: Callable[[SensorMessage], Hashable]
+) -> tuple[list[SensorMessage], dict[Hashable, list[SensorMessage]]]:
+    """One leader per identity (a ledger key: a transaction may touch an item once; a sequence
+    number: one SQS message); the repeats follow it."""
+    first: dict[Hashable, SensorMessage] = {}
+    followers: dict[Hashable, list[SensorMessage]] = {}
+    for message in messages:
+        identity = key(message)
+        if identity in first:
+            followers.setdefault(identity, []).append(message)
+        else:
+            first[identity] = message
+    return list(first.values()), followers
+
+
+def settle_followers(
+    followers: dict[Hashable, list[SensorMessage]],
+    outcome: GroupOutcome,
+    *,
+    key: Callable[[SensorMessage], Hashable],
+) -> None:
+    """A repeat of a counted (or already known) message is a duplicate; of a failed one, failed."""
+    if not followers:
+        return
+    failed_keys = {key(m) for m in outcome.failed}
+    for identity, repeats in followers.items():
+        (outcome.failed if identity in failed_keys else outcome.duplicates).extend(repeats)

@@ -1,0 +1,220 @@
+"""Exactly once on a standard queue: a ledger marker per message, in the same transaction as the
+count it contributed to.
+
+Each sensor-day group is one ``TransactWriteItems`` (or one per 99 messages): the count change,
+plus one marker per message (``MSG#<sensor_id>#<event_id>`` on ``attribute_not_exists``). A
+redelivered message finds its marker and is dropped, never counted twice. The count change walks
+update -> insert -> update (``upsert.py``):
+
+1. ``ADD`` to the day's count on condition that the day item exists;
+2. when step 1 was cancelled because the item is missing: put the item on condition that it
+   still does not exist;
+3. when step 2 was cancelled because another writer inserted first: ``ADD`` without condition.
+
+Why a transaction was cancelled is read from ``CancellationReasons`` (one reason per action, in
+action order): a marker that already exists is a duplicate, dropped from the group; a missing or
+present day item moves to the next step; throttling or a conflicting transaction (``Contention``)
+is retried inside the invocation (``RetryPolicy``); anything else ends the group as a failure.
+
+Before the writes, ``lookup`` also reads the batch's markers: a message whose marker exists is a
+duplicate, found without a transaction (which would be charged for every one of its markers).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
+from sensor_digest.errors import Contention, TransientFault
+from sensor_digest.messages import SensorMessage
+from sensor_digest.store import dynamo, expressions, schema
+from sensor_digest.upsert import Answer, ThreeStepUpsert, UpsertStep
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+MAX_TRANSACTION_ACTIONS = 100
+MARKERS_PER_TRANSACTION = MAX_TRANSACTION_ACTIONS - 1  # one action is the count change
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of a transaction cancelled by contention, inside the invocation: jittered
+    exponential backoff, at most ``attempts`` times and never past the invocation's deadline.
+
+    The transaction that won holds its items for about as long as ours took to be refused, so the
+    backoff starts from that duration (``floor``) when it is longer than ``base_seconds``, and
+    waits between half and all of its span: a retry sooner than that would only meet the same
+    transaction again, and every cancelled attempt is charged."""
+
+    attempts: int = 10
+    base_seconds: float = 0.025
+    cap_seconds: float = 1.0
+
+    def delay(self, retry: int, floor: float = 0.0) -> float:
+        span = min(self.cap_seconds, max(self.base_seconds, floor) * 2**retry)
+        return random.uniform(span / 2, span)  # noqa: S311 - jitter
+
+
+def _ledger_key(message: SensorMessage) -> Hashable:
+    return message.ledger_key
+
+
+class LedgerCounter(TableCounter):
+    """``DELIVERY_MODE=exactly-once`` on a standard queue: the count and one marker per message in
+    one transaction per sensor-day group."""
+
+    def __init__(
+        self,
+        *,
+        table_name: str,
+        ledger_table_name: str,
+        client: DynamoDBClient,
+        marker_ttl_seconds: int,
+        max_workers: int = 8,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock)
+        self._ledger = ledger_table_name
+        self._ttl = marker_ttl_seconds
+        self._wall_clock = wall_clock
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
+
+    def identity(self, message: SensorMessage) -> Hashable:
+        """One sensor, one ``event_id``: one report."""
+        return message.ledger_key
+
+    def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
+        """The ledger keys of these messages already in the ledger, then the day items of the
+        remaining groups that this container does not know to exist."""
+        found = Lookup()
+        keys = [schema.ledger_key(k) for k in sorted({m.ledger_key for m in messages})]
+        items = dynamo.batch_get(self._client, self._ledger, keys, consistent=False, projection=[schema.LEDGER_KEY])
+        found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
+        found.requests += (len(keys) + 99) // 100
+        return self.lookup_days(messages, found)
+
+    def count_group(
+        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool
+    ) -> GroupOutcome:
+        """Count one group, ``MARKERS_PER_TRANSACTION`` messages a transaction. ``deadline`` bounds
+        the retries of a contended transaction: none is started that could not end before it;
+        without one, contention is not retried here."""
+        outcome = GroupOutcome()
+        first, followers = leaders(messages, key=_ledger_key)
+        for start in range(0, len(first), MARKERS_PER_TRANSACTION):
+            chunk = first[start : start + MARKERS_PER_TRANSACTION]
+            step = self.first_step(missing) if start == 0 else UpsertStep.UPDATE_IF_EXISTS  # the first made it
+            try:
+                self._count_chunk(sensor_id, day, chunk, outcome, deadline=deadline, first=step)
+            except TransientFault as fault:
+                outcome.failed.extend(first[start:])
+                outcome.reason = fault.reason
+                break
+        settle_followers(followers, outcome, key=_ledger_key)
+        return outcome
+
+    def _count_chunk(
+        self,
+        sensor_id: int,
+        day: str,
+        chunk: list[SensorMessage],
+        outcome: GroupOutcome,
+        *,
+        deadline: float | None,
+        first: UpsertStep,
+    ) -> None:
+        write = LedgerWrite(self, (sensor_id, day), chunk, outcome)
+        for retry in range(self._retry.attempts + 1):
+            started = time.monotonic()
+            try:  # each attempt succeeds, drops at least one duplicate, or advances the step
+                write.run(max_attempts=len(chunk) + 3, start=first)
+                self.known_days.add([(sensor_id, day)])
+                return
+            except Contention:  # nothing was written: try again, if time allows
+                delay = self._retry.delay(retry, floor=time.monotonic() - started)
+                if deadline is None or retry == self._retry.attempts or time.monotonic() + delay >= deadline:
+                    raise
+                outcome.retries += 1
+                self._sleep(delay)
+            finally:
+                outcome.steps += write.steps
+                write.steps = []
+
+    def marker_action(self, message: SensorMessage) -> dict[str, Any]:
+        """The message's marker: put on condition that it does not exist yet."""
+        item = {
+            **schema.ledger_key(message.ledger_key),
+            schema.EXPIRES_AT: {"N": str(int(self._wall_clock()) + self._ttl)},
+            schema.MARKER_DAY: {"S": message.day},
+            schema.MARKER_COUNT: {"N": str(message.count)},
+        }
+        return expressions.put(expressions.put_if_absent(self._ledger, item, schema.LEDGER_KEY))
+
+    def transact(self, count_action: dict[str, Any], pending: list[SensorMessage]) -> list[str] | None:
+        """The count change and the markers of ``pending`` in one transaction: ``None`` once
+        committed, else the cancellation code of each action."""
+        return dynamo.transact(self._client, [count_action, *(self.marker_action(m) for m in pending)])
+
+
+class LedgerWrite(ThreeStepUpsert):
+    """One transaction's worth of a group (the count change and its markers), through the three steps."""
+
+    def __init__(self, counter: LedgerCounter, day: DayKey, chunk: list[SensorMessage], outcome: GroupOutcome) -> None:
+        super().__init__()
+        self._counter = counter
+        self._table = counter._table
+        self._key = schema.day_key(*day)
+        self._item = day
+        self._pending = list(chunk)
+        self._outcome = outcome
+
+    def settled(self) -> bool:
+        return not self._pending  # every message of the chunk turned out to be a duplicate
+
+    def update_if_exists(self) -> Answer:
+        return self._send(
+            expressions.update(expressions.add_count(self._table, self._key, self._total, only_if_exists=True))
+        )
+
+    def create_if_missing(self) -> Answer:
+        item = schema.day_item(*self._item, self._total)
+        return self._send(expressions.put(expressions.put_if_absent(self._table, item)))
+
+    def update_after_race(self) -> Answer:
+        return self._send(
+            expressions.update(expressions.add_count(self._table, self._key, self._total, only_if_exists=False))
+        )
+
+    @property
+    def _total(self) -> int:
+        return sum(m.count for m in self._pending)
+
+    def _send(self, count_action: dict[str, Any]) -> Answer:
+        self._outcome.requests += 1
+        codes = self._counter.transact(count_action, self._pending)
+        if codes is None:
+            self._outcome.counted.extend(self._pending)
+            return Answer.DONE
+        self._pending = self._drop_duplicates(codes)
+        return Answer.NEXT if codes[0] == dynamo.CONDITIONAL_CHECK_FAILED else Answer.AGAIN
+
+    def _drop_duplicates(self, codes: list[str]) -> list[SensorMessage]:
+        """Read a cancellation: a marker that exists is a duplicate, dropped; a fault ends the group."""
+        if len(codes) != 1 + len(self._pending):
+            raise TransientFault(f"transaction cancelled without a reason per action: {codes}")
+        fault = dynamo.cancellation_fault(codes)
+        if fault is not None:
+            raise fault
+        remaining: list[SensorMessage] = []
+        for message, code in zip(self._pending, codes[1:], strict=True):
+            (self._outcome.duplicates if code == dynamo.CONDITIONAL_CHECK_FAILED else remaining).append(message)
+        return remaining

@@ -1,0 +1,136 @@
+"""Ordered mode (``QUEUE_TYPE=fifo``): no ledger; the day item remembers the last sequence number
+applied to it.
+
+SQS numbers a message group's messages in increasing order, each sensor is one group, and Lambda
+hands a group over in order and holds back its later messages while one is retried. So a day item
+can remember the highest sequence number applied to it, and one ``UpdateItem`` counts a group on
+condition that its first number is above that one: ``ADD`` the group's count, ``SET`` its last
+number. Numbers of two queues do not compare, and while CloudFormation replaces the queue both
+deliver, so the day item keeps one number per queue (``AppliedSequence#<queue ARN>``, the queue
+being the message's ``source``); the condition also honours the single pair (``AppliedSequence``,
+``SequenceSource``) that the first ordered-mode release kept. When the condition fails, the item as
+it was (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) says what was applied: those messages are
+duplicates, the rest are written on the same condition. A missing day item takes the same three
+steps, the insert carrying the sequence number too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from functools import partial
+from typing import Any
+
+from sensor_digest.counting.base import DayKey, GroupOutcome, TableCounter, leaders, settle_followers
+from sensor_digest.errors import TransientFault
+from sensor_digest.messages import SensorMessage
+from sensor_digest.store import dynamo, expressions, schema
+from sensor_digest.upsert import Answer, ThreeStepUpsert
+
+
+def sequence_of(message: SensorMessage) -> int:
+    """A FIFO message's SQS sequence number."""
+    if message.sequence is None:
+        raise TransientFault("a FIFO message without its sequence number reached the ordered counter")
+    return message.sequence
+
+
+class OrderedCounter(TableCounter):
+    """``QUEUE_TYPE=fifo``: one conditional ``UpdateItem`` per sensor-day group, guarded by the
+    sequence number of the queue the group came from."""
+
+    def identity(self, message: SensorMessage) -> Hashable:
+        """One SQS message (a message delivered twice in one batch)."""
+        return message.sequence
+
+    def count_group(
+        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool
+    ) -> GroupOutcome:
+        outcome = GroupOutcome()
+        first, followers = leaders(messages, key=sequence_of)
+        write = OrderedWrite(self._client, self._table, (sensor_id, day), sorted(first, key=sequence_of), outcome)
+        try:  # each attempt succeeds, drops the applied messages, or advances the step
+            write.run(max_attempts=len(first) + 3, start=self.first_step(missing))
+        except TransientFault as fault:
+            outcome.failed.extend(write.pending)
+            outcome.reason = fault.reason
+        else:
+            self.known_days.add([(sensor_id, day)])
+        outcome.steps += write.steps
+        settle_followers(followers, outcome, key=sequence_of)
+        return outcome
+
+
+class OrderedWrite(ThreeStepUpsert):
+    """A group's guarded write through the three steps; ``pending``, sorted by sequence number,
+    loses the messages each refusal shows were applied."""
+
+    def __init__(
+        self, client: Any, table: str, day: DayKey, pending: list[SensorMessage], outcome: GroupOutcome
+    ) -> None:
+        super().__init__()
+        self._client = client
+        self._table = table
+        self._sensor_id, self._day = day
+        self.pending = pending
+        self._outcome = outcome
+        self._source = pending[0].source if pending else ""
+
+    def settled(self) -> bool:
+        return not self.pending  # every message turned out to be applied already
+
+    def create_if_missing(self) -> Answer:
+        item = schema.day_item(self._sensor_id, self._day, self._total)
+        item[schema.applied_sequence_name(self._source)] = {"S": self._last}
+        params = {**expressions.put_if_absent(self._table, item), "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+        answer = self._send("PutItem", partial(self._client.put_item, **params))
+        return Answer.NEXT if answer is Answer.AGAIN else answer
+
+    def update_if_exists(self) -> Answer:
+        """The guarded ``ADD`` (steps 1 and 3 alike: an update after a race must still skip what
+        the winner applied)."""
+        params = {
+            "TableName": self._table,
+            "Key": schema.day_key(self._sensor_id, self._day),
+            "UpdateExpression": "ADD #count :n SET #applied = :last",
+            # this queue's own number, and the single pair the first release kept
+            "ConditionExpression": "attribute_exists(#pk)"
+            " AND (attribute_not_exists(#applied) OR #applied < :first)"
+            " AND (attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)",
+            "ExpressionAttributeNames": {
+                "#pk": schema.SENSOR_ID,
+                "#count": schema.DATA_COUNT,
+                "#applied": schema.applied_sequence_name(self._source),
+                "#seq": schema.APPLIED_SEQUENCE,
+                "#src": schema.SEQUENCE_SOURCE,
+            },
+            "ExpressionAttributeValues": {
+                ":n": {"N": str(self._total)},
+                ":last": {"S": self._last},
+                ":first": {"S": schema.sequence_text(sequence_of(self.pending[0]))},
+                ":src": {"S": self._source},
+            },
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        return self._send("UpdateItem", partial(self._client.update_item, **params))
+
+    @property
+    def _total(self) -> int:
+        return sum(m.count for m in self.pending)
+
+    @property
+    def _last(self) -> str:
+        return schema.sequence_text(sequence_of(self.pending[-1]))
+
+    def _send(self, action: str, call: Any) -> Answer:
+        self._outcome.requests += 1
+        old = dynamo.conditional_write(action, call)
+        if old is None:
+            self._outcome.counted.extend(self.pending)
+            return Answer.DONE
+        if not old:  # no day item yet
+            return Answer.NEXT
+        applied = schema.applied_sequence_of_item(old, self._source)
+        done = [m for m in self.pending if applied is not None and sequence_of(m) <= applied]
+        self._outcome.duplicates.extend(done)
+        self.pending = self.pending[len(done) :]  # sorted by sequence number: what was applied comes first
+        return Answer.AGAIN

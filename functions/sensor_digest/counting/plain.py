@@ -1,0 +1,70 @@
+"""At-least-once (``DELIVERY_MODE=at-least-once``): the count alone, no markers.
+
+The same update -> insert -> update as the ledger's, as plain ``UpdateItem`` / ``PutItem`` calls:
+never undercounts; a redelivered message is counted again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from functools import partial
+from typing import Any
+
+from sensor_digest.counting.base import DayKey, GroupOutcome, TableCounter
+from sensor_digest.errors import TransientFault
+from sensor_digest.messages import SensorMessage
+from sensor_digest.store import dynamo, expressions, schema
+from sensor_digest.upsert import Answer, ThreeStepUpsert
+
+
+class PlainCounter(TableCounter):
+    """One conditional write per sensor-day group, no ledger."""
+
+    def identity(self, message: SensorMessage) -> Hashable | None:
+        """None: every message counts."""
+        return None
+
+    def count_group(
+        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool
+    ) -> GroupOutcome:
+        outcome = GroupOutcome()
+        write = PlainWrite(self._client, self._table, (sensor_id, day), sum(m.count for m in messages), outcome)
+        try:
+            write.run(max_attempts=3, start=self.first_step(missing))
+        except TransientFault as fault:
+            outcome.failed.extend(messages)
+            outcome.reason = fault.reason
+        else:
+            self.known_days.add([(sensor_id, day)])
+            outcome.counted.extend(messages)
+        outcome.steps += write.steps
+        return outcome
+
+
+class PlainWrite(ThreeStepUpsert):
+    def __init__(self, client: Any, table: str, day: DayKey, total: int, outcome: GroupOutcome) -> None:
+        super().__init__()
+        self._client = client
+        self._table = table
+        self._sensor_id, self._day = day
+        self._total = total
+        self._outcome = outcome
+
+    def update_if_exists(self) -> Answer:
+        return self._update(only_if_exists=True)
+
+    def create_if_missing(self) -> Answer:
+        item = schema.day_item(self._sensor_id, self._day, self._total)
+        return self._send("PutItem", partial(self._client.put_item, **expressions.put_if_absent(self._table, item)))
+
+    def update_after_race(self) -> Answer:
+        return self._update(only_if_exists=False)
+
+    def _update(self, *, only_if_exists: bool) -> Answer:
+        key = schema.day_key(self._sensor_id, self._day)
+        params = expressions.add_count(self._table, key, self._total, only_if_exists=only_if_exists)
+        return self._send("UpdateItem", partial(self._client.update_item, **params))
+
+    def _send(self, action: str, call: Any) -> Answer:
+        self._outcome.requests += 1
+        return Answer.DONE if dynamo.conditional_write(action, call) is None else Answer.NEXT

@@ -1,0 +1,240 @@
+"""The ingest use case: a batch of SQS messages in, a partial batch response out.
+
+read -> date -> count -> report:
+
+1. **read** each record once (``messages.read_pending``, and what the queue type adds,
+   ``ordering.py``): a message that breaks the contract is a ``Rejection``;
+2. **date** each report in its sensor's zone (the profiles of the batch's sensors in one read;
+   ``UNKNOWN_SENSORS=reject`` rejects a sensor that is not registered);
+3. **keep** the rejections in the dead-letter queue (``dead_letters.py``), within the
+   invocation's time;
+4. **count** one message per identity (``counting/``: the lookup and the concurrent group
+   writes); two messages of one sensor with one identity in a batch are one report: the first in
+   batch order is written, the others follow its fate (counted, or listed), whichever day they name;
+5. **report** each message's fate: counted, duplicate, rejected or failed, and list the failed
+   ones (``ordering.listed``) so that SQS redelivers them.
+
+Nothing here raises for a per-message problem, and nothing here knows the queue type or the
+delivery mode: the counter and the ordering policy carry them.
+
+A message's identity and time are its origin (``dead_letter_format.Origin``): its own
+``messageId`` and ``SentTimestamp``, or, for a dead letter back from a redrive, the
+``source_message_id`` and ``source_sent_timestamp`` attributes it carries. A report without
+``event_id`` is counted by that id, and one without ``timestamp`` dated by that time, so a
+redrive neither counts it again nor moves it to the redrive's day.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from datetime import tzinfo
+from typing import Any
+
+from sensor_digest.counting import BatchCount, DayCounter
+from sensor_digest.dead_letter_format import BadOrigin, clip_reason
+from sensor_digest.errors import RejectedMessage, TransientFault
+from sensor_digest.ingest.dead_letters import DeadLetters, Rejection
+from sensor_digest.ingest.ordering import Ordering, StandardOrdering
+from sensor_digest.ingest.records import InboundMessage
+from sensor_digest.ingest.report import BatchReport
+from sensor_digest.logs import LOG
+from sensor_digest.messages import PendingMessage, SensorMessage, read_pending
+from sensor_digest.registry import ProfileCache
+
+DEADLINE_MARGIN_SECONDS = 3.0
+"""Time kept free before Lambda's timeout for what follows the writes (the response, the logs)."""
+
+
+class IngestService:
+    """Validates, dates and counts one batch; the handler wires it to Lambda."""
+
+    def __init__(
+        self,
+        *,
+        counter: DayCounter,
+        dead_letters: DeadLetters,
+        default_zone: tzinfo,
+        ordering: Ordering | None = None,
+        profiles: ProfileCache | None = None,
+        reject_unknown: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._counter = counter
+        self._dead_letters = dead_letters
+        self._zone = default_zone
+        self._ordering: Ordering = ordering or StandardOrdering()
+        self._profiles = profiles
+        self._reject_unknown = reject_unknown
+        self._clock = clock
+
+    def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> BatchReport:
+        """An SQS event in Lambda's shape: its records, processed as one batch. ``remaining_ms``
+        (the invocation's time left) bounds the work: dead letters are sent, groups written and
+        contended transactions retried only while time is left; the rest is listed."""
+        records = event.get("Records") or []
+        deadline = None if remaining_ms is None else self._clock() + remaining_ms / 1000 - DEADLINE_MARGIN_SECONDS
+        return self.process([InboundMessage.from_record(r) for r in records if isinstance(r, dict)], deadline)
+
+    def process(self, messages: Sequence[InboundMessage], deadline: float | None = None) -> BatchReport:
+        report = BatchReport()
+        rejections: list[Rejection] = []
+        reports = [
+            (inbound, pending) for inbound in messages if (pending := self._read(inbound, rejections)) is not None
+        ]
+        if not self._prefetch_profiles(reports, report):
+            self._keep(rejections, report, deadline)
+            return self._listed(messages, report)
+        dated = [
+            m for inbound, pending in reports if (m := self._date(inbound, pending, rejections, report)) is not None
+        ]
+        self._keep(rejections, report, deadline)
+        held = set(self._listed(messages, report).failed_ids)  # on FIFO, a listed message holds its group back
+        leaders, followers = self._leaders([m for m in dated if m.message_id not in held])
+        counted = self._counter.count_batch(leaders, deadline) if leaders else BatchCount()
+        self._tally(counted, report)
+        self._settle_followers(followers, counted, report)
+        return self._listed(messages, report)
+
+    # -- read ------------------------------------------------------------------------------
+
+    def _read(self, inbound: InboundMessage, rejections: list[Rejection]) -> PendingMessage | None:
+        """Load and validate one body (once); a rejection or any surprise ends with this message alone."""
+        try:
+            origin = inbound.origin()
+            pending = read_pending(
+                message_id=inbound.message_id,
+                body=inbound.body,
+                sent_timestamp=origin.sent_timestamp,
+                origin_id=origin.message_id,
+            )
+            return self._ordering.read(inbound, pending)
+        except BadOrigin as bad:
+            rejections.append(Rejection(inbound, str(bad)))
+        except RejectedMessage as rejection:
+            rejections.append(Rejection(inbound, rejection.reason))
+        except Exception as exc:  # a parser bug on hostile input: keep the message with the reason
+            rejections.append(self._unexpected(inbound, exc))
+        return None
+
+    # -- date ------------------------------------------------------------------------------
+
+    def _prefetch_profiles(self, reports: list[tuple[InboundMessage, PendingMessage]], report: BatchReport) -> bool:
+        """One ``BatchGetItem`` for the batch's sensors not cached yet; ``False`` when the profiles
+        could not be read (without them no day can be trusted: the batch's reports are listed)."""
+        if self._profiles is None:
+            return True
+        try:
+            self._profiles.prefetch(r.sensor_id for _, r in reports)
+        except TransientFault as fault:
+            LOG.warning("profiles unavailable, the batch will be redelivered", reason=fault.reason)
+            report.failed_ids.extend(inbound.message_id for inbound, _ in reports)
+            return False
+        except Exception:  # a bad profile item must not cost the batch: each sensor is looked up alone
+            LOG.exception("profile prefetch raised; looking sensors up one by one")
+        return True
+
+    def _date(
+        self, inbound: InboundMessage, pending: PendingMessage, rejections: list[Rejection], report: BatchReport
+    ) -> SensorMessage | None:
+        """The message with its day in the sensor's zone; ``None`` once it is rejected or listed."""
+        try:
+            return pending.in_zone(self._zone_of(pending.sensor_id))
+        except RejectedMessage as rejection:
+            rejections.append(Rejection(inbound, rejection.reason))
+        except TransientFault as fault:  # this sensor's profile could not be read: retry this message
+            LOG.warning(
+                "profile unavailable, the message will be redelivered",
+                message_id=inbound.message_id,
+                reason=fault.reason,
+            )
+            report.failed_ids.append(inbound.message_id)
+        except Exception as exc:
+            rejections.append(self._unexpected(inbound, exc))
+        return None
+
+    def _zone_of(self, sensor_id: int) -> tzinfo:
+        """The sensor's registered zone, else the digest's; rejects an unknown sensor if told to."""
+        zone = self._profiles.zone(sensor_id) if self._profiles is not None else None
+        if zone is not None:
+            return zone
+        if self._reject_unknown and self._profiles is not None:
+            raise RejectedMessage(f"sensor {sensor_id} is not registered (UNKNOWN_SENSORS=reject)")
+        return self._zone
+
+    @staticmethod
+    def _unexpected(inbound: InboundMessage, exc: Exception) -> Rejection:
+        LOG.exception("reading the message raised unexpectedly", message_id=inbound.message_id)
+        return Rejection(inbound, f"unexpected error while reading the message: {type(exc).__name__}: {exc}")
+
+    # -- keep --------------------------------------------------------------------------------
+
+    def _keep(self, rejections: list[Rejection], report: BatchReport, deadline: float | None) -> None:
+        """Rejected messages to the dead-letter queue; one that could not be kept is listed."""
+        if not rejections:
+            return
+        for rejection in rejections:
+            LOG.info("message rejected", message_id=rejection.message.message_id, reason=clip_reason(rejection.reason))
+        kept = self._dead_letters.keep(rejections, deadline)
+        report.rejected += len(kept)
+        report.failed_ids.extend(r.message.message_id for r in rejections if r.message.message_id not in kept)
+
+    # -- count -------------------------------------------------------------------------------
+
+    def _leaders(
+        self, messages: list[SensorMessage]
+    ) -> tuple[list[SensorMessage], dict[Hashable, list[SensorMessage]]]:
+        """One message per identity across the whole batch (``DayCounter.identity``: a ledger key, a
+        sequence number), the first in batch order; the repeats wait for its fate, whichever day
+        they name: two reports with one ``event_id`` are one report, counted once, on the day of
+        the first."""
+        leaders: list[SensorMessage] = []
+        followers: dict[Hashable, list[SensorMessage]] = {}
+        for message in messages:
+            identity = self._counter.identity(message)
+            if identity is None:  # at-least-once: every message counts
+                leaders.append(message)
+            elif identity in followers:
+                followers[identity].append(message)
+            else:
+                followers[identity] = []
+                leaders.append(message)
+        return leaders, {k: v for k, v in followers.items() if v}
+
+    @staticmethod
+    def _tally(counted: BatchCount, report: BatchReport) -> None:
+        report.duplicates += len(counted.known_duplicates)
+        report.requests += counted.lookup_requests
+        report.groups = len(counted.groups)
+        for (sensor_id, day), outcome in counted.groups:
+            report.counted += len(outcome.counted)
+            report.duplicates += len(outcome.duplicates)
+            report.failed_ids.extend(m.message_id for m in outcome.failed)
+            report.requests += outcome.requests
+            report.retries += outcome.retries
+            if outcome.failed:
+                LOG.warning(
+                    "group failed, its messages will be redelivered",
+                    sensor_id=sensor_id,
+                    day=day,
+                    reason=outcome.reason,
+                    message_ids=[m.message_id for m in outcome.failed],
+                )
+
+    def _settle_followers(
+        self, followers: dict[Hashable, list[SensorMessage]], counted: BatchCount, report: BatchReport
+    ) -> None:
+        """A repeat of a counted (or known) message is a duplicate; of any other, listed with it."""
+        done = counted.known_duplicates + [m for _, o in counted.groups for m in o.counted + o.duplicates]
+        settled = {self._counter.identity(m) for m in done}
+        for identity, repeats in followers.items():
+            if identity in settled:
+                report.duplicates += len(repeats)
+            else:
+                report.failed_ids.extend(m.message_id for m in repeats)
+
+    # -- report ------------------------------------------------------------------------------
+
+    def _listed(self, messages: Sequence[InboundMessage], report: BatchReport) -> BatchReport:
+        report.failed_ids = self._ordering.listed(messages, report.failed_ids)
+        return report

@@ -1,0 +1,30 @@
+"""Names that the functions, the stack and the tools must spell alike: the services (Powertools'
+service names, the metrics' ``service`` dimension), the metrics namespace and names, and the keys
+of the stack's outputs (which the command line reads to find a deployed stack's resources)."""
+
+from __future__ import annotations
+
+INGEST_SERVICE = "sensor-digest-ingest"
+SUMMARY_SERVICE = "sensor-digest-summary"
+METRICS_NAMESPACE = "SensorDigest"
+
+# ingest's metrics, one per message fate
+METRIC_COUNTED = "counted"
+METRIC_DUPLICATE = "duplicate"
+METRIC_REJECTED = "rejected"
+METRIC_FAILED = "failed"
+INGEST_METRICS = (METRIC_COUNTED, METRIC_DUPLICATE, METRIC_REJECTED, METRIC_FAILED)
+
+# the summary's metrics
+METRIC_SUMMARY_WRITTEN = "summaryWritten"
+METRIC_SUMMARY_STALE = "summaryStale"
+METRIC_SUMMARY_IGNORED = "summaryIgnored"
+METRIC_SUMMARY_FAILED = "summaryFailed"
+
+# the stack's outputs
+OUTPUT_QUEUE_URL = "QueueUrl"
+OUTPUT_DEAD_LETTER_QUEUE_URL = "DeadLetterQueueUrl"
+OUTPUT_TABLE_NAME = "TableName"
+OUTPUT_LEDGER_TABLE_NAME = "LedgerTableName"
+OUTPUT_DASHBOARD_URL = "DashboardUrl"
+OUTPUT_STREAM_FAILURE_QUEUE_URL = "StreamFailureQueueUrl"

@@ -1,0 +1,135 @@
+"""Every read of the tables outside the hot path's own lookups, through the DynamoDB boundary
+(``dynamo.call``: a ``ClientError`` becomes a ``TransientFault`` whose cause is the ``ClientError``).
+
+Queries on one sensor's partition (``sensor_days``, ``summary_months``) serve the command line,
+the rebuild and the read API; the scans (``scan_all``, ``sensors_with_data``, ``profile_items``)
+serve operators' commands, the demo's checks and the tests, never a Lambda request path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sensor_digest.store import dynamo, schema
+
+
+def _pages(client: Any, operation: str, **request: Any) -> Iterator[dict[str, Any]]:
+    """Every page of a paginated ``Query`` or ``Scan``, each request through the boundary."""
+    pages = iter(client.get_paginator(operation.lower()).paginate(**request))
+    while True:
+        page = dynamo.call(operation, lambda: next(pages, None))
+        if page is None:
+            return
+        yield page
+
+
+def scan_all(client: Any, table: str) -> list[schema.Item]:
+    """Every item of the table (consistent reads)."""
+    return [item for page in _pages(client, "Scan", TableName=table, ConsistentRead=True) for item in page["Items"]]
+
+
+def day_counts(client: Any, table: str) -> dict[tuple[int, str], int]:
+    """Every day item's count, by (sensor, day)."""
+    return {
+        (sensor, day): count
+        for sensor, day, count in filter(None, map(schema.day_count_of_item, scan_all(client, table)))
+    }
+
+
+def summaries(client: Any, table: str) -> dict[int, dict[str, int]]:
+    """Every sensor's summary, its months' ``DailyCounts`` merged (the legacy single item aside)."""
+    out: dict[int, dict[str, int]] = {}
+    for item in scan_all(client, table):
+        daily = schema.daily_counts_of_item(item) if schema.is_summary(item) else None
+        if daily is not None:
+            out.setdefault(schema.sensor_of_item(item), {}).update(daily)
+    return {sensor: dict(sorted(days.items())) for sensor, days in out.items()}
+
+
+def by_sensor(counts: dict[tuple[int, str], int]) -> dict[int, dict[str, int]]:
+    """Day counts regrouped as each sensor's ``DailyCounts``: what its summary must equal."""
+    out: dict[int, dict[str, int]] = {}
+    for (sensor, day), n in counts.items():
+        out.setdefault(sensor, {})[day] = n
+    return out
+
+
+def sensor_items(client: Any, table: str, sensor_id: int, low: str, high: str) -> Iterator[schema.Item]:
+    """A sensor's items whose sort key lies between ``low`` and ``high`` (inclusive): one ``Query``."""
+    for page in _pages(
+        client,
+        "Query",
+        TableName=table,
+        KeyConditionExpression="#s = :s AND #d BETWEEN :a AND :b",
+        ExpressionAttributeNames={"#s": schema.SENSOR_ID, "#d": schema.DATE},
+        ExpressionAttributeValues={":s": {"N": str(sensor_id)}, ":a": {"S": low}, ":b": {"S": high}},
+        ConsistentRead=True,
+    ):
+        yield from page["Items"]
+
+
+def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) -> list[tuple[str, int]]:
+    """A sensor's day counts from ``first`` to ``last`` (inclusive), by date."""
+    items = sensor_items(client, table, sensor_id, first, last)
+    return [(day, count) for _, day, count in filter(None, map(schema.day_count_of_item, items))]
+
+
+def summary_months(
+    client: Any, table: str, sensor_id: int, first: str | None = None, last: str | None = None
+) -> dict[str, dict[str, int]]:
+    """A sensor's summary items from month ``first`` to ``last`` (``YYYY-MM``, inclusive; all when
+    absent), by month: one ``Query`` on the sensor, its sort keys ``SUMMARY#...``."""
+    low = schema.summary_key(sensor_id, first or "0000-00")[schema.DATE]["S"]
+    high = schema.summary_key(sensor_id, last or "9999-99")[schema.DATE]["S"]
+    out: dict[str, dict[str, int]] = {}
+    for item in sensor_items(client, table, sensor_id, low, high):
+        daily = schema.daily_counts_of_item(item)
+        if daily is not None:
+            out[schema.summary_month_of_item(item)] = daily
+    return out
+
+
+def get_item(client: Any, table: str, key: schema.Item) -> schema.Item | None:
+    """One item by its key (a consistent read); ``None`` when there is none."""
+    response = dynamo.call("GetItem", lambda: client.get_item(TableName=table, Key=key, ConsistentRead=True))
+    item: schema.Item | None = response.get("Item")
+    return item or None
+
+
+def sensors_with_data(client: Any, table: str, *, with_summaries: bool = False) -> list[int]:
+    """Every sensor that has a day item or a legacy summary (and, ``with_summaries``, a month item):
+    a Scan, for the rebuild command only."""
+    found: set[int] = set()
+    for page in _pages(
+        client,
+        "Scan",
+        TableName=table,
+        ProjectionExpression="#s, #d",
+        ExpressionAttributeNames={"#s": schema.SENSOR_ID, "#d": schema.DATE},
+    ):
+        for item in page["Items"]:
+            if (
+                schema.is_legacy_summary(item)
+                or str(item[schema.DATE]["S"])[:1].isdigit()
+                or (with_summaries and schema.is_summary(item))
+            ):
+                found.add(schema.sensor_of_item(item))
+    return sorted(found)
+
+
+def profile_items(client: Any, table: str) -> list[schema.Item]:
+    """Every sensor profile item (a Scan: for the command line, never for the Lambda functions)."""
+    return [
+        item
+        for page in _pages(
+            client,
+            "Scan",
+            TableName=table,
+            FilterExpression="#d = :p",
+            ExpressionAttributeNames={"#d": schema.DATE},
+            ExpressionAttributeValues={":p": {"S": schema.PROFILE_SORT_KEY}},
+            ConsistentRead=True,
+        )
+        for item in page["Items"]
+    ]
