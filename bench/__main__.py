@@ -34,8 +34,10 @@ from bench.workloads import WORKLOADS, Workload, seed_days_under_way, seed_histo
 from sensor_digest import summary
 from sensor_digest.config import SummarySettings
 from sensor_digest.store import schema
+from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
 from sensor_digest.stream_filter import matches_filter
 from sensor_digest_cdk.shape import Settings
+from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.stream_reader import StreamReader
@@ -43,8 +45,8 @@ from sensor_digest_tools.instruments.conflicts import ConflictEmulator
 from sensor_digest_tools.instruments.latency import LatencyModel
 from sensor_digest_tools.instruments.metering import RequestMeter
 from sensor_digest_tools.lambda_runtime.events import FakeContext, sqs_record, stream_event
-from sensor_digest_tools.local.pipeline import lambda_handler, route_service_logs
-from sensor_digest_tools.ops.queries import by_sensor, day_counts, scan_all, summaries
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
+from sensor_digest_tools.local.pipeline import route_service_logs
 
 DEPLOYED = Settings()
 MODELED = "acde"  # (b) is left out of the modeled pass: three writes per message, its place is clear raw
@@ -72,11 +74,8 @@ def engine(*, modeled: bool) -> Iterator[Engine]:
     with running_engine(None) as local:
         session = LocalSession({"dynamodb": local.endpoint})
         meter, conflicts = RequestMeter(), ConflictEmulator()
-        meter.install(session)
-        conflicts.install(session)
         latency = LatencyModel() if modeled else None
-        if latency:
-            latency.install(session)  # after the conflict emulator: the delay falls inside a transaction's window
+        instruments.install(session, meter=meter, conflicts=conflicts, latency=latency)
         yield Engine(session, local.endpoint, meter, conflicts, latency)
 
 

@@ -24,7 +24,7 @@ from sensor_digest.messages import SensorMessage, read_pending
 from sensor_digest.store import schema
 from sensor_digest_cdk.shape import Settings
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage
-from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 
 UTC = ZoneInfo("UTC")
 UNUSED_DLQ = "https://sqs.us-east-1.amazonaws.com/000000000000/unused"

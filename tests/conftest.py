@@ -19,7 +19,7 @@ from sensor_digest import summary
 from sensor_digest.config import SummarySettings
 from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine, start_engine
 from sensor_digest_tools.aws.session import LocalSession, local_client
-from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 
 # No test may ever reach AWS: fake credentials and a fixed region before any client exists.
 os.environ["AWS_ACCESS_KEY_ID"] = "local"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
-from sensor_digest_tools.ops.queries import by_sensor, day_counts, scan_all, summaries
 
 __all__ = ["FakeContext", "QueuedMessage", "by_sensor", "day_counts", "message", "scan_all", "sqs_event", "summaries"]
 

@@ -16,7 +16,7 @@ def _attribute(definition: tuple[str, str, str]) -> dynamodb.Attribute:
     return dynamodb.Attribute(name=name, type=_TYPES[kind])
 
 
-class Storage(Construct):
+class DigestTables(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings) -> None:
         super().__init__(scope, construct_id)
         provisioned = settings.billing == "provisioned"

@@ -10,6 +10,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from sensor_digest import names
 from sensor_digest_cdk.shape import Settings
 
 # Python 3.13: the newest the project can also test on (`make test-unit-py313`); the Powertools layer
@@ -68,7 +69,7 @@ def python_function(
         logging_format=lambda_.LoggingFormat.JSON,
         environment={
             "POWERTOOLS_SERVICE_NAME": service,
-            "POWERTOOLS_METRICS_NAMESPACE": "SensorDigest",
+            "POWERTOOLS_METRICS_NAMESPACE": names.METRICS_NAMESPACE,
             "POWERTOOLS_LOG_LEVEL": "INFO",
             **environment,
         },

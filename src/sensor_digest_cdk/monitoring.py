@@ -1,6 +1,13 @@
-"""Alarms (to an encrypted SNS topic) and one dashboard for the whole pipeline."""
+"""Alarms (to an encrypted SNS topic) and one dashboard for the whole pipeline.
+
+``PipelineMonitoring`` builds them in three steps, one method each: ``_alarm_topic`` (the topic and
+its key, which CloudWatch alarms may use), ``_alarms`` (one per way the pipeline can go wrong, each
+to the topic) and ``_dashboard``.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from aws_cdk import Aws, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -14,13 +21,26 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from sensor_digest import names
 from sensor_digest_cdk.shape import Settings
 
-NAMESPACE = "SensorDigest"
 PERIOD = Duration.minutes(5)
 
 
-class Monitoring(Construct):
+@dataclass(frozen=True)
+class Watched:
+    """What the alarms and the dashboard watch."""
+
+    queue: sqs.IQueue
+    dead_letter_queue: sqs.IQueue
+    stream_failure_queue: sqs.IQueue
+    ingest: lambda_.IFunction
+    summary: lambda_.IFunction
+    table: dynamodb.ITable
+    ledger: dynamodb.ITable
+
+
+class PipelineMonitoring(Construct):
     def __init__(
         self,
         scope: Construct,
@@ -36,21 +56,32 @@ class Monitoring(Construct):
         ledger: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
-        # CloudWatch cannot publish to a topic encrypted with the AWS-managed aws/sns key (its key
-        # policy cannot admit cloudwatch.amazonaws.com), so the topic gets a key of its own whose
-        # policy lets CloudWatch alarms of this account use it, and a topic policy that lets them publish.
+        self._settings = settings
+        self.key, self.topic = self._alarm_topic()
+        self._watched = Watched(queue, dead_letter_queue, stream_failure_queue, ingest, summary, table, ledger)
+        self.alarms = self._alarms()
+        self.dashboard = self._dashboard()
+        self.dashboard_url = (
+            f"https://{Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region={Aws.REGION}"
+            f"#dashboards:name={settings.stack_name}-pipeline"
+        )
+
+    def _alarm_topic(self) -> tuple[kms.Key, sns.Topic]:
+        """CloudWatch cannot publish to a topic encrypted with the AWS-managed aws/sns key (its key
+        policy cannot admit cloudwatch.amazonaws.com), so the topic gets a key of its own whose
+        policy lets CloudWatch alarms of this account use it, and a topic policy that lets them publish."""
         cloudwatch_of_this_account = {
             "principals": [iam.ServicePrincipal("cloudwatch.amazonaws.com")],
             "conditions": {"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}},
         }
-        self.key = kms.Key(
+        key = kms.Key(
             self,
             "AlarmTopicKey",
-            description=f"{settings.stack_name}: encrypts the alarm topic; CloudWatch alarms may use it",
+            description=f"{self._settings.stack_name}: encrypts the alarm topic; CloudWatch alarms may use it",
             enable_key_rotation=True,
-            removal_policy=settings.removal_policy,
+            removal_policy=self._settings.removal_policy,
         )
-        self.key.add_to_resource_policy(
+        key.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowCloudWatchAlarmsToUseTheKey",
                 actions=["kms:Decrypt", "kms:GenerateDataKey*"],
@@ -58,18 +89,22 @@ class Monitoring(Construct):
                 **cloudwatch_of_this_account,  # type: ignore[arg-type]
             )
         )
-        self.topic = sns.Topic(self, "AlarmTopic", master_key=self.key, enforce_ssl=True)
-        self.topic.add_to_resource_policy(
+        topic = sns.Topic(self, "AlarmTopic", master_key=key, enforce_ssl=True)
+        topic.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowCloudWatchAlarmsToPublish",
                 actions=["sns:Publish"],
-                resources=[self.topic.topic_arn],
+                resources=[topic.topic_arn],
                 **cloudwatch_of_this_account,  # type: ignore[arg-type]
             )
         )
-        if settings.alarm_email:
-            self.topic.add_subscription(subscriptions.EmailSubscription(settings.alarm_email))
+        if self._settings.alarm_email:
+            topic.add_subscription(subscriptions.EmailSubscription(self._settings.alarm_email))
+        return key, topic
 
+    def _alarms(self) -> dict[str, cloudwatch.Alarm]:
+        """One alarm per way the pipeline can go wrong, each notifying the topic."""
+        w = self._watched
         throttled_ops = [
             dynamodb.Operation.PUT_ITEM,
             dynamodb.Operation.UPDATE_ITEM,
@@ -77,45 +112,47 @@ class Monitoring(Construct):
         ]
         alarms = {
             "DeadLetters": (
-                dead_letter_queue.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
+                w.dead_letter_queue.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
                 0,
                 "Rejected or repeatedly failing messages wait in the dead-letter queue",
             ),
             "IngestStalled": (
-                queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum"),
-                settings.queue_age_threshold_seconds,
+                w.queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum"),
+                self._settings.queue_age_threshold_seconds,
                 "Reports wait in the ingest queue longer than they would through every retry: "
                 "ingest is not consuming (event source disabled, a broken deploy, a stuck function)",
             ),
             "IngestErrors": (
-                ingest.metric_errors(period=PERIOD),
+                w.ingest.metric_errors(period=PERIOD),
                 0,
                 "The ingest function raised (a batch failed as a whole)",
             ),
             "SummaryIteratorAge": (
-                summary.metric("IteratorAge", period=PERIOD, statistic="Maximum"),
-                settings.iterator_age_alarm_seconds * 1000,
+                w.summary.metric("IteratorAge", period=PERIOD, statistic="Maximum"),
+                self._settings.iterator_age_alarm_seconds * 1000,
                 "The summary falls behind the table's stream",
             ),
-            "IngestThrottles": (ingest.metric_throttles(period=PERIOD), 0, "Ingest invocations are throttled"),
-            "SummaryThrottles": (summary.metric_throttles(period=PERIOD), 0, "Summary invocations are throttled"),
+            "IngestThrottles": (w.ingest.metric_throttles(period=PERIOD), 0, "Ingest invocations are throttled"),
+            "SummaryThrottles": (w.summary.metric_throttles(period=PERIOD), 0, "Summary invocations are throttled"),
             "TableThrottles": (
-                table.metric_throttled_requests_for_operations(operations=throttled_ops, period=PERIOD),
+                w.table.metric_throttled_requests_for_operations(operations=throttled_ops, period=PERIOD),
                 0,
                 "DynamoDB throttles writes to the digest table",
             ),
             "LedgerThrottles": (
-                ledger.metric_throttled_requests_for_operations(operations=throttled_ops, period=PERIOD),
+                w.ledger.metric_throttled_requests_for_operations(operations=throttled_ops, period=PERIOD),
                 0,
                 "DynamoDB throttles writes to the ledger",
             ),
             "StreamFailures": (
-                stream_failure_queue.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
+                w.stream_failure_queue.metric_approximate_number_of_messages_visible(
+                    period=PERIOD, statistic="Maximum"
+                ),
                 0,
                 "The summary gave up on stream records (see the stream failure queue)",
             ),
         }
-        self.alarms: dict[str, cloudwatch.Alarm] = {}
+        created: dict[str, cloudwatch.Alarm] = {}
         for name, (metric, threshold, description) in alarms.items():
             alarm = cloudwatch.Alarm(
                 self,
@@ -128,58 +165,63 @@ class Monitoring(Construct):
                 alarm_description=description,
             )
             alarm.add_alarm_action(actions.SnsAction(self.topic))
-            self.alarms[name] = alarm
+            created[name] = alarm
+        return created
+
+    def _dashboard(self) -> cloudwatch.Dashboard:
+        """One dashboard: ingest outcomes, queues, summary, functions, write capacity."""
+        w = self._watched
 
         def custom(name: str, service: str) -> cloudwatch.Metric:
             return cloudwatch.Metric(
-                namespace=NAMESPACE,
+                namespace=names.METRICS_NAMESPACE,
                 metric_name=name,
                 dimensions_map={"service": service},
                 statistic="Sum",
                 period=PERIOD,
             )
 
-        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{settings.stack_name}-pipeline")
-        self.dashboard.add_widgets(
+        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self._settings.stack_name}-pipeline")
+        dashboard.add_widgets(
             cloudwatch.GraphWidget(
                 title="Ingest outcomes",
-                left=[custom(n, "sensor-digest-ingest") for n in ("counted", "duplicate", "rejected", "failed")],
+                left=[custom(n, names.INGEST_SERVICE) for n in names.INGEST_METRICS],
             ),
             cloudwatch.GraphWidget(
                 title="Queues",
                 left=[
-                    queue.metric_approximate_number_of_messages_visible(period=PERIOD),
-                    dead_letter_queue.metric_approximate_number_of_messages_visible(period=PERIOD),
-                    stream_failure_queue.metric_approximate_number_of_messages_visible(period=PERIOD),
+                    w.queue.metric_approximate_number_of_messages_visible(period=PERIOD),
+                    w.dead_letter_queue.metric_approximate_number_of_messages_visible(period=PERIOD),
+                    w.stream_failure_queue.metric_approximate_number_of_messages_visible(period=PERIOD),
                 ],
-                right=[queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum")],
+                right=[w.queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum")],
                 right_annotations=[
                     cloudwatch.HorizontalAnnotation(
-                        value=settings.queue_age_threshold_seconds, label="ingest stalled (alarm)"
+                        value=self._settings.queue_age_threshold_seconds, label="ingest stalled (alarm)"
                     )
                 ],
             ),
         )
-        self.dashboard.add_widgets(
+        dashboard.add_widgets(
             cloudwatch.GraphWidget(
                 title="Summary",
-                left=[custom(n, "sensor-digest-summary") for n in ("summaryWritten", "summaryStale", "summaryFailed")],
-                right=[summary.metric("IteratorAge", period=PERIOD, statistic="Maximum")],
+                left=[
+                    custom(n, names.SUMMARY_SERVICE)
+                    for n in (names.METRIC_SUMMARY_WRITTEN, names.METRIC_SUMMARY_STALE, names.METRIC_SUMMARY_FAILED)
+                ],
+                right=[w.summary.metric("IteratorAge", period=PERIOD, statistic="Maximum")],
             ),
             cloudwatch.GraphWidget(
                 title="Functions",
-                left=[ingest.metric_errors(period=PERIOD), summary.metric_errors(period=PERIOD)],
-                right=[ingest.metric_duration(period=PERIOD), summary.metric_duration(period=PERIOD)],
+                left=[w.ingest.metric_errors(period=PERIOD), w.summary.metric_errors(period=PERIOD)],
+                right=[w.ingest.metric_duration(period=PERIOD), w.summary.metric_duration(period=PERIOD)],
             ),
             cloudwatch.GraphWidget(
                 title="DynamoDB write capacity consumed",
                 left=[
-                    table.metric_consumed_write_capacity_units(period=PERIOD),
-                    ledger.metric_consumed_write_capacity_units(period=PERIOD),
+                    w.table.metric_consumed_write_capacity_units(period=PERIOD),
+                    w.ledger.metric_consumed_write_capacity_units(period=PERIOD),
                 ],
             ),
         )
-        self.dashboard_url = (
-            f"https://{Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region={Aws.REGION}"
-            f"#dashboards:name={settings.stack_name}-pipeline"
-        )
+        return dashboard

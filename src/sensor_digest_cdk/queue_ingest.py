@@ -14,12 +14,13 @@ from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from sensor_digest import names
 from sensor_digest_cdk.lambda_function import python_function
 from sensor_digest_cdk.secure_queue import secure_queue
 from sensor_digest_cdk.shape import Settings
 
 
-class Ingest(Construct):
+class QueueIngest(Construct):
     def __init__(
         self,
         scope: Construct,
@@ -67,7 +68,7 @@ class Ingest(Construct):
             settings=settings,
             asset=asset,
             handler="ingest.handler.handler",
-            service="sensor-digest-ingest",
+            service=names.INGEST_SERVICE,
             timeout_seconds=settings.ingest_timeout_seconds,
             memory_mb=settings.ingest_memory_mb,
             environment={

@@ -7,12 +7,13 @@ from aws_cdk import aws_iam as iam
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
-from sensor_digest_cdk.digest_tables import Storage
+from sensor_digest import names
+from sensor_digest_cdk.digest_tables import DigestTables
 from sensor_digest_cdk.lambda_asset import build_function_asset
-from sensor_digest_cdk.monitoring import Monitoring
-from sensor_digest_cdk.queue_ingest import Ingest
+from sensor_digest_cdk.monitoring import PipelineMonitoring
+from sensor_digest_cdk.queue_ingest import QueueIngest
 from sensor_digest_cdk.shape import Settings
-from sensor_digest_cdk.stream_summary import Summary
+from sensor_digest_cdk.stream_summary import StreamSummary
 
 # IAM has no action named TransactWriteItems: each action inside a transaction is authorised as
 # its own PutItem / UpdateItem / ConditionCheckItem ("Using IAM with DynamoDB transactions").
@@ -28,8 +29,8 @@ class SensorDigestStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs: object) -> None:
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
         asset = build_function_asset()
-        storage = Storage(self, "Storage", settings=settings)
-        ingest = Ingest(
+        storage = DigestTables(self, "Storage", settings=settings)
+        ingest = QueueIngest(
             self,
             "Ingest",
             settings=settings,
@@ -37,8 +38,8 @@ class SensorDigestStack(Stack):
             table_name=storage.table.table_name,
             ledger_table_name=storage.ledger.table_name,
         )
-        summary = Summary(self, "Summary", settings=settings, asset=asset, table=storage.table)
-        monitoring = Monitoring(
+        summary = StreamSummary(self, "Summary", settings=settings, asset=asset, table=storage.table)
+        monitoring = PipelineMonitoring(
             self,
             "Monitoring",
             settings=settings,
@@ -67,16 +68,16 @@ class SensorDigestStack(Stack):
         )
         # Stream read (DescribeStream, GetRecords, GetShardIterator, ListStreams) comes with the event source.
 
-        CfnOutput(self, "QueueUrl", value=ingest.queue.queue_url)
-        CfnOutput(self, "DeadLetterQueueUrl", value=ingest.dead_letter_queue.queue_url)
-        CfnOutput(self, "TableName", value=storage.table.table_name)
-        CfnOutput(self, "LedgerTableName", value=storage.ledger.table_name)
-        CfnOutput(self, "DashboardUrl", value=monitoring.dashboard_url)
-        CfnOutput(self, "StreamFailureQueueUrl", value=summary.failure_queue.queue_url)
+        CfnOutput(self, names.OUTPUT_QUEUE_URL, value=ingest.queue.queue_url)
+        CfnOutput(self, names.OUTPUT_DEAD_LETTER_QUEUE_URL, value=ingest.dead_letter_queue.queue_url)
+        CfnOutput(self, names.OUTPUT_TABLE_NAME, value=storage.table.table_name)
+        CfnOutput(self, names.OUTPUT_LEDGER_TABLE_NAME, value=storage.ledger.table_name)
+        CfnOutput(self, names.OUTPUT_DASHBOARD_URL, value=monitoring.dashboard_url)
+        CfnOutput(self, names.OUTPUT_STREAM_FAILURE_QUEUE_URL, value=summary.failure_queue.queue_url)
 
         self._suppress_nag_findings(ingest, summary)
 
-    def _suppress_nag_findings(self, ingest: Ingest, summary: Summary) -> None:
+    def _suppress_nag_findings(self, ingest: QueueIngest, summary: StreamSummary) -> None:
         """Each accepted cdk-nag finding, with the reason and the exact finding it applies to."""
         for function in (ingest.function, summary.function):
             NagSuppressions.add_resource_suppressions(

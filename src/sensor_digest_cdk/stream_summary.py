@@ -10,13 +10,14 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
+from sensor_digest import names
 from sensor_digest.stream_filter import DAY_ITEM_FILTER
 from sensor_digest_cdk.lambda_function import python_function
 from sensor_digest_cdk.secure_queue import secure_queue
 from sensor_digest_cdk.shape import Settings
 
 
-class Summary(Construct):
+class StreamSummary(Construct):
     def __init__(
         self, scope: Construct, construct_id: str, *, settings: Settings, asset: Path, table: dynamodb.ITable
     ) -> None:
@@ -31,7 +32,7 @@ class Summary(Construct):
             settings=settings,
             asset=asset,
             handler="summary.handler.handler",
-            service="sensor-digest-summary",
+            service=names.SUMMARY_SERVICE,
             timeout_seconds=settings.summary_timeout_seconds,
             memory_mb=settings.summary_memory_mb,
             environment={"TABLE_NAME": table.table_name},

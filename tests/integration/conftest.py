@@ -16,7 +16,7 @@ from ingest import handler as module
 from sensor_digest import ingest
 from sensor_digest.config import IngestSettings
 from sensor_digest_tools.aws.session import LocalSession
-from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.ops.dlq import DeadLetter, drain_dead_letters
 from tests.conftest import Tables
 

@@ -18,10 +18,10 @@ import pytest
 from moto import mock_aws
 from typer.testing import CliRunner
 
+from sensor_digest.store import reads
 from sensor_digest_tools.aws.dynamodb_local import free_port
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
-from sensor_digest_tools.ops import queries
 from sensor_digest_tools.ops.dlq import list_dead_letters
 from sensor_digest_tools.ops.targets import Target, save_local
 from tests.conftest import Tables
@@ -99,7 +99,7 @@ def test_send_counts_and_summary_act_on_the_running_local_pipeline(running: Loca
         "cli",
     )
     ddb = running.target.dynamodb()
-    wait_for(lambda: queries.summary_months(ddb, str(running.target.table), 41))
+    wait_for(lambda: reads.summary_months(ddb, str(running.target.table), 41))
     counts = invoke("counts", "--sensor", "41", "--from", "2024-05-01", "--to", "2024-05-02")
     summary = invoke("summary", "--sensor", "41")
 
@@ -140,9 +140,7 @@ def test_send_takes_a_negative_epoch_as_a_number_and_sends_many_reports_in_batch
 
     assert sent.exit_code == 0 and "sent 25 report(s) for sensor 44" in sent.output
     assert operations == ["SendMessageBatch"] * 3  # ten reports a request
-    assert wait_for(
-        lambda: dict(queries.sensor_days(ddb, table, 44, "1969-12-31", "1969-12-31")).get("1969-12-31") == 25
-    )
+    assert wait_for(lambda: dict(reads.sensor_days(ddb, table, 44, "1969-12-31", "1969-12-31")).get("1969-12-31") == 25)
 
 
 def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPipeline) -> None:
@@ -205,7 +203,7 @@ def test_every_read_command_answers_json_whole_and_tables_never_cut_a_cell(
         assert sent.exit_code == 0, sent.output
     poison = json.dumps({"sensor_id": "forty-six", "note": "x" * 300})
     poison_id = sqs.send_message(QueueUrl=running.target.queue_url, MessageBody=poison)["MessageId"]
-    wait_for(lambda: len(queries.summary_months(ddb, table, 46).get("2024-06", {})) == 2)
+    wait_for(lambda: len(reads.summary_months(ddb, table, 46).get("2024-06", {})) == 2)
     wait_for(lambda: any(d.source_message_id == poison_id for d in list_dead_letters(sqs, str(running.target.dlq_url))))
 
     counts = json.loads(

@@ -23,7 +23,7 @@ from sensor_digest.config import IngestSettings, QueueType
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN
-from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.conftest import Tables
 from tests.faults import FaultySession
 from tests.fifo import Sequencer

@@ -11,9 +11,9 @@ from botocore.exceptions import ClientError
 from typer.testing import CliRunner
 
 from sensor_digest.errors import TransientFault
+from sensor_digest.store.reads import summary_months
 from sensor_digest.summary import SummaryWriter
 from sensor_digest_tools.cli.app import app
-from sensor_digest_tools.ops.queries import summary_months
 from sensor_digest_tools.ops.rebuild import rebuild
 from tests.conftest import Tables
 from tests.faults import FaultyClient

@@ -30,7 +30,7 @@ from sensor_digest.summary import SummaryService, SummaryWriter
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
-from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.conftest import Tables
 from tests.faults import FaultyClient
 from tests.helpers import day_counts, scan_all

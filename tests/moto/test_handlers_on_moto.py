@@ -12,10 +12,10 @@ import pytest
 from sensor_digest import ingest, summary
 from sensor_digest.config import IngestSettings, SummarySettings
 from sensor_digest.store import schema
+from sensor_digest.store.reads import day_counts, scan_all, summaries, summary_months
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event, stream_event
-from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.ops.dlq import list_dead_letters
-from sensor_digest_tools.ops.queries import day_counts, scan_all, summaries, summary_months
 from tests.moto.conftest import MotoAws
 
 pytestmark = pytest.mark.moto

@@ -19,7 +19,7 @@ import pytest
 from sensor_digest import ingest
 from sensor_digest.config import DeliveryMode, IngestSettings
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
-from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.conftest import Tables
 from tests.helpers import day_counts, scan_all
 from tests.integration.conftest import DeadLetters

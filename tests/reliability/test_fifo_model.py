@@ -37,7 +37,7 @@ from sensor_digest.config import IngestSettings, QueueType
 from sensor_digest_tools.aws.dynamodb_local import create_tables
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN, FakeContext, QueuedMessage, sqs_event
-from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.faults import Crash, FaultySession
 from tests.fifo import FIRST_SEQUENCE, Sequencer
 from tests.helpers import day_counts

@@ -24,8 +24,8 @@ from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_AT
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
-from sensor_digest_tools.local.pipeline import lambda_handler
 from sensor_digest_tools.ops.dlq import list_dead_letters, redrive, stamp
 from tests.conftest import Tables
 from tests.faults import WRITE_OPERATIONS, FaultySession, Rule, touches_sensor

@@ -37,7 +37,7 @@ from sensor_digest_tools.aws.dynamodb_local import create_tables
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event, stream_event
-from sensor_digest_tools.local.pipeline import lambda_handler
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.faults import Crash, FaultySession
 from tests.helpers import by_sensor, day_counts, summaries
 from tests.integration.conftest import DeadLetters

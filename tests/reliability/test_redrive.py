@@ -15,8 +15,8 @@ from sensor_digest import ingest
 from sensor_digest.config import IngestSettings
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
-from sensor_digest_tools.local.pipeline import lambda_handler
 from sensor_digest_tools.ops.dlq import redrive
 from tests.conftest import Tables
 from tests.faults import FaultySession, touches_sensor

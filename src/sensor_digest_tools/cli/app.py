@@ -25,11 +25,10 @@ from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.errors import RejectedMessage, SensorDigestError
 from sensor_digest.messages import read_pending
 from sensor_digest.registry import Registry, SensorProfile
-from sensor_digest.store import schema
+from sensor_digest.store import reads, schema
 from sensor_digest_tools.aws.dynamodb_local import EngineError
 from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.ops import queries
 from sensor_digest_tools.ops.dlq import list_dead_letters, redrive, stamp
 from sensor_digest_tools.ops.producer import batch_entry, is_fifo
 from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, resolve, running_local, save_local
@@ -340,7 +339,7 @@ def counts(
         raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
     with _errors():
         target = _target(stack, region, table=table).need("table")
-        rows = queries.sensor_days(target.dynamodb(), str(target.table), sensor, start, end)
+        rows = reads.sensor_days(target.dynamodb(), str(target.table), sensor, start, end)
     if as_json:
         days = dict(rows)
         _print_json({"sensor_id": sensor, "from": start, "to": end, "days": days, "total": sum(days.values())})
@@ -390,7 +389,7 @@ def summary(
         raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
     with _errors():
         target = _target(stack, region, table=table).need("table")
-        months = queries.summary_months(target.dynamodb(), str(target.table), sensor, start, end)
+        months = reads.summary_months(target.dynamodb(), str(target.table), sensor, start, end)
     if as_json:
         _print_json({"sensor_id": sensor, "months": months})
         return

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sensor_digest.config import DeliveryMode, QueueType
+from sensor_digest.store.reads import day_counts, summaries
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.traffic import Traffic, generate
 from sensor_digest_tools.ops.dlq import DeadLetter, drain_dead_letters
 from sensor_digest_tools.ops.producer import batch_entry, is_fifo
-from sensor_digest_tools.ops.queries import day_counts, summaries
 
 
 @dataclass(frozen=True)

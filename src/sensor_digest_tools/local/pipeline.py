@@ -13,7 +13,6 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from sensor_digest import ingest, summary
 from sensor_digest.config import DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.dead_letter_format import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
 from sensor_digest.logs import LOG
+from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
 from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT as BROKER_ENDPOINT
@@ -34,12 +34,10 @@ from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.instruments.conflicts import ConflictEmulator
 from sensor_digest_tools.instruments.faults import FaultInjector
 from sensor_digest_tools.instruments.metering import RequestMeter
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
 from sensor_digest_tools.ops.targets import Target
-
-Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
-
 
 FIFO_MAX_BATCH = 10  # Lambda's limit for a FIFO queue, which also allows no batching window
 
@@ -84,16 +82,6 @@ def route_service_logs(verbose: bool) -> None:
         target.addHandler(handler)
 
 
-def lambda_handler(service: ingest.IngestService | summary.SummaryService) -> Handler:
-    """What Lambda calls, minus Powertools' decorators: the event to the service, the response back."""
-
-    def invoke(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        remaining = context.get_remaining_time_in_millis() if context is not None else None
-        return service.handle_event(event, remaining).response()
-
-    return invoke
-
-
 class LocalPipeline:
     def __init__(self, options: PipelineOptions, engine_endpoint: str | None = None) -> None:
         self.options = options
@@ -117,11 +105,9 @@ class LocalPipeline:
         queues, sqs_endpoint = self._start_sqs(f"SensorDigestQueue{suffix}")
         # The services' clients come from a session of this pipeline: meter it and inject faults there.
         self.session = LocalSession({"dynamodb": engine.endpoint, "sqs": sqs_endpoint})
-        self.meter.install(self.session)
-        self.conflicts.install(self.session)  # DynamoDB's TransactionConflict, which DynamoDB Local lacks
-        self.faults.install(self.session)
-        if self.broker is not None:
-            self.broker.install(self.session)
+        instruments.install(
+            self.session, meter=self.meter, conflicts=self.conflicts, faults=self.faults, sqs=self.broker
+        )
         create_tables(engine.client(), table, ledger)
         route_service_logs(self.options.verbose)
         self.ingest_service = ingest.build_service(

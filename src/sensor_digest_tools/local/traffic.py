@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from sensor_digest_tools.ops.queries import by_sensor
+from sensor_digest.store.reads import by_sensor
 
 POISON_BODIES = [
     "not json at all",

@@ -37,14 +37,13 @@ import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from sensor_digest.errors import Contention, TransientFault
 from sensor_digest.store import dynamo, schema
+from sensor_digest.store.reads import get_item, sensor_days, sensors_with_data, summary_months
 from sensor_digest.stream_filter import is_day
 from sensor_digest.summary import SummaryWriter
-from sensor_digest_tools.ops.queries import sensor_days, summary_months
 
 MAX_BACKOFF_SECONDS = 1.0
 
@@ -147,25 +146,6 @@ def exact_actions(table: str, sensor_id: int, month: str, plan: MonthPlan) -> li
     return [{"Update": update}, *checks]
 
 
-def sensors_with_data(client: Any, table: str, *, with_summaries: bool = False) -> list[int]:
-    """Every sensor that has a day item or a legacy summary (and, ``with_summaries``, a month item):
-    a Scan, for this command only."""
-    found: set[int] = set()
-    for page in client.get_paginator("scan").paginate(
-        TableName=table,
-        ProjectionExpression="#s, #d",
-        ExpressionAttributeNames={"#s": schema.SENSOR_ID, "#d": schema.DATE},
-    ):
-        for item in page["Items"]:
-            if (
-                schema.is_legacy_summary(item)
-                or str(item[schema.DATE]["S"])[:1].isdigit()
-                or (with_summaries and schema.is_summary(item))
-            ):
-                found.add(schema.sensor_of_item(item))
-    return sorted(found)
-
-
 def rebuild(
     client: Any,
     table: str,
@@ -198,8 +178,7 @@ def rebuild(
 
 
 def _remove_legacy(client: Any, table: str, sensor_id: int, report: RebuildReport) -> None:
-    legacy = client.get_item(TableName=table, Key=schema.legacy_summary_key(sensor_id), ConsistentRead=True)
-    if "Item" in legacy:
+    if get_item(client, table, schema.legacy_summary_key(sensor_id)) is not None:
         client.delete_item(TableName=table, Key=schema.legacy_summary_key(sensor_id))
         report.legacy_removed += 1
 
@@ -223,7 +202,7 @@ class ExactRebuild:
         for sensor_id in sorted(sensor_ids):
             report.sensors += 1
             days = self._days(sensor_id, "0000-00-00", "9999-12-31")
-            held = dynamo.call("Query", partial(summary_months, self._client, self._table, sensor_id))
+            held = summary_months(self._client, self._table, sensor_id)
             report.days += len(days)
             for month in sorted({schema.month_of(d) for d in days} | set(held)):
                 in_month = {d: n for d, n in days.items() if schema.month_of(d) == month}
@@ -266,14 +245,9 @@ class ExactRebuild:
 
     def _read_month(self, sensor_id: int, month: str) -> tuple[dict[str, int], dict[str, int]]:
         """The month item's map and the month's day items, both read again (consistent reads)."""
-        key = schema.summary_key(sensor_id, month)
-        response = dynamo.call(
-            "GetItem", lambda: self._client.get_item(TableName=self._table, Key=key, ConsistentRead=True)
-        )
-        item = response.get("Item")
+        item = get_item(self._client, self._table, schema.summary_key(sensor_id, month))
         held = (schema.daily_counts_of_item(item) if item else None) or {}
         return held, self._days(sensor_id, f"{month}-01", f"{month}-31")
 
     def _days(self, sensor_id: int, first: str, last: str) -> dict[str, int]:
-        found = dynamo.call("Query", lambda: sensor_days(self._client, self._table, sensor_id, first, last))
-        return {day: n for day, n in found if is_day(day)}
+        return {day: n for day, n in sensor_days(self._client, self._table, sensor_id, first, last) if is_day(day)}

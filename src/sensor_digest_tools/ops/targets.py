@@ -11,14 +11,15 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
+from sensor_digest import names
 from sensor_digest_tools.aws.dynamodb_local import user_cache
 from sensor_digest_tools.aws.session import local_client
 
 OUTPUT_KEYS = {
-    "queue_url": "QueueUrl",
-    "dlq_url": "DeadLetterQueueUrl",
-    "table": "TableName",
-    "ledger": "LedgerTableName",
+    "queue_url": names.OUTPUT_QUEUE_URL,
+    "dlq_url": names.OUTPUT_DEAD_LETTER_QUEUE_URL,
+    "table": names.OUTPUT_TABLE_NAME,
+    "ledger": names.OUTPUT_LEDGER_TABLE_NAME,
 }
 
 
