@@ -1,0 +1,165 @@
+"""``demo``, ``up`` and ``env``: the whole pipeline on this machine, and how other clients reach it."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sensor_digest.config import DeliveryMode, QueueType
+from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
+from sensor_digest_tools.cli import render
+from sensor_digest_tools.cli.apps import app
+from sensor_digest_tools.cli.output import console, errors, fail, say
+from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, running_local, save_local
+
+
+@app.command()
+def demo(
+    messages: Annotated[int, typer.Option(min=1, help="Sensor reports to send.")] = 5000,
+    sensors: Annotated[int, typer.Option(min=1, help="Distinct sensors.")] = 20,
+    days: Annotated[int, typer.Option(min=1, max=3650, help="Distinct days.")] = 3,
+    duplicate_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of deliveries SQS repeats.")] = 0.1,
+    poison_rate: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Share of reports that break the schema.")
+    ] = 0.01,
+    fault_rate: Annotated[float, typer.Option(min=0.0, max=0.5, help="Share of DynamoDB writes throttled.")] = 0.01,
+    seed: Annotated[int, typer.Option(help="Random seed of the traffic and the faults.")] = 7,
+    mode: Annotated[DeliveryMode, typer.Option(help="How ingest counts.")] = DeliveryMode.EXACTLY_ONCE,
+    queue: Annotated[
+        QueueType,
+        typer.Option(help="standard, or fifo: ordered mode (a group per sensor, batches of at most 10, no ledger)."),
+    ] = QueueType.STANDARD,
+    batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="SQS batch size (fifo: at most 10).")] = 100,
+    verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
+) -> None:
+    """Run the whole pipeline locally on synthetic traffic and check every count against the truth."""
+
+    from sensor_digest_tools.local.demo import DemoOptions, run_demo
+
+    options = DemoOptions(
+        messages=messages,
+        sensors=sensors,
+        days=days,
+        duplicate_rate=duplicate_rate,
+        poison_rate=poison_rate,
+        fault_rate=fault_rate,
+        seed=seed,
+        delivery_mode=mode,
+        queue_type=queue,
+        batch_size=batch_size,
+        engine_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
+        verbose=verbose,
+    )
+    with (
+        errors(),
+        Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        ) as bar,
+    ):
+        task = bar.add_task("messages handled", total=messages)
+        result = run_demo(options, progress=lambda done, total: bar.update(task, completed=done, total=total))
+    console.print(*render.demo(result), sep="\n")
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def up(
+    duration: Annotated[float, typer.Option(help="Stop after this many seconds (0: until Ctrl-C).")] = 0,
+    mode: Annotated[DeliveryMode, typer.Option(help="How ingest counts.")] = DeliveryMode.EXACTLY_ONCE,
+    verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
+) -> None:
+    """Keep a local pipeline running (engine, queue, both handlers) for send/counts/summary/dlq."""
+
+    from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
+
+    with errors():
+        try:
+            other = running_local()
+        except TargetError:  # a stale state file, now removed: nothing runs
+            other = None
+        if other is not None:
+            fail(
+                f"a local pipeline is already running (process {other.pid}, queue {other.queue_url}); "
+                f"stop it first, or give this one its own state file with SENSOR_DIGEST_STATE=<path>"
+            )
+        pipeline = LocalPipeline(
+            PipelineOptions(delivery_mode=mode, verbose=verbose, sqs="server"),
+            engine_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
+        )
+        with _stopped_by_signals():
+            try:
+                target = replace(pipeline.start(), pid=os.getpid())
+                path = save_local(target)
+                say(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
+                say(f"queue {target.queue_url}\ntables {target.table}, {target.ledger}\nstate {path}")
+                console.print("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
+                console.print("for your own client (AWS CLI, any SDK), in a shell (`sensor-digest env` repeats it):")
+                typer.echo(client_settings(target))
+                deadline = time.monotonic() + duration if duration > 0 else None
+                while deadline is None or time.monotonic() < deadline:
+                    time.sleep(0.2)
+            except KeyboardInterrupt:
+                pass
+            finally:
+                clear_local(pid=os.getpid())
+                pipeline.stop()
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop ``up`` as Ctrl-C does (its clean-up runs: the engine stops, the
+    state file goes); the previous handlers come back afterwards."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def client_settings(target: Target) -> str:
+    """Shell exports that point the AWS CLI or any SDK at a local pipeline: its region and
+    credentials (DynamoDB Local keeps one database per access key and region, so a client with
+    other credentials would see other, empty tables), both endpoints, and the resources."""
+    values = {
+        "AWS_REGION": LOCAL_REGION,
+        "AWS_DEFAULT_REGION": LOCAL_REGION,
+        "AWS_ACCESS_KEY_ID": LOCAL_CREDENTIALS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": LOCAL_CREDENTIALS["aws_secret_access_key"],
+        "AWS_ENDPOINT_URL_SQS": target.sqs_endpoint,
+        "AWS_ENDPOINT_URL_DYNAMODB": target.dynamodb_endpoint,
+        "SENSOR_DIGEST_QUEUE_URL": target.queue_url,
+        "SENSOR_DIGEST_DLQ_URL": target.dlq_url,
+        "SENSOR_DIGEST_TABLE": target.table,
+        "SENSOR_DIGEST_LEDGER": target.ledger,
+    }
+    return "\n".join(f"export {name}={shlex.quote(str(value))}" for name, value in values.items() if value)
+
+
+@app.command()
+def env() -> None:
+    """Print shell exports for your own client against the running local pipeline (`eval "$(sensor-digest env)"`)."""
+    with errors():
+        target = running_local()
+        if target is None or not target.local:
+            fail("no local pipeline runs: start one with `sensor-digest up`")
+        typer.echo(client_settings(target))

@@ -1,0 +1,34 @@
+"""The options several commands share, defined once: where a command acts (a deployed stack, a
+region, or named resources), the sensor, and ``--json``; and the parsers of dates and months."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated
+
+import typer
+
+Stack = Annotated[str | None, typer.Option("--stack", help="A deployed stack: its outputs name the resources.")]
+Region = Annotated[str | None, typer.Option("--region", help="AWS region of the stack (default: your AWS config).")]
+QueueUrl = Annotated[str | None, typer.Option("--queue-url", help="The ingest queue, instead of --stack.")]
+DlqUrl = Annotated[str | None, typer.Option("--dlq-url", help="The dead-letter queue, instead of --stack.")]
+TableOpt = Annotated[str | None, typer.Option("--table", help="The digest table, instead of --stack.")]
+LedgerOpt = Annotated[str | None, typer.Option("--ledger", help="The ledger table, instead of --stack.")]
+Sensor = Annotated[int, typer.Option("--sensor", min=0, max=2**53 - 1, help="The sensor id.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable: the result as JSON on stdout.")]
+
+
+def parse_date(value: str) -> str:
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a date (YYYY-MM-DD)") from None
+
+
+def parse_month(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(f"{value}-01").isoformat()[:7]
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None

@@ -1,0 +1,80 @@
+"""How every command ends: its result on stdout, one clear error line and exit code 1 otherwise.
+
+``errors()`` turns every expected failure (a target that cannot be found, DynamoDB Local that does
+not start, a registry refusal, a DynamoDB or SQS fault) into one line; ``say`` shows a line that
+may hold producer or operator data as data, never as markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+import typer
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
+from rich.text import Text
+
+from sensor_digest.errors import SensorDigestError, TransientFault
+from sensor_digest_tools.aws.dynamodb_local import EngineError
+from sensor_digest_tools.cli import render
+from sensor_digest_tools.ops.targets import Target, TargetError, resolve
+
+console = render.console()
+
+TABLE_NOT_FOUND = "ResourceNotFoundException"
+QUEUE_NOT_FOUND = ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist")
+MISSING_RESOURCE_CODES = (TABLE_NOT_FOUND, *QUEUE_NOT_FOUND)
+
+
+def print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, sort_keys=True))
+
+
+@contextmanager
+def errors() -> Iterator[None]:
+    """Every expected failure becomes one clear line and exit code 1."""
+    try:
+        yield
+    except TransientFault as exc:  # a DynamoDB call through the core's boundary
+        cause = exc.__cause__
+        if isinstance(cause, EndpointConnectionError) or (
+            isinstance(cause, ClientError) and cause.response.get("Error", {}).get("Code") in MISSING_RESOURCE_CODES
+        ):
+            _fail_for(cause)  # nothing answers, or the table is not there: say so as for any other call
+        fail(str(exc))
+    except (TargetError, EngineError, SensorDigestError) as exc:  # registry refusals, targets, the engine
+        fail(str(exc))
+    except (ClientError, BotoCoreError) as exc:
+        _fail_for(exc)
+
+
+def _fail_for(exc: ClientError | BotoCoreError) -> NoReturn:
+    if isinstance(exc, EndpointConnectionError):
+        fail(
+            f"nothing answers at {exc.kwargs.get('endpoint_url')}: is the local pipeline (`sensor-digest up`) running?"
+        )
+    if isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        message = exc.response.get("Error", {}).get("Message", str(exc))
+        if code == TABLE_NOT_FOUND:
+            fail(f"table not found: {message}")
+        if code in QUEUE_NOT_FOUND:
+            fail(f"queue not found: {message}")
+        fail(f"{code}: {message}")
+    fail(str(exc))
+
+
+def fail(message: str) -> NoReturn:
+    console.print(Text.assemble(("error: ", "bold red"), render.data(message)))
+    raise typer.Exit(1)
+
+
+def say(line: str) -> None:
+    """A line that may hold producer or operator data: shown as data."""
+    console.print(render.data(line))
+
+
+def resolve_target(stack: str | None, region: str | None, **explicit: str | None) -> Target:
+    return resolve(stack=stack, region=region, **explicit)

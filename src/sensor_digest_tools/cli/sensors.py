@@ -1,0 +1,125 @@
+"""``sensors ...``: the sensor registry (profiles, unique serials, time zones)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sensor_digest.registry import Registry, SensorProfile
+from sensor_digest_tools.cli import render
+from sensor_digest_tools.cli.apps import sensors_app
+from sensor_digest_tools.cli.options import (
+    AsJson,
+    LedgerOpt,
+    Region,
+    Sensor,
+    Stack,
+    TableOpt,
+)
+from sensor_digest_tools.cli.output import console, errors, fail, print_json, resolve_target, say
+
+
+def _registry(stack: str | None, region: str | None, table: str | None, ledger: str | None) -> Registry:
+    target = resolve_target(stack, region, table=table, ledger=ledger).need("table", "ledger")
+    return Registry(table_name=str(target.table), ledger_table_name=str(target.ledger), client=target.dynamodb())
+
+
+@sensors_app.command("register")
+def sensors_register(
+    sensor: Sensor,
+    name: Annotated[str, typer.Option(help="A name for people.")],
+    serial: Annotated[str, typer.Option(help="The serial number (unique across sensors).")],
+    timezone: Annotated[str, typer.Option(help="IANA time zone its days are counted in.")] = "UTC",
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
+) -> None:
+    """Register a sensor; a taken sensor id or serial is refused and named."""
+    with errors():
+        registry = _registry(stack, region, table, ledger)
+        profile = registry.register(SensorProfile(sensor_id=sensor, name=name, serial=serial, timezone=timezone))
+    console.print(render.profile(profile, f"registered sensor {sensor}"))
+
+
+@sensors_app.command("update")
+def sensors_update(
+    sensor: Sensor,
+    name: Annotated[str | None, typer.Option(help="New name.")] = None,
+    serial: Annotated[str | None, typer.Option(help="New serial (its sentinel moves with it).")] = None,
+    timezone: Annotated[str | None, typer.Option(help="New IANA time zone.")] = None,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
+) -> None:
+    """Change a profile with optimistic locking (retried from a fresh read if someone else won)."""
+    if name is None and serial is None and timezone is None:
+        raise typer.BadParameter("nothing to change: give --name, --serial or --timezone")
+
+    def change(current: SensorProfile) -> SensorProfile:
+        return replace(
+            current,
+            name=current.name if name is None else name,
+            serial=current.serial if serial is None else serial,
+            timezone=current.timezone if timezone is None else timezone,
+        )
+
+    with errors():
+        profile = _registry(stack, region, table, ledger).update(sensor, change)
+    console.print(render.profile(profile, f"updated sensor {sensor}"))
+
+
+@sensors_app.command("show")
+def sensors_show(
+    sensor: Sensor,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
+    as_json: AsJson = False,
+) -> None:
+    """A sensor's profile (exit code 1 when it is not registered)."""
+    with errors():
+        profile = _registry(stack, region, table, ledger).get(sensor)
+    if profile is None:
+        fail(f"sensor {sensor} is not registered")
+    if as_json:
+        print_json(asdict(profile))
+        return
+    console.print(render.profile(profile, f"sensor {sensor}"))
+
+
+@sensors_app.command("list")
+def sensors_list(
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
+    as_json: AsJson = False,
+) -> None:
+    """Every registered sensor."""
+    with errors():
+        profiles = _registry(stack, region, table, ledger).all_profiles()
+    if as_json:
+        print_json([asdict(p) for p in profiles])
+        return
+    out = Table(title=f"{len(profiles)} registered sensor(s)")
+    for column in ("sensor", "name", "serial", "time zone", "version"):
+        out.add_column(column)
+    for p in profiles:
+        out.add_row(*(render.data(v) for v in (p.sensor_id, p.name, p.serial, p.timezone, p.version)))
+    console.print(out)
+
+
+@sensors_app.command("delete")
+def sensors_delete(
+    sensor: Sensor, stack: Stack = None, region: Region = None, table: TableOpt = None, ledger: LedgerOpt = None
+) -> None:
+    """Delete a profile and its serial's sentinel together (its counts stay)."""
+    with errors():
+        profile = _registry(stack, region, table, ledger).delete(sensor)
+    say(f"deleted sensor {sensor} (serial {profile.serial!r} is free again)")

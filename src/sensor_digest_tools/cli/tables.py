@@ -1,0 +1,126 @@
+"""``counts`` and ``summary`` (with ``summary rebuild``): reading a pipeline's tables back."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from sensor_digest.store import reads, schema
+from sensor_digest_tools.cli import render
+from sensor_digest_tools.cli.apps import app, summary_app
+from sensor_digest_tools.cli.options import (
+    AsJson,
+    Region,
+    Sensor,
+    Stack,
+    TableOpt,
+    parse_date,
+    parse_month,
+)
+from sensor_digest_tools.cli.output import console, errors, print_json, resolve_target
+
+
+@app.command()
+def counts(
+    sensor: Sensor,
+    start: Annotated[str, typer.Option("--from", callback=parse_date, help="First day, YYYY-MM-DD.")],
+    end: Annotated[str, typer.Option("--to", callback=parse_date, help="Last day, YYYY-MM-DD.")],
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    as_json: AsJson = False,
+) -> None:
+    """A sensor's day counts over a date range.
+
+    Exit code 0 with a note when the sensor has no day counts in the range (like `summary`);
+    1 on an error.
+    """
+    if end < start:
+        raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
+    with errors():
+        target = resolve_target(stack, region, table=table).need("table")
+        rows = reads.sensor_days(target.dynamodb(), str(target.table), sensor, start, end)
+    if as_json:
+        days = dict(rows)
+        print_json({"sensor_id": sensor, "from": start, "to": end, "days": days, "total": sum(days.values())})
+        return
+    if not rows:
+        console.print(f"sensor {sensor} has no day counts from {start} to {end}")
+        return
+    out = Table(title=f"Sensor {sensor}, {start} to {end}")
+    out.add_column("day")
+    out.add_column(schema.DATA_COUNT, justify="right")
+    for day, n in rows:
+        out.add_row(render.data(day), str(n))
+    out.add_row(Text("total", style="bold"), Text(str(sum(n for _, n in rows)), style="bold"))
+    console.print(out)
+
+
+@summary_app.callback(invoke_without_command=True)
+def summary(
+    ctx: typer.Context,
+    sensor: Annotated[int | None, typer.Option("--sensor", min=0, max=2**53 - 1, help="The sensor id.")] = None,
+    start: Annotated[str | None, typer.Option("--from", callback=parse_month, help="First month, YYYY-MM.")] = None,
+    end: Annotated[str | None, typer.Option("--to", callback=parse_month, help="Last month, YYYY-MM.")] = None,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    as_json: AsJson = False,
+) -> None:
+    """A sensor's summary: its monthly items' DailyCounts, its whole history or a range of months.
+
+    Exit code 0 with a note when the sensor has no summary (in that range) yet (like `counts`);
+    1 on an error.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if sensor is None:
+        raise typer.BadParameter("--sensor is required", param_hint="--sensor")
+    if start and end and end < start:
+        raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
+    with errors():
+        target = resolve_target(stack, region, table=table).need("table")
+        months = reads.summary_months(target.dynamodb(), str(target.table), sensor, start, end)
+    if as_json:
+        print_json({"sensor_id": sensor, "months": months})
+        return
+    if not months:
+        console.print(f"sensor {sensor} has no summary{' in that range' if start or end else ''} yet")
+        return
+    console.print(render.summary(sensor, months))
+
+
+@summary_app.command("rebuild")
+def summary_rebuild(
+    sensor: Annotated[
+        int | None, typer.Option("--sensor", min=0, max=2**53 - 1, help="Only this sensor (default: every sensor).")
+    ] = None,
+    exact: Annotated[
+        bool,
+        typer.Option(
+            "--exact",
+            help="Also lower elements above their day items and remove those without one, so that each "
+            "month item equals its day items exactly (the repair after a day count was corrected).",
+        ),
+    ] = False,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+) -> None:
+    """Recompute summary items from the day items (repair, backfill, migration of the old single
+    SUMMARY item); safe while the pipeline runs: elements only move up, except with --exact, where
+    an element is lowered or removed only on condition that its day item still says so."""
+    from sensor_digest_tools.ops.rebuild import rebuild
+
+    with errors():
+        target = resolve_target(stack, region, table=table).need("table")
+        done = rebuild(target.dynamodb(), str(target.table), None if sensor is None else [sensor], exact=exact)
+    exact_part = f"{done.lowered} lowered, {done.removed} removed, " if exact else ""
+    console.print(
+        f"rebuilt {done.sensors} sensor(s): {done.days} day(s), {done.written} element(s) written, "
+        f"{exact_part}{done.already_current} already current, {len(done.months)} month item(s) touched, "
+        f"{done.legacy_removed} legacy SUMMARY item(s) migrated"
+    )
