@@ -115,8 +115,8 @@ class Origin:
         Lambda's event does (``stringValue``). ``BadOrigin`` for an attribute that is not one."""
         stamped_id = _attribute_text(attributes, SOURCE_ID_ATTRIBUTE)
         stamped_sent = _attribute_text(attributes, SOURCE_SENT_ATTRIBUTE)
-        if stamped_id is not None and not 1 <= len(stamped_id.encode()) <= MAX_SOURCE_ID_BYTES:
-            raise BadOrigin(f"the {SOURCE_ID_ATTRIBUTE} attribute must have 1 to {MAX_SOURCE_ID_BYTES} bytes")
+        if stamped_id is not None and not 1 <= _utf8_length(stamped_id) <= MAX_SOURCE_ID_BYTES:
+            raise BadOrigin(f"the {SOURCE_ID_ATTRIBUTE} attribute must have 1 to {MAX_SOURCE_ID_BYTES} bytes of UTF-8")
         if stamped_sent is not None and not (
             stamped_sent.isascii() and stamped_sent.isdigit() and len(stamped_sent) <= MAX_SOURCE_SENT_DIGITS
         ):
@@ -141,6 +141,15 @@ class Origin:
         if sent is not None and sent.isascii() and sent.isdigit() and len(sent) <= MAX_SOURCE_SENT_DIGITS:
             out[SOURCE_SENT_ATTRIBUTE] = {"DataType": NUMBER_TYPE, "StringValue": sent}
         return out
+
+
+def _utf8_length(text: str) -> int:
+    """``text``'s length in UTF-8 bytes; 0 for text no UTF-8 can hold (a lone surrogate, which SQS
+    never delivers but a hand-made event may carry)."""
+    try:
+        return len(text.encode())
+    except UnicodeEncodeError:
+        return 0
 
 
 def _attribute_text(attributes: Mapping[str, Any] | None, name: str) -> str | None:

@@ -45,9 +45,30 @@ def _reject_constant(name: str) -> Any:
     raise RejectedMessage(f"body is not valid JSON: {name} is not a JSON number")
 
 
+MAX_NESTING = 64
+"""How deep arrays and objects may nest in a body. Python's own limit comes from its recursion
+limit and its stack, and differs between versions (about 990 on 3.11, 1,500 on 3.12, 10,000 on
+3.13); this one lies below all of them, so every Python gives a body the same verdict."""
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def nesting_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON ``text`` (brackets inside strings do not count)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _load_object(body: Any) -> dict[str, Any]:
     if not isinstance(body, str):
         raise RejectedMessage("body is missing or not text")
+    # most bodies hold a few brackets: only a body that could nest too deep is measured
+    if body.count("[") + body.count("{") > MAX_NESTING and nesting_depth(body) > MAX_NESTING:
+        raise RejectedMessage(f"body is not valid JSON: nested too deeply (more than {MAX_NESTING} levels)")
     try:
         value = json.loads(body, parse_constant=_reject_constant)
     except RejectedMessage:

@@ -116,10 +116,16 @@ class DayCounter(ABC):
         """What the batch's writes would otherwise find out the expensive way (nothing, here)."""
         return Lookup()
 
-    def count_batch(self, messages: Sequence[SensorMessage], deadline: float | None = None) -> BatchCount:
+    def count_batch(
+        self,
+        messages: Sequence[SensorMessage],
+        deadline: float | None = None,
+        on_outcome: Callable[[GroupOutcome], None] | None = None,
+    ) -> BatchCount:
         """Count one batch's messages, one per identity (the caller settles repeats): the lookup,
         then each sensor-day group written concurrently while ``deadline`` (``time.monotonic()``)
-        allows; a group past it is failed untried, to be redelivered."""
+        allows; a group past it is failed untried, to be redelivered. ``on_outcome`` hears of each
+        group's outcome as soon as it is known (the lookup's duplicates first, as one outcome)."""
         result = BatchCount()
         if not messages:
             return result
@@ -135,20 +141,33 @@ class DayCounter(ABC):
                 result.known_duplicates.append(message)
             else:
                 groups[(message.sensor_id, message.day)].append(message)
-        result.groups = self._write(groups, found.missing_days, deadline)
+        heard = on_outcome or (lambda outcome: None)
+        if result.known_duplicates:
+            heard(GroupOutcome(duplicates=list(result.known_duplicates)))
+        result.groups = self._write(groups, found.missing_days, deadline, heard)
         return result
 
     def _write(
-        self, groups: dict[DayKey, list[SensorMessage]], missing: set[DayKey], deadline: float | None
+        self,
+        groups: dict[DayKey, list[SensorMessage]],
+        missing: set[DayKey],
+        deadline: float | None,
+        heard: Callable[[GroupOutcome], None],
     ) -> list[tuple[DayKey, GroupOutcome]]:
         items = list(groups.items())
         # in an order of this invocation's own: concurrent invocations of one sensor's traffic
         # would otherwise all start with its group, and meet on its day item at once
         random.shuffle(items)
+
+        def count(key: DayKey, messages: list[SensorMessage]) -> GroupOutcome:
+            outcome = self._safe_count(key, messages, key in missing, deadline)
+            heard(outcome)
+            return outcome
+
         if len(items) <= 1 or self._max_workers == 1:
-            return [(key, self._safe_count(key, msgs, key in missing, deadline)) for key, msgs in items]
+            return [(key, count(key, msgs)) for key, msgs in items]
         with ThreadPoolExecutor(max_workers=min(self._max_workers, len(items))) as pool:
-            futures = [(key, pool.submit(self._safe_count, key, msgs, key in missing, deadline)) for key, msgs in items]
+            futures = [(key, pool.submit(count, key, msgs)) for key, msgs in items]
             return [(key, future.result()) for key, future in futures]
 
     def _safe_count(

@@ -39,8 +39,10 @@ class OrderedCounter(TableCounter):
     sequence number of the queue the group came from."""
 
     def identity(self, message: SensorMessage) -> Hashable:
-        """One SQS message (a message delivered twice in one batch)."""
-        return message.sequence
+        """One SQS message (a message delivered twice in one batch): its sequence number, within
+        its queue and its message group (SQS promises numbers that grow within a group, not numbers
+        that differ across groups)."""
+        return (message.source, message.sensor_id, message.sequence)
 
     def count_group(
         self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool

@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest.dead_letter_format import EMPTY_BODY, dead_letter_attributes, fifo_id, send_batches
+from sensor_digest.dead_letter_format import (
+    EMPTY_BODY,
+    SQS_MAX_MESSAGE_BYTES,
+    dead_letter_attributes,
+    fifo_id,
+    send_batches,
+    sqs_text,
+)
 from sensor_digest.ingest.records import InboundMessage
 from sensor_digest.logs import LOG
 
@@ -55,8 +62,14 @@ class DeadLetterSink:
 
     def keep(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]:
         """The message ids now kept; the others could not be (SQS refused, or no time was left)."""
-        entries = [self.entry(str(i), r) for i, r in enumerate(rejections)]
-        by_entry = {str(i): r.message.message_id for i, r in enumerate(rejections)}
+        entries, by_entry = [], {}
+        for i, rejection in enumerate(rejections):
+            try:
+                entries.append(self.entry(str(i), rejection))
+            except Exception:  # a record no SQS queue delivers (a hand-made event): listed, never raised
+                LOG.exception("dead letter could not be built", message_id=rejection.message.message_id)
+                continue
+            by_entry[str(i)] = rejection.message.message_id
         kept: set[str] = set()
         for batch in send_batches(entries):
             if deadline is not None and self._clock() >= deadline:
@@ -77,7 +90,9 @@ class DeadLetterSink:
         message = rejection.message
         return {
             "Id": entry_id,
-            "MessageBody": message.body if isinstance(message.body, str) and message.body else EMPTY_BODY,
+            "MessageBody": sqs_text(message.body, SQS_MAX_MESSAGE_BYTES)
+            if isinstance(message.body, str) and message.body
+            else EMPTY_BODY,
             "MessageAttributes": dead_letter_attributes(rejection.reason, message.kept_origin()),
         }
 

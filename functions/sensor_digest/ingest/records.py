@@ -30,9 +30,9 @@ class InboundMessage:
         return cls(
             message_id=str(record.get("messageId", "")),
             body=record.get("body"),
-            sent_timestamp=attributes.get("SentTimestamp"),
-            sequence_number=attributes.get("SequenceNumber"),
-            group_id=attributes.get("MessageGroupId"),
+            sent_timestamp=_text(attributes.get("SentTimestamp")),
+            sequence_number=_text(attributes.get("SequenceNumber")),
+            group_id=_text(attributes.get("MessageGroupId")),
             source=str(record.get("eventSourceARN") or ""),
             message_attributes=message_attributes if isinstance(message_attributes, dict) else {},
         )
@@ -52,3 +52,8 @@ class InboundMessage:
     def group(self) -> str:
         """The ordering group of a FIFO record (a record without one is a group of its own)."""
         return self.group_id if isinstance(self.group_id, str) else f"<no group: {self.message_id}>"
+
+
+def _text(value: Any) -> str | None:
+    """An attribute as SQS gives it (a string); anything else, which no SQS record carries, is absent."""
+    return value if isinstance(value, str) else None

@@ -1,7 +1,14 @@
-"""The fate of every message of one batch, and Lambda's partial batch response."""
+"""The fate of every message of one batch, and Lambda's partial batch response.
+
+A report fills while the batch is worked on, group by group from several threads (``tally``,
+``settle`` under its lock), so that a batch cut short by the invocation's time can still answer
+for what is done (``settled_ids``) and list the rest.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sensor_digest import names
@@ -18,6 +25,19 @@ class BatchReport:
     requests: int = 0
     groups: int = 0
     retries: int = 0
+    settled_ids: set[str] = field(default_factory=set)  # counted, duplicate or kept in the DLQ
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def settle(
+        self, *, counted: Iterable[str] = (), duplicates: Iterable[str] = (), rejected: Iterable[str] = ()
+    ) -> None:
+        """Messages that ended: counted, duplicates of counted ones, kept in the dead-letter queue."""
+        counted, duplicates, rejected = list(counted), list(duplicates), list(rejected)
+        with self.lock:
+            self.counted += len(counted)
+            self.duplicates += len(duplicates)
+            self.rejected += len(rejected)
+            self.settled_ids.update(counted, duplicates, rejected)
 
     @property
     def failed(self) -> int:

@@ -26,12 +26,13 @@ redrive neither counts it again nor moves it to the redrive's day.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import tzinfo
 from typing import Any
 
-from sensor_digest.counting import BatchCount, DayCounter
+from sensor_digest.counting import DayCounter, GroupOutcome
 from sensor_digest.dead_letter_format import BadOrigin, clip_reason
 from sensor_digest.errors import RejectedMessage, TransientFault
 from sensor_digest.ingest.dead_letters import DeadLetters, Rejection
@@ -43,7 +44,10 @@ from sensor_digest.messages import PendingMessage, SensorMessage, read_pending
 from sensor_digest.registry import ProfileCache
 
 DEADLINE_MARGIN_SECONDS = 3.0
-"""Time kept free before Lambda's timeout for what follows the writes (the response, the logs)."""
+"""Time kept free before Lambda's timeout for what follows the writes (the response, the logs):
+no dead letter is sent, no group written, no transaction retried past it."""
+ANSWER_RESERVE_SECONDS = 1.0
+"""How long before Lambda's timeout the handler answers whatever a call still under way does."""
 
 
 class IngestService:
@@ -71,13 +75,59 @@ class IngestService:
     def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> BatchReport:
         """An SQS event in Lambda's shape: its records, processed as one batch. ``remaining_ms``
         (the invocation's time left) bounds the work: dead letters are sent, groups written and
-        contended transactions retried only while time is left; the rest is listed."""
-        records = event.get("Records") or []
-        deadline = None if remaining_ms is None else self._clock() + remaining_ms / 1000 - DEADLINE_MARGIN_SECONDS
-        return self.process([InboundMessage.from_record(r) for r in records if isinstance(r, dict)], deadline)
-
-    def process(self, messages: Sequence[InboundMessage], deadline: float | None = None) -> BatchReport:
+        contended transactions retried only while time is left (``DEADLINE_MARGIN_SECONDS``
+        before the end), and the rest is listed. A single call that hangs past that (a network
+        that stops answering) cannot hold the answer: the batch runs in a thread of its own, and
+        ``ANSWER_RESERVE_SECONDS`` before the end the handler answers for what has ended by then
+        and lists the rest (``cut_short``)."""
+        messages = [InboundMessage.from_record(r) for r in event.get("Records") or [] if isinstance(r, dict)]
+        if remaining_ms is None:
+            return self.process(messages)
+        deadline = self._clock() + remaining_ms / 1000 - DEADLINE_MARGIN_SECONDS
         report = BatchReport()
+        outcome: list[BatchReport | BaseException] = []
+
+        def work() -> None:
+            try:
+                outcome.append(self.process(messages, deadline, report))
+            except BaseException as exc:  # handed to the invocation's own thread, raised there
+                outcome.append(exc)
+
+        worker = threading.Thread(target=work, name="ingest-batch", daemon=True)
+        worker.start()
+        worker.join(timeout=max(0.0, remaining_ms / 1000 - ANSWER_RESERVE_SECONDS))
+        if not outcome:
+            return self.cut_short(messages, report)
+        if isinstance(outcome[0], BaseException):  # a crash: Lambda's own failure, the whole batch again
+            raise outcome[0]
+        return outcome[0]
+
+    def cut_short(self, messages: Sequence[InboundMessage], report: BatchReport) -> BatchReport:
+        """The answer for a batch still being worked on: what has ended stands, every other message
+        is listed (on FIFO with the rest of its group). Writes still under way may commit later;
+        their messages come back and are found counted (a marker, an applied sequence number)."""
+        with report.lock:
+            settled = set(report.settled_ids)
+            answer = BatchReport(
+                counted=report.counted,
+                duplicates=report.duplicates,
+                rejected=report.rejected,
+                requests=report.requests,
+                groups=report.groups,
+                retries=report.retries,
+                settled_ids=settled,
+            )
+        unsettled = [m.message_id for m in messages if m.message_id not in settled]
+        LOG.warning("the invocation's time is nearly out: listing what has not ended", listed=len(unsettled))
+        answer.failed_ids = self._ordering.listed(messages, unsettled)
+        return answer
+
+    def process(
+        self, messages: Sequence[InboundMessage], deadline: float | None = None, report: BatchReport | None = None
+    ) -> BatchReport:
+        """The batch, start to end; ``report`` (one of the caller's, filled as the work goes) for
+        a caller that may have to answer before the end."""
+        report = report if report is not None else BatchReport()
         rejections: list[Rejection] = []
         reports = [
             (inbound, pending) for inbound in messages if (pending := self._read(inbound, rejections)) is not None
@@ -91,9 +141,12 @@ class IngestService:
         self._keep(rejections, report, deadline)
         held = set(self._listed(messages, report).failed_ids)  # on FIFO, a listed message holds its group back
         leaders, followers = self._leaders([m for m in dated if m.message_id not in held])
-        counted = self._counter.count_batch(leaders, deadline) if leaders else BatchCount()
-        self._tally(counted, report)
-        self._settle_followers(followers, counted, report)
+        if leaders:
+            counted = self._counter.count_batch(leaders, deadline, on_outcome=lambda o: self._tally(o, report))
+            with report.lock:
+                report.requests += counted.lookup_requests
+                report.groups = len(counted.groups)
+        self._settle_followers(followers, report)
         return self._listed(messages, report)
 
     # -- read ------------------------------------------------------------------------------
@@ -176,8 +229,9 @@ class IngestService:
         for rejection in rejections:
             LOG.info("message rejected", message_id=rejection.message.message_id, reason=clip_reason(rejection.reason))
         kept = self._dead_letters.keep(rejections, deadline)
-        report.rejected += len(kept)
-        report.failed_ids.extend(r.message.message_id for r in rejections if r.message.message_id not in kept)
+        report.settle(rejected=[r.message.message_id for r in rejections if r.message.message_id in kept])
+        with report.lock:
+            report.failed_ids.extend(r.message.message_id for r in rejections if r.message.message_id not in kept)
 
     # -- count -------------------------------------------------------------------------------
 
@@ -187,51 +241,50 @@ class IngestService:
         """One message per identity across the whole batch (``DayCounter.identity``: a ledger key, a
         sequence number), the first in batch order; the repeats wait for its fate, whichever day
         they name: two reports with one ``event_id`` are one report, counted once, on the day of
-        the first."""
+        the first. The repeats come back by identity, each list led by the leader itself."""
         leaders: list[SensorMessage] = []
-        followers: dict[Hashable, list[SensorMessage]] = {}
+        by_identity: dict[Hashable, list[SensorMessage]] = {}
         for message in messages:
             identity = self._counter.identity(message)
             if identity is None:  # at-least-once: every message counts
                 leaders.append(message)
-            elif identity in followers:
-                followers[identity].append(message)
+            elif identity in by_identity:
+                by_identity[identity].append(message)
             else:
-                followers[identity] = []
+                by_identity[identity] = [message]
                 leaders.append(message)
-        return leaders, {k: v for k, v in followers.items() if v}
+        return leaders, {k: v for k, v in by_identity.items() if len(v) > 1}
 
     @staticmethod
-    def _tally(counted: BatchCount, report: BatchReport) -> None:
-        report.duplicates += len(counted.known_duplicates)
-        report.requests += counted.lookup_requests
-        report.groups = len(counted.groups)
-        for (sensor_id, day), outcome in counted.groups:
-            report.counted += len(outcome.counted)
-            report.duplicates += len(outcome.duplicates)
+    def _tally(outcome: GroupOutcome, report: BatchReport) -> None:
+        """One group's outcome into the report, as soon as it is known (from the writing thread)."""
+        report.settle(
+            counted=[m.message_id for m in outcome.counted], duplicates=[m.message_id for m in outcome.duplicates]
+        )
+        with report.lock:
             report.failed_ids.extend(m.message_id for m in outcome.failed)
             report.requests += outcome.requests
             report.retries += outcome.retries
-            if outcome.failed:
-                LOG.warning(
-                    "group failed, its messages will be redelivered",
-                    sensor_id=sensor_id,
-                    day=day,
-                    reason=outcome.reason,
-                    message_ids=[m.message_id for m in outcome.failed],
-                )
+        if outcome.failed:
+            first = outcome.failed[0]
+            LOG.warning(
+                "group failed, its messages will be redelivered",
+                sensor_id=first.sensor_id,
+                day=first.day,
+                reason=outcome.reason,
+                message_ids=[m.message_id for m in outcome.failed],
+            )
 
-    def _settle_followers(
-        self, followers: dict[Hashable, list[SensorMessage]], counted: BatchCount, report: BatchReport
-    ) -> None:
+    def _settle_followers(self, followers: dict[Hashable, list[SensorMessage]], report: BatchReport) -> None:
         """A repeat of a counted (or known) message is a duplicate; of any other, listed with it."""
-        done = counted.known_duplicates + [m for _, o in counted.groups for m in o.counted + o.duplicates]
-        settled = {self._counter.identity(m) for m in done}
-        for identity, repeats in followers.items():
-            if identity in settled:
-                report.duplicates += len(repeats)
+        with report.lock:
+            settled = set(report.settled_ids)
+        for repeats in followers.values():
+            if repeats[0].message_id in settled:  # each list is led by its leader (see _leaders)
+                report.settle(duplicates=[m.message_id for m in repeats[1:]])
             else:
-                report.failed_ids.extend(m.message_id for m in repeats)
+                with report.lock:
+                    report.failed_ids.extend(m.message_id for m in repeats[1:])
 
     # -- report ------------------------------------------------------------------------------
 
