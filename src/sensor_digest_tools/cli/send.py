@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import math
+import re
 import time
 import uuid
 from datetime import UTC
@@ -28,9 +28,23 @@ from sensor_digest_tools.ops.producer import batch_entry, is_fifo
 def send(
     sensor: Sensor,
     count: Annotated[int, typer.Option(min=1, max=1_000_000, help="Data points in the report.")] = 1,
-    timestamp: Annotated[str | None, typer.Option(help="ISO-8601 time or epoch seconds (default: now).")] = None,
+    timestamp: Annotated[
+        str | None,
+        typer.Option(
+            help="ISO-8601 time, or epoch seconds written as a JSON number (so 2024 is 1970-01-01T00:33:44Z, "
+            "not the year); default: the time SQS receives it."
+        ),
+    ] = None,
     event_id: Annotated[str | None, typer.Option(help="The producer's id of the report.")] = None,
-    repeat: Annotated[int, typer.Option(min=1, max=10_000, help="Send this many reports.")] = 1,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=10_000,
+            help="Send this many reports, each its own (with --event-id X their ids are X-0, X-1, ...; "
+            "to send one report again, run send again with the same --event-id).",
+        ),
+    ] = 1,
     stack: Stack = None,
     region: Region = None,
     queue_url: QueueUrl = None,
@@ -64,15 +78,16 @@ def send(
         say(f"sent {sent} report(s) for sensor {sensor} to {target.queue_url}")
 
 
+JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+"""A number as JSON writes it (ASCII digits only): what a body's epoch-seconds ``timestamp`` is."""
+
+
 def _timestamp_value(text: str) -> str | int | float:
-    """``--timestamp`` as the body carries it: a number (epoch seconds, negative too) or a string."""
-    try:
-        number = float(text)
-    except ValueError:
+    """``--timestamp`` as the body carries it: a JSON number (epoch seconds, negative too) when the
+    text is one, else the text itself, which the ingest reads as ISO-8601 (or refuses)."""
+    if not JSON_NUMBER.fullmatch(text):
         return text
-    if not math.isfinite(number):
-        return text
-    return int(text) if text.lstrip("+-").isdigit() else number
+    return json.loads(text)  # type: ignore[no-any-return]
 
 
 def _report(sensor: int, count: int, timestamp: str | None, event_id: str | None) -> str:
