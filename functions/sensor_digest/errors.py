@@ -4,7 +4,8 @@
 ``TransientFault`` is anything worth retrying (throttling, conflicts, timeouts, 5xx).
 ``UnknownTimeZone`` is a zone name the shipped zone data does not hold (``zones.py``); each caller
 turns it into its own kind: a configuration error, an invalid profile, a rejected message.
-``ClientError`` codes become these at the DynamoDB boundary (``dynamo.py``) and nowhere else.
+``MalformedItem`` is an item of the tables without the contract's shape (``store/schema.py``).
+``ClientError`` codes become these at the DynamoDB boundary (``store/dynamo.py``) and nowhere else.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ class UnknownTimeZone(SensorDigestError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class MalformedItem(SensorDigestError):
+    """An item of the tables that does not have the contract's shape (a hand-made write, a restore
+    from elsewhere): the message names the item and what is wrong with it."""
 
 
 class TransientFault(SensorDigestError):

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from sensor_digest import zones
-from sensor_digest.errors import RejectedMessage, SensorDigestError, TransientFault, UnknownTimeZone
+from sensor_digest.errors import MalformedItem, RejectedMessage, SensorDigestError, TransientFault, UnknownTimeZone
 from sensor_digest.messages import CHARACTER_RULE, control_character
 from sensor_digest.store import dynamo, expressions, reads, schema
 
@@ -110,12 +110,14 @@ class SensorProfile:
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> SensorProfile:
+        """The profile an item holds; ``MalformedItem`` (naming the item and the attribute) for an
+        item without a profile's shape: every profile the registry writes has all five."""
         return cls(
             sensor_id=schema.sensor_of_item(item),
-            name=item[schema.NAME]["S"],
-            serial=item[schema.SERIAL]["S"],
-            timezone=item.get(schema.TIME_ZONE, {}).get("S", "UTC"),
-            version=int(item[schema.VERSION]["N"]),
+            name=schema.text_of(item, schema.NAME),
+            serial=schema.text_of(item, schema.SERIAL),
+            timezone=schema.text_of(item, schema.TIME_ZONE),
+            version=schema.number_of(item, schema.VERSION),
         )
 
 
@@ -148,9 +150,23 @@ class Registry:
         return {profile.sensor_id: profile for profile in map(SensorProfile.from_item, items)}
 
     def all_profiles(self) -> list[SensorProfile]:
-        """Every profile (a Scan: for the command line, never for the Lambda functions)."""
-        items = reads.profile_items(self._client, self._table)
-        return sorted(map(SensorProfile.from_item, items), key=lambda p: p.sensor_id)
+        """Every profile (a Scan: for the command line, never for the Lambda functions);
+        ``MalformedItem`` if one of them is."""
+        profiles, malformed = self.scan_profiles()
+        if malformed:
+            raise malformed[0]
+        return profiles
+
+    def scan_profiles(self) -> tuple[list[SensorProfile], list[MalformedItem]]:
+        """Every profile that reads as one, and what is wrong with each item that does not."""
+        profiles: list[SensorProfile] = []
+        malformed: list[MalformedItem] = []
+        for item in reads.profile_items(self._client, self._table):
+            try:
+                profiles.append(SensorProfile.from_item(item))
+            except MalformedItem as bad:
+                malformed.append(bad)
+        return sorted(profiles, key=lambda p: p.sensor_id), malformed
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -198,29 +214,38 @@ class Registry:
             raise self._busy(f"updating sensor {sensor_id}", refusals)
         raise VersionConflict(f"sensor {sensor_id} kept changing under us; {self._attempts} attempts lost the race")
 
-    def delete(self, sensor_id: int) -> SensorProfile:
+    def delete(self, sensor_id: int) -> Deletion:
+        """Delete a profile, and its serial's sentinel with it. The profile is deleted as it was read,
+        even a malformed one (the repair for it). A sentinel that names another sensor (an
+        inconsistency made outside the registry) is left to that sensor: the profile goes alone,
+        on condition that the sentinel still names that sensor, and ``Deletion.held_by`` says so."""
         refusals: list[dynamo.Refusal] | None = None
+        kept: dict[str, Any] | None = None  # the other sensor's sentinel, as last seen
         for attempt in range(self._attempts):
-            current = self.get(sensor_id)
-            if current is None:
+            item = reads.get_item(self._client, self._table, schema.profile_key(sensor_id))
+            if item is None:
                 raise SensorNotFound(f"sensor {sensor_id} is not registered")
-            actions = [
-                {
-                    "Delete": {
-                        "TableName": self._table,
-                        "Key": schema.profile_key(sensor_id),
-                        "ConditionExpression": "#v = :v",
-                        "ExpressionAttributeNames": {"#v": schema.VERSION},
-                        "ExpressionAttributeValues": {":v": {"N": str(current.version)}},
-                    }
-                },
-                self._delete_sentinel(current),
-            ]
+            serial = item.get(schema.SERIAL, {}).get("S") if isinstance(item.get(schema.SERIAL), dict) else None
+            actions = [self._delete_profile_as_read(item)]
+            if serial is not None:
+                sentinel = schema.sentinel_key(serial)
+                if kept is None:
+                    actions.append({"Delete": {"TableName": self._ledger, "Key": sentinel, **self._free_or(sensor_id)}})
+                else:
+                    actions.append({"ConditionCheck": {"TableName": self._ledger, "Key": sentinel, **_still(kept)}})
             refusals = self._transact(actions)
             if refusals is None:
-                return current
-            if self._sentinels_decide(refusals):
-                raise self._held_elsewhere(current, refusals[1], "nothing was deleted")
+                held_by = None if kept is None else _owner(kept)
+                return Deletion(
+                    sensor_id=sensor_id,
+                    serial=serial,
+                    serial_freed=serial is not None and kept is None,
+                    held_by=held_by,
+                )
+            if len(refusals) == 2 and self._sentinels_decide(refusals):
+                # the sentinel is someone else's (first time), or no longer what we saw: read it all again
+                kept = refusals[1].item if kept is None and refusals[1].item else None
+                continue
             self._back_off(attempt)
         if self._retryable(refusals):
             raise self._busy(f"deleting sensor {sensor_id}", refusals)
@@ -279,11 +304,34 @@ class Registry:
 
     def _sentinel_is_free_or_mine(self, profile: SensorProfile) -> dict[str, Any]:
         """The condition of every sentinel write: no sentinel, or one naming this sensor."""
+        return self._free_or(profile.sensor_id)
+
+    @staticmethod
+    def _free_or(sensor_id: int) -> dict[str, Any]:
         return {
             "ConditionExpression": "attribute_not_exists(#pk) OR #s = :s",
             "ExpressionAttributeNames": {"#pk": schema.LEDGER_KEY, "#s": schema.SENSOR_ID},
-            "ExpressionAttributeValues": {":s": {"N": str(profile.sensor_id)}},
+            "ExpressionAttributeValues": {":s": {"N": str(sensor_id)}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+
+    def _delete_profile_as_read(self, item: dict[str, Any]) -> dict[str, Any]:
+        """Delete the profile item on condition that its version is still the one read (whatever
+        its type, or its absence, on a malformed item)."""
+        version = item.get(schema.VERSION)
+        condition: dict[str, Any] = (
+            {"ConditionExpression": "#v = :v", "ExpressionAttributeValues": {":v": version}}
+            if isinstance(version, dict)
+            else {"ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#v)"}
+        )
+        names = {"#v": schema.VERSION} | ({} if isinstance(version, dict) else {"#pk": schema.SENSOR_ID})
+        return {
+            "Delete": {
+                "TableName": self._table,
+                "Key": schema.profile_key(schema.sensor_of_item(item)),
+                "ExpressionAttributeNames": names,
+                **condition,
+            }
         }
 
     def _put_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
@@ -305,6 +353,40 @@ class Registry:
         if dynamo.CONDITIONAL_CHECK_FAILED in codes or any(c in dynamo.RETRYABLE_CANCELLATION_CODES for c in codes):
             return refusals
         raise TransientFault(f"transaction cancelled (unexpected): {', '.join(codes)}")
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """A deleted profile: its serial, whether the serial is free again, and (when the serial's
+    sentinel named another sensor, which keeps it) that sensor."""
+
+    sensor_id: int
+    serial: str | None
+    serial_freed: bool
+    held_by: int | None = None
+
+
+def _owner(sentinel: dict[str, Any]) -> int | None:
+    value = sentinel.get(schema.SENSOR_ID)
+    try:
+        return int(value["N"]) if isinstance(value, dict) else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _still(sentinel: dict[str, Any]) -> dict[str, Any]:
+    """A condition that the sentinel still names the sensor it named when read (or still none)."""
+    owner = sentinel.get(schema.SENSOR_ID)
+    if isinstance(owner, dict):
+        return {
+            "ConditionExpression": "#s = :s",
+            "ExpressionAttributeNames": {"#s": schema.SENSOR_ID},
+            "ExpressionAttributeValues": {":s": owner},
+        }
+    return {
+        "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#s)",
+        "ExpressionAttributeNames": {"#pk": schema.LEDGER_KEY, "#s": schema.SENSOR_ID},
+    }
 
 
 PROFILES_KEPT = 100_000

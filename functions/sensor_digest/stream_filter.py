@@ -8,35 +8,19 @@ filter is an optimisation, not a guarantee.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
+from sensor_digest.errors import MalformedItem
 from sensor_digest.store import schema
+from sensor_digest.store.schema import is_day
 
 DAY_ITEM_FILTER: dict[str, Any] = {
     "eventName": ["INSERT", "MODIFY"],
     "dynamodb": {"NewImage": {schema.DATA_COUNT: {"N": [{"exists": True}]}}},
 }
 """Only inserts and updates of day items (their new image has ``DataCount``) reach the summary."""
-
-DAY_PATTERN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-"""``YYYY-MM-DD`` in ASCII digits, used with ``fullmatch`` (``$`` would match before a final newline,
-``\\d`` any Unicode digit)."""
-
-
-def is_day(text: str) -> bool:
-    """Whether ``text`` is a day key: ASCII ``YYYY-MM-DD`` naming a real calendar date (the same
-    verdict on every Python: the pattern fixes the shape before ``date`` checks the calendar)."""
-    if DAY_PATTERN.fullmatch(text) is None:
-        return False
-    try:
-        date(int(text[:4]), int(text[5:7]), int(text[8:]))
-    except ValueError:
-        return False
-    return True
 
 
 @dataclass(frozen=True)
@@ -53,7 +37,7 @@ def day_count_of(record: Mapping[str, Any]) -> DayCount | None:
     image = (record.get("dynamodb") or {}).get("NewImage") or {}
     try:
         found = schema.day_count_of_item(image)
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (MalformedItem, KeyError, TypeError, ValueError, AttributeError):
         return None
     if found is None:
         return None

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sensor_digest.stream_filter import DAY_ITEM_FILTER, DayCount, day_count_of, is_day, matches_filter
+from sensor_digest.store.schema import is_day
+from sensor_digest.stream_filter import DAY_ITEM_FILTER, DayCount, day_count_of, matches_filter
 
 
 def record(event: str, date: str = "2024-05-01", count: str | None = "3", **image: Any) -> dict[str, Any]:

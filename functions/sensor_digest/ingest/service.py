@@ -34,7 +34,7 @@ from typing import Any
 
 from sensor_digest.counting import DayCounter, GroupOutcome
 from sensor_digest.dead_letter_format import BadOrigin, clip_reason
-from sensor_digest.errors import RejectedMessage, TransientFault
+from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
 from sensor_digest.ingest.dead_letters import DeadLetters, Rejection
 from sensor_digest.ingest.ordering import Ordering, StandardOrdering
 from sensor_digest.ingest.records import InboundMessage
@@ -195,6 +195,14 @@ class IngestService:
             return pending.in_zone(self._zone_of(pending.sensor_id))
         except RejectedMessage as rejection:
             rejections.append(Rejection(inbound, rejection.reason))
+        except MalformedItem as bad:  # the sensor's profile is not one: kept, with the way to mend it
+            rejections.append(
+                Rejection(
+                    inbound,
+                    f"sensor {pending.sensor_id}'s profile cannot be read ({bad}); remove it with "
+                    f"`sensor-digest sensors delete --sensor {pending.sensor_id}`, register it again, then redrive",
+                )
+            )
         except TransientFault as fault:  # this sensor's profile could not be read: retry this message
             LOG.warning(
                 "profile unavailable, the message will be redelivered",

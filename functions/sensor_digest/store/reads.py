@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from sensor_digest.errors import MalformedItem
 from sensor_digest.store import dynamo, schema
 
 
@@ -70,23 +71,49 @@ def sensor_items(client: Any, table: str, sensor_id: int, low: str, high: str) -
 
 
 def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) -> list[tuple[str, int]]:
-    """A sensor's day counts from ``first`` to ``last`` (inclusive), by date."""
-    items = sensor_items(client, table, sensor_id, first, last)
+    """A sensor's day counts from ``first`` to ``last`` (inclusive), by date. Items whose sort key is
+    not a day (a hand-made ``2024-05-01\\n`` sorts inside the range) are not day items."""
+    items = (item for item in sensor_items(client, table, sensor_id, first, last) if _is_day_item(item))
     return [(day, count) for _, day, count in filter(None, map(schema.day_count_of_item, items))]
+
+
+def _is_day_item(item: schema.Item) -> bool:
+    return schema.is_day(str(item.get(schema.DATE, {}).get("S", "")))
+
+
+def month_items(
+    client: Any, table: str, sensor_id: int, first: str | None = None, last: str | None = None
+) -> dict[str, dict[str, int | None]]:
+    """A sensor's summary items from month ``first`` to ``last`` (``YYYY-MM``, inclusive; all when
+    absent) as stored: every item under ``SUMMARY#`` by what follows the prefix, every element, one
+    that is not an integer as ``None`` (``schema.daily_counts_as_read``). One ``Query``."""
+    low = schema.summary_key(sensor_id, first or "0000-00")[schema.DATE]["S"]
+    high = schema.summary_key(sensor_id, last or "9999-99")[schema.DATE]["S"]
+    return {
+        schema.summary_month_of_item(item): schema.daily_counts_as_read(item)
+        for item in sensor_items(client, table, sensor_id, low, high)
+        if schema.DAILY_COUNTS in item
+    }
 
 
 def summary_months(
     client: Any, table: str, sensor_id: int, first: str | None = None, last: str | None = None
 ) -> dict[str, dict[str, int]]:
-    """A sensor's summary items from month ``first`` to ``last`` (``YYYY-MM``, inclusive; all when
-    absent), by month: one ``Query`` on the sensor, its sort keys ``SUMMARY#...``."""
-    low = schema.summary_key(sensor_id, first or "0000-00")[schema.DATE]["S"]
-    high = schema.summary_key(sensor_id, last or "9999-99")[schema.DATE]["S"]
+    """A sensor's summary by month (``month_items``), only month items and the days of their month:
+    a hand-made ``SUMMARY#2024-05\\n`` or an element that names no day of its month is left out
+    (``summary rebuild --exact`` removes them); ``MalformedItem`` for a day whose element is not a
+    number (the same repair mends it)."""
     out: dict[str, dict[str, int]] = {}
-    for item in sensor_items(client, table, sensor_id, low, high):
-        daily = schema.daily_counts_of_item(item)
-        if daily is not None:
-            out[schema.summary_month_of_item(item)] = daily
+    for month, daily in month_items(client, table, sensor_id, first, last).items():
+        if not schema.is_month(month):
+            continue
+        days = {d: n for d, n in daily.items() if schema.is_day(d) and schema.month_of(d) == month}
+        bad = [d for d, n in days.items() if n is None]
+        if bad:
+            raise MalformedItem(
+                f"sensor {sensor_id}'s summary item {schema.SUMMARY_PREFIX}{month}: element {bad[0]} is not a number"
+            )
+        out[month] = {d: n for d, n in days.items() if n is not None}
     return out
 
 

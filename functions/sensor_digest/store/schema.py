@@ -17,8 +17,12 @@ contract's item layout has one owner:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from datetime import date
 from typing import Any
+
+from sensor_digest.errors import MalformedItem
 
 Item = dict[str, Any]
 """An item (or a key) in DynamoDB's attribute-value form."""
@@ -154,25 +158,112 @@ def is_legacy_summary(item: Mapping[str, Any]) -> bool:
 
 
 def summary_month_of_item(item: Mapping[str, Any]) -> str:
-    return str(item[DATE]["S"]).removeprefix(SUMMARY_PREFIX)
+    return text_of(item, DATE).removeprefix(SUMMARY_PREFIX)
 
 
 def day_count_of_item(item: Mapping[str, Any]) -> tuple[int, str, int] | None:
-    """``(sensor, day, count)`` of a day item; ``None`` for any other item."""
+    """``(sensor, day, count)`` of a day item; ``None`` for any other item (``MalformedItem`` for a
+    day item whose count is not an integer)."""
     if DATA_COUNT not in item:
         return None
-    return int(item[SENSOR_ID]["N"]), str(item[DATE]["S"]), int(item[DATA_COUNT]["N"])
+    return sensor_of_item(item), text_of(item, DATE), number_of(item, DATA_COUNT)
 
 
 def daily_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
-    """A summary item's ``DailyCounts`` by day; ``None`` when the item has no map."""
+    """A summary item's ``DailyCounts`` by day; ``None`` when the item has no map (``MalformedItem``
+    when an element is not an integer)."""
     if DAILY_COUNTS not in item:
         return None
-    return {day: int(value["N"]) for day, value in sorted((item[DAILY_COUNTS].get("M") or {}).items())}
+    elements = _attribute(item, DAILY_COUNTS, "M")
+    return {day: number_of(elements, day, within=item) for day in sorted(elements)}
+
+
+def daily_counts_as_read(item: Mapping[str, Any]) -> dict[str, int | None]:
+    """A summary item's ``DailyCounts`` as stored, every key, an element that is not an integer as
+    ``None`` (for the repair, which must see what is wrong); ``{}`` when the item has no map."""
+    stored = item.get(DAILY_COUNTS)
+    elements = stored.get("M") if isinstance(stored, Mapping) else None
+    out: dict[str, int | None] = {}
+    if not isinstance(elements, Mapping):
+        return out
+    for day in sorted(elements):
+        try:
+            out[day] = number_of(elements, day, within=item)
+        except MalformedItem:
+            out[day] = None
+    return out
+
+
+def daily_count_of_item(item: Mapping[str, Any], day: str) -> int | None:
+    """One day's element of a summary item's ``DailyCounts``; ``None`` when it has none."""
+    elements = _attribute(item, DAILY_COUNTS, "M")
+    return None if day not in elements else number_of(elements, day, within=item)
 
 
 def sensor_of_item(item: Mapping[str, Any]) -> int:
-    return int(item[SENSOR_ID]["N"])
+    return number_of(item, SENSOR_ID)
+
+
+# -- reading attribute values: a value without the contract's shape is a MalformedItem, named ---
+
+
+def describe(item: Mapping[str, Any]) -> str:
+    """An item named by its keys, as a person reads it."""
+    keys = []
+    for name in (SENSOR_ID, DATE, LEDGER_KEY):
+        value = item.get(name)
+        if isinstance(value, Mapping) and value:
+            keys.append(f"{name} {next(iter(value.values()))!r}")
+    return f"item {', '.join(keys)}" if keys else "an item without its keys"
+
+
+def _attribute(item: Mapping[str, Any], name: str, kind: str, *, within: Mapping[str, Any] | None = None) -> Any:
+    value = item.get(name)
+    if not isinstance(value, Mapping) or kind not in value:
+        what = "missing" if value is None else f"not of type {kind}"
+        raise MalformedItem(f"{describe(within if within is not None else item)}: {name} is {what}")
+    return value[kind]
+
+
+def text_of(item: Mapping[str, Any], name: str) -> str:
+    """A string attribute of an item (``MalformedItem`` when it is missing or not a string)."""
+    return str(_attribute(item, name, "S"))
+
+
+def number_of(item: Mapping[str, Any], name: str, *, within: Mapping[str, Any] | None = None) -> int:
+    """An integer attribute of an item, or of a map ``within`` it (``MalformedItem`` otherwise)."""
+    text = _attribute(item, name, "N", within=within)
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        raise MalformedItem(
+            f"{describe(within if within is not None else item)}: {name} {text!r} is not an integer"
+        ) from None
+
+
+# -- key rules ---------------------------------------------------------------------------------
+
+DAY_PATTERN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+"""``YYYY-MM-DD`` in ASCII digits, used with ``fullmatch`` (``$`` would match before a final newline,
+``\\d`` any Unicode digit)."""
+MONTH_PATTERN = re.compile(r"[0-9]{4}-(?:0[1-9]|1[0-2])")
+
+
+def is_day(text: str) -> bool:
+    """Whether ``text`` is a day key: ASCII ``YYYY-MM-DD`` naming a real calendar date (the same
+    verdict on every Python: the pattern fixes the shape before ``date`` checks the calendar)."""
+    if DAY_PATTERN.fullmatch(text) is None:
+        return False
+    try:
+        date(int(text[:4]), int(text[5:7]), int(text[8:]))
+    except ValueError:
+        return False
+    return True
+
+
+def is_month(text: str) -> bool:
+    """Whether ``text`` is a month key: ASCII ``YYYY-MM``."""
+    return MONTH_PATTERN.fullmatch(text) is not None
 
 
 def create_table_params(table_name: str, schema: tuple[tuple[str, str, str], ...]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The three-step map upsert: one sensor-day's count into its month item's ``DailyCounts`` map.
 
-1. ``SET DailyCounts.#day = :n`` if ``DailyCounts`` exists and the element is missing or lower;
+1. ``SET DailyCounts.#day = :n`` if ``DailyCounts`` exists and the element is missing or lower
+   (or not a number at all: a hand-made element holds no count);
 2. when the map is missing: ``SET DailyCounts = {day: n}`` if ``DailyCounts`` does not exist;
 3. when another writer created the map in between: step 1 again.
 
@@ -88,19 +89,21 @@ class MapUpsert(ThreeStepUpsert):
     def _update_element(self, *, after_race: bool) -> Answer:
         current = self._update(
             "SET #dc.#day = :n",
-            "attribute_exists(#dc) AND (attribute_not_exists(#dc.#day) OR #dc.#day < :n)",
+            # an element that is not a number (a hand-made write) holds no count: it is replaced
+            "attribute_exists(#dc) AND (attribute_not_exists(#dc.#day) OR #dc.#day < :n"
+            " OR NOT attribute_type(#dc.#day, :number))",
             names={"#day": self._day},
-            values={":n": {"N": str(self._count)}},
+            values={":n": {"N": str(self._count)}, ":number": {"S": "N"}},
         )
         if current is None:
             self.outcome.written = True
             return Answer.DONE
-        daily = schema.daily_counts_of_item(current)
-        if daily is None:  # no map yet: create it (or, after the race, it vanished: a fault)
+        if schema.DAILY_COUNTS not in current:  # no map yet: create it (or, after the race, it vanished: a fault)
             if after_race:
                 raise TransientFault("DailyCounts vanished after another writer created it")
             return Answer.NEXT
-        held = daily.get(self._day, -1)
+        held = schema.daily_count_of_item(current, self._day)  # this element only: the others are not ours
+        held = -1 if held is None else held
         if held >= self._count:  # the element already holds this count or more: the record is stale
             self.outcome.stale = True
             return Answer.DONE

@@ -32,7 +32,7 @@ def dlq_list(
         target = resolve_target(stack, region, dlq_url=dlq_url).need("dlq_url")
         entries = list_dead_letters(target.sqs(), str(target.dlq_url), limit=limit)
     if as_json:
-        fields = ("source_message_id", "error", "body", "message_id")
+        fields = ("message_id", "source_message_id", "source_sent_timestamp", "error", "body")
         print_json([{f: getattr(entry, f) for f in fields} for entry in entries])
         return
     console.print(render.dead_letters(entries))

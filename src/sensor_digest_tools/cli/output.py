@@ -22,6 +22,7 @@ from sensor_digest_tools.cli import render
 from sensor_digest_tools.ops.targets import Target, TargetError, resolve
 
 console = render.console()
+notes = render.console(stderr=True)
 
 TABLE_NOT_FOUND = "ResourceNotFoundException"
 QUEUE_NOT_FOUND = ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist")
@@ -69,6 +70,11 @@ def _fail_for(exc: ClientError | BotoCoreError) -> NoReturn:
 def fail(message: str) -> NoReturn:
     console.print(Text.assemble(("error: ", "bold red"), render.data(message)))
     raise typer.Exit(1)
+
+
+def note(line: str) -> None:
+    """A note or warning for the person at the terminal, on stderr (stdout holds only results)."""
+    notes.print(render.data(line))
 
 
 def say(line: str) -> None:

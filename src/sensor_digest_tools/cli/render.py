@@ -9,7 +9,8 @@ escapes, and styles are given as ``Text`` styles, never spelt in the strings.
 
 from __future__ import annotations
 
-import re
+import unicodedata
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from rich.console import Console, RenderableType
@@ -23,9 +24,18 @@ from sensor_digest_tools.ops.dlq import DeadLetter
 if TYPE_CHECKING:
     from sensor_digest_tools.local.demo import DemoResult
 
-# C0 and C1 controls but tab and newline (ESC among them), and the bidirectional formatting
-# characters (which can make a line read other than it is): shown as escapes
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# What is shown as an escape rather than as itself: control characters (C0 and C1, tab and newline
+# among them: a newline in a cell would draw a row that is not there), format characters (the
+# bidirectional overrides that make a line read other than it is, zero-width spaces and joiners,
+# the byte order mark, tag characters), line and paragraph separators, lone surrogates and
+# private-use characters. Display only: the interpreter's Unicode tables decide, no verdict does.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
+
+
+def _escaped(text: str) -> str:
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(ascii(c)[1:-1] if unicodedata.category(c) in _UNSAFE_CATEGORIES else c for c in text)
 
 
 def console(**options: object) -> Console:
@@ -34,8 +44,8 @@ def console(**options: object) -> Console:
 
 
 def data(value: object, style: str = "") -> Text:
-    """A value as plain text, with its unsafe characters escaped (``\\x1b``, ``\\u202e``)."""
-    return Text(_UNSAFE.sub(lambda m: ascii(m.group())[1:-1], str(value)), style=style)
+    """A value as plain text, with its unsafe characters escaped (``\\x1b``, ``\\u202e``, ``\\n``)."""
+    return Text(_escaped(str(value)), style=style)
 
 
 def demo(result: DemoResult) -> list[RenderableType]:
@@ -132,15 +142,32 @@ def profile(profile: SensorProfile, title: str) -> Table:
 
 
 def dead_letters(entries: list[DeadLetter]) -> Table:
-    """The dead-letter queue, whole ids and bodies (the terminal wraps them)."""
+    """The dead-letter queue, whole ids and bodies (the terminal wraps them): each message's own SQS
+    id, and its origin (the id and send time it counts by) where that is another one."""
     out = Table(title=f"Dead-letter queue: {len(entries)} message(s)")
     out.add_column("message id", overflow="fold")  # fold: a long id or body is wrapped, never cut
+    out.add_column("origin (id, sent)", overflow="fold")
     out.add_column("error", overflow="fold")
     out.add_column("body", overflow="fold")
     for entry in entries:
         reason = data(entry.error) if entry.error else Text("(failed maxReceiveCount times)", style="dim")
-        out.add_row(data(entry.source_message_id), reason, data(entry.body))
+        origin = (
+            Text("(its own)", style="dim")
+            if entry.source_message_id == entry.message_id
+            else data(f"{entry.source_message_id}, {_sent(entry.source_sent_timestamp)}")
+        )
+        out.add_row(data(entry.message_id), origin, reason, data(entry.body))
     return out
+
+
+def _sent(millis: str | None) -> str:
+    """An SQS send time (epoch milliseconds) as a person reads it."""
+    if millis is None or not (millis.isascii() and millis.isdigit()):
+        return "send time unknown"
+    try:
+        return datetime.fromtimestamp(int(millis) / 1000, tz=UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, ValueError, OSError):
+        return f"{millis} ms"
 
 
 def summary(sensor: int, months: dict[str, dict[str, int]]) -> Table:

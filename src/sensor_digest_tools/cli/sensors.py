@@ -19,7 +19,7 @@ from sensor_digest_tools.cli.options import (
     Stack,
     TableOpt,
 )
-from sensor_digest_tools.cli.output import console, errors, fail, print_json, resolve_target, say
+from sensor_digest_tools.cli.output import console, errors, fail, note, print_json, resolve_target, say
 
 
 def _registry(stack: str | None, region: str | None, table: str | None, ledger: str | None) -> Registry:
@@ -101,11 +101,15 @@ def sensors_list(
     ledger: LedgerOpt = None,
     as_json: AsJson = False,
 ) -> None:
-    """Every registered sensor."""
+    """Every registered sensor (exit code 1, after the list, when a profile item is malformed)."""
     with errors():
-        profiles = _registry(stack, region, table, ledger).all_profiles()
+        profiles, malformed = _registry(stack, region, table, ledger).scan_profiles()
+    for bad in malformed:
+        note(f"warning: a malformed profile was left out: {bad} (remove it with `sensor-digest sensors delete`)")
     if as_json:
         print_json([asdict(p) for p in profiles])
+        if malformed:
+            raise typer.Exit(1)
         return
     out = Table(title=f"{len(profiles)} registered sensor(s)")
     for column in ("sensor", "name", "serial", "time zone", "version"):
@@ -113,13 +117,23 @@ def sensors_list(
     for p in profiles:
         out.add_row(*(render.data(v) for v in (p.sensor_id, p.name, p.serial, p.timezone, p.version)))
     console.print(out)
+    if malformed:
+        raise typer.Exit(1)
 
 
 @sensors_app.command("delete")
 def sensors_delete(
     sensor: Sensor, stack: Stack = None, region: Region = None, table: TableOpt = None, ledger: LedgerOpt = None
 ) -> None:
-    """Delete a profile and its serial's sentinel together (its counts stay)."""
+    """Delete a profile and its serial's sentinel together (its counts stay); a malformed profile too."""
     with errors():
-        profile = _registry(stack, region, table, ledger).delete(sensor)
-    say(f"deleted sensor {sensor} (serial {profile.serial!r} is free again)")
+        deleted = _registry(stack, region, table, ledger).delete(sensor)
+    if deleted.serial_freed:
+        say(f"deleted sensor {sensor} (serial {deleted.serial!r} is free again)")
+    elif deleted.serial is None:
+        say(f"deleted sensor {sensor} (its profile had no serial)")
+    else:
+        holder = "no sensor" if deleted.held_by is None else f"sensor {deleted.held_by}"
+        say(
+            f"deleted sensor {sensor}; serial {deleted.serial!r} stays taken: its sentinel names {holder}, not {sensor}"
+        )

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from sensor_digest.errors import MalformedItem
 from sensor_digest.store import reads, schema
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.apps import app, summary_app
@@ -20,7 +21,7 @@ from sensor_digest_tools.cli.options import (
     parse_date,
     parse_month,
 )
-from sensor_digest_tools.cli.output import console, errors, print_json, resolve_target
+from sensor_digest_tools.cli.output import console, errors, fail, print_json, resolve_target
 
 
 @app.command()
@@ -83,7 +84,10 @@ def summary(
         raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
     with errors():
         target = resolve_target(stack, region, table=table).need("table")
-        months = reads.summary_months(target.dynamodb(), str(target.table), sensor, start, end)
+        try:
+            months = reads.summary_months(target.dynamodb(), str(target.table), sensor, start, end)
+        except MalformedItem as bad:
+            fail(f"{bad}; repair it with `sensor-digest summary rebuild --exact --sensor {sensor}`")
     if as_json:
         print_json({"sensor_id": sensor, "months": months})
         return

@@ -41,8 +41,8 @@ from typing import Any
 
 from sensor_digest.errors import Contention, TransientFault
 from sensor_digest.store import dynamo, schema
-from sensor_digest.store.reads import get_item, sensor_days, sensors_with_data, summary_months
-from sensor_digest.stream_filter import is_day
+from sensor_digest.store.reads import get_item, month_items, sensor_days, sensors_with_data
+from sensor_digest.store.schema import is_day
 from sensor_digest.summary import SummaryWriter
 
 MAX_BACKOFF_SECONDS = 1.0
@@ -83,18 +83,19 @@ class MonthPlan:
         return bool(self.lower_to or self.remove_days or self.remove_other)
 
 
-def plan_month(month: str, held: Mapping[str, int], days: Mapping[str, int]) -> MonthPlan:
+def plan_month(month: str, held: Mapping[str, int | None], days: Mapping[str, int]) -> MonthPlan:
     """The plan for ``month`` (``YYYY-MM``) given its item's map as read (``held``, ``{}`` when there
-    is none) and its day items as read (``days``: day -> ``DataCount``; keys that are no day of
-    ``month`` are ignored)."""
+    is none; ``None`` for an element that is not a number, which holds no count) and its day items
+    as read (``days``: day -> ``DataCount``; keys that are no day of ``month`` are ignored)."""
     days = {d: n for d, n in days.items() if is_day(d) and schema.month_of(d) == month}
-    extra = sorted(k for k in held if k not in days)
+    counts = {d: -1 if n is None else n for d, n in held.items()}
+    extra = sorted(k for k in counts if k not in days)
     return MonthPlan(
-        raise_to={d: n for d, n in sorted(days.items()) if held.get(d, -1) < n},
-        lower_to={d: n for d, n in sorted(days.items()) if held.get(d, -1) > n},
+        raise_to={d: n for d, n in sorted(days.items()) if counts.get(d, -1) < n},
+        lower_to={d: n for d, n in sorted(days.items()) if counts.get(d, -1) > n},
         remove_days=tuple(k for k in extra if is_day(k) and schema.month_of(k) == month),
         remove_other=tuple(k for k in extra if not (is_day(k) and schema.month_of(k) == month)),
-        current=sum(1 for d, n in days.items() if held.get(d) == n),
+        current=sum(1 for d, n in days.items() if counts.get(d) == n),
     )
 
 
@@ -163,10 +164,10 @@ def rebuild(
     for sensor_id in sorted(sensor_ids) if sensor_ids is not None else sensors_with_data(client, table):
         report.sensors += 1
         days = dict(sensor_days(client, table, sensor_id, "0000-00-00", "9999-12-31"))
-        held = {day: n for daily in summary_months(client, table, sensor_id).values() for day, n in daily.items()}
+        held = {day: n for daily in month_items(client, table, sensor_id).values() for day, n in daily.items()}
         for day, count in sorted(days.items()):
             report.days += 1
-            if held.get(day, -1) >= count:
+            if (held.get(day) or -1) >= count:  # a malformed element (None) holds no count
                 report.already_current += 1
                 continue
             outcome = writer.upsert(sensor_id, day, count)
@@ -202,7 +203,7 @@ class ExactRebuild:
         for sensor_id in sorted(sensor_ids):
             report.sensors += 1
             days = self._days(sensor_id, "0000-00-00", "9999-12-31")
-            held = summary_months(self._client, self._table, sensor_id)
+            held = month_items(self._client, self._table, sensor_id)
             report.days += len(days)
             for month in sorted({schema.month_of(d) for d in days} | set(held)):
                 in_month = {d: n for d, n in days.items() if schema.month_of(d) == month}
@@ -211,7 +212,7 @@ class ExactRebuild:
         return report
 
     def month(
-        self, sensor_id: int, month: str, held: Mapping[str, int], days: Mapping[str, int], report: RebuildReport
+        self, sensor_id: int, month: str, held: Mapping[str, int | None], days: Mapping[str, int], report: RebuildReport
     ) -> None:
         """Make one month item exact, starting from what was read; re-read after a cancellation."""
         for attempt in range(self._attempts):
@@ -243,10 +244,10 @@ class ExactRebuild:
             f"({self._attempts} attempts); what was written stands, run it again"
         )
 
-    def _read_month(self, sensor_id: int, month: str) -> tuple[dict[str, int], dict[str, int]]:
+    def _read_month(self, sensor_id: int, month: str) -> tuple[dict[str, int | None], dict[str, int]]:
         """The month item's map and the month's day items, both read again (consistent reads)."""
         item = get_item(self._client, self._table, schema.summary_key(sensor_id, month))
-        held = (schema.daily_counts_of_item(item) if item else None) or {}
+        held = schema.daily_counts_as_read(item) if item else {}
         return held, self._days(sensor_id, f"{month}-01", f"{month}-31")
 
     def _days(self, sensor_id: int, first: str, last: str) -> dict[str, int]:
