@@ -34,6 +34,12 @@ class SensorMessage:
     event_id: str
     sequence: int | None = None  # the SQS sequence number, on a FIFO queue
     source: str = ""  # on a FIFO queue, the queue's ARN: the sequence number is that queue's
+    origin_id: str = ""  # the SQS messageId it first had (another than message_id after a redrive)
+
+    @property
+    def redriven(self) -> bool:
+        """Whether it came back from the dead-letter queue (its origin is another message)."""
+        return bool(self.origin_id) and self.origin_id != self.message_id
 
     @property
     def ledger_key(self) -> str:
@@ -195,6 +201,7 @@ class PendingMessage:
     sent_timestamp: str | None
     sequence: int | None = None
     source: str = ""
+    origin_id: str = ""
 
     def in_zone(self, zone: tzinfo) -> SensorMessage:
         """The message with its day, the timestamp read in ``zone``; ``RejectedMessage`` if invalid."""
@@ -206,6 +213,7 @@ class PendingMessage:
             event_id=self.event_id,
             sequence=self.sequence,
             source=self.source,
+            origin_id=self.origin_id,
         )
 
 
@@ -228,6 +236,7 @@ def read_pending(
         sensor_id=_parse_sensor_id(fields),
         count=_parse_count(fields),
         event_id=_parse_event_id(fields, message_id, origin_id),
+        origin_id=message_id if origin_id is None else origin_id,
         fields=fields,
         sent_timestamp=sent_timestamp,
         sequence=sequence,

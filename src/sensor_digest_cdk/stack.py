@@ -56,10 +56,11 @@ class SensorDigestStack(Stack):
         ingest.function.add_to_role_policy(
             iam.PolicyStatement(actions=INGEST_DIGEST_ACTIONS, resources=[storage.table.table_arn])
         )
-        if not settings.fifo:  # ordered mode keeps no markers
-            ingest.function.add_to_role_policy(
-                iam.PolicyStatement(actions=INGEST_LEDGER_ACTIONS, resources=[storage.ledger.table_arn])
-            )
+        # markers (one per message; in ordered mode only for a counted message listed behind a failed
+        # one) and the lookup of known ones
+        ingest.function.add_to_role_policy(
+            iam.PolicyStatement(actions=INGEST_LEDGER_ACTIONS, resources=[storage.ledger.table_arn])
+        )
         ingest.function.add_to_role_policy(
             iam.PolicyStatement(actions=INGEST_DLQ_ACTIONS, resources=[ingest.dead_letter_queue.queue_arn])
         )

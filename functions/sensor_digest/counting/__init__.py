@@ -41,7 +41,11 @@ def make_counter(settings: IngestSettings, client: DynamoDBClient) -> DayCounter
     """The counter of these settings' queue type and delivery mode."""
     common = {"table_name": settings.table_name, "client": client, "max_workers": settings.max_workers}
     if settings.queue_type is QueueType.FIFO:
-        return OrderedCounter(**common)  # type: ignore[arg-type]
+        return OrderedCounter(
+            ledger_table_name=settings.ledger_table_name,
+            marker_ttl_seconds=settings.marker_ttl_seconds,
+            **common,  # type: ignore[arg-type]
+        )
     if settings.delivery_mode is DeliveryMode.AT_LEAST_ONCE:
         return PlainCounter(**common)  # type: ignore[arg-type]
     return LedgerCounter(

@@ -116,6 +116,15 @@ class DayCounter(ABC):
         """What the batch's writes would otherwise find out the expensive way (nothing, here)."""
         return Lookup()
 
+    def known_key(self, message: SensorMessage) -> str | None:
+        """The ledger key whose presence proves ``message`` counted before (``None``: no such key)."""
+        return None
+
+    def remember_listed(self, messages: Sequence[SensorMessage]) -> None:
+        """Messages that ended counted but are listed all the same (a FIFO group's tail): what a
+        mode must remember of them so that they never count twice (nothing, here)."""
+        return
+
     def count_batch(
         self,
         messages: Sequence[SensorMessage],
@@ -137,7 +146,7 @@ class DayCounter(ABC):
         result.lookup_requests = found.requests
         groups: dict[DayKey, list[SensorMessage]] = defaultdict(list)
         for message in messages:
-            if message.ledger_key in found.counted_before:  # no transaction needed to find out
+            if self.known_key(message) in found.counted_before:  # no write needed to find out
                 result.known_duplicates.append(message)
             else:
                 groups[(message.sensor_id, message.day)].append(message)
@@ -206,7 +215,7 @@ class TableCounter(DayCounter):
         """The day items of the groups of ``messages`` (those not counted before) that this container
         does not know to exist: each one missing starts at the insert."""
         days = self.known_days.unknown(
-            (m.sensor_id, m.day) for m in messages if m.ledger_key not in found.counted_before
+            (m.sensor_id, m.day) for m in messages if self.known_key(m) not in found.counted_before
         )
         if days:
             keys = [schema.day_key(sensor, day) for sensor, day in days]

@@ -92,6 +92,9 @@ class LedgerCounter(TableCounter):
         """One sensor, one ``event_id``: one report."""
         return message.ledger_key
 
+    def known_key(self, message: SensorMessage) -> str:
+        return message.ledger_key
+
     def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
         """The ledger keys of these messages already in the ledger, then the day items of the
         remaining groups that this container does not know to exist."""

@@ -16,11 +16,12 @@ steps, the insert carrying the sequence number too.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import time
+from collections.abc import Callable, Hashable, Sequence
 from functools import partial
 from typing import Any
 
-from sensor_digest.counting.base import DayKey, GroupOutcome, TableCounter, leaders, settle_followers
+from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
@@ -36,7 +37,65 @@ def sequence_of(message: SensorMessage) -> int:
 
 class OrderedCounter(TableCounter):
     """``QUEUE_TYPE=fifo``: one conditional ``UpdateItem`` per sensor-day group, guarded by the
-    sequence number of the queue the group came from."""
+    sequence number of the queue the group came from.
+
+    The sequence number cannot follow a message through the dead-letter queue: a redrive sends it
+    again, with a new number. So a message that ended counted but is listed all the same (behind a
+    failed message of its group, which SQS may in the end move to the dead-letter queue with it)
+    leaves a marker in the ledger (``FIFO#<sensor_id>#<messageId>``, ``remember_listed``), and a
+    redriven message (one whose origin is another message) is looked up there first: found, it is
+    a duplicate. The markers cost nothing while nothing fails: only a listed tail writes one, only a
+    redriven message reads one."""
+
+    def __init__(
+        self,
+        *,
+        table_name: str,
+        client: Any,
+        ledger_table_name: str = "",
+        marker_ttl_seconds: int = 0,
+        max_workers: int = 8,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock)
+        self._ledger = ledger_table_name
+        self._ttl = marker_ttl_seconds
+        self._wall_clock = wall_clock
+
+    def known_key(self, message: SensorMessage) -> str | None:
+        """A redriven message's tail marker (a message never redriven cannot have one)."""
+        return schema.tail_marker_id(message.sensor_id, message.origin_id) if message.redriven else None
+
+    def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
+        """The tail markers of the redriven messages, then the day items this container does not know."""
+        found = Lookup()
+        keys = sorted({key for m in messages if (key := self.known_key(m)) is not None})
+        if keys and self._ledger:
+            items = dynamo.batch_get(
+                self._client,
+                self._ledger,
+                [schema.ledger_key(k) for k in keys],
+                consistent=True,  # a marker written a moment ago must be seen: nothing else guards
+                projection=[schema.LEDGER_KEY],
+            )
+            found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
+            found.requests += (len(keys) + 99) // 100
+        return self.lookup_days(messages, found)
+
+    def remember_listed(self, messages: Sequence[SensorMessage]) -> None:
+        """A tail marker for each counted message that is listed (see the class)."""
+        if not self._ledger:
+            return
+        expires = str(int(self._wall_clock()) + self._ttl)
+        for message in messages:
+            item = {
+                **schema.ledger_key(schema.tail_marker_id(message.sensor_id, message.origin_id)),
+                schema.EXPIRES_AT: {"N": expires},
+                schema.MARKER_DAY: {"S": message.day},
+                schema.MARKER_COUNT: {"N": str(message.count)},
+            }
+            dynamo.call("PutItem", partial(self._client.put_item, TableName=self._ledger, Item=item))
 
     def identity(self, message: SensorMessage) -> Hashable:
         """One SQS message (a message delivered twice in one batch): its sequence number, within

@@ -147,7 +147,9 @@ class IngestService:
                 report.requests += counted.lookup_requests
                 report.groups = len(counted.groups)
         self._settle_followers(followers, report)
-        return self._listed(messages, report)
+        self._listed(messages, report)
+        self._remember_listed(dated, report)
+        return report
 
     # -- read ------------------------------------------------------------------------------
 
@@ -293,6 +295,24 @@ class IngestService:
             else:
                 with report.lock:
                     report.failed_ids.extend(m.message_id for m in repeats[1:])
+
+    def _remember_listed(self, dated: list[SensorMessage], report: BatchReport) -> None:
+        """Counted messages that are listed all the same (a FIFO group's tail, behind a failed
+        message) are remembered by the counter, so that a redrive never counts them again."""
+        with report.lock:
+            listed, settled = set(report.failed_ids), set(report.settled_ids)
+        tails = [m for m in dated if m.message_id in listed and m.message_id in settled]
+        if not tails:
+            return
+        try:
+            self._counter.remember_listed(tails)
+        except TransientFault as fault:
+            LOG.warning(
+                "counted messages listed behind a failed one could not be remembered; if SQS moves them "
+                "to the dead-letter queue, a redrive would count them again",
+                reason=fault.reason,
+                message_ids=[m.message_id for m in tails],
+            )
 
     # -- report ------------------------------------------------------------------------------
 

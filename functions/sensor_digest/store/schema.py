@@ -54,6 +54,7 @@ VERSION = "Version"
 LEDGER_KEY = "pk"
 EXPIRES_AT = "ExpiresAt"
 MARKER_PREFIX = "MSG#"
+TAIL_MARKER_PREFIX = "FIFO#"  # ordered mode: a counted message listed behind a failed one
 SERIAL_PREFIX = "SERIAL#"
 # what a marker remembers of its message, for people reading the ledger
 MARKER_DAY = "Day"
@@ -102,6 +103,12 @@ def profile_key(sensor_id: int) -> Item:
 def marker_id(sensor_id: int, event_id: str) -> str:
     """The contract's marker key of one counted message: ``MSG#<sensor_id>#<event_id>``."""
     return f"{MARKER_PREFIX}{sensor_id}#{event_id}"
+
+
+def tail_marker_id(sensor_id: int, origin_id: str) -> str:
+    """Ordered mode's marker of a counted message that was listed (to keep its group's order) and
+    so may reach the dead-letter queue: ``FIFO#<sensor_id>#<its original messageId>``."""
+    return f"{TAIL_MARKER_PREFIX}{sensor_id}#{origin_id}"
 
 
 def ledger_key(key: str) -> Item:
