@@ -27,12 +27,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore import xform_name
 from botocore.exceptions import ClientError, ReadTimeoutError
+
+from sensor_digest_tools.instruments.faults import WRITE_OPERATIONS as API_WRITE_OPERATIONS
 
 Rule = Callable[[str, dict[str, Any]], str | None]
 """Given (operation name, call kwargs), the fault to inject or ``None``."""
 
-WRITE_OPERATIONS = ("transact_write_items", "update_item", "put_item")
+WRITE_OPERATIONS = tuple(xform_name(operation) for operation in API_WRITE_OPERATIONS)
+"""The write calls, as a boto3 client names them: the instruments' operations (API spelling) in snake_case."""
 
 FAULT_KINDS = ("throttle", "timeout_after", "conflict", "crash")
 
