@@ -1,7 +1,10 @@
 """Shared fixtures. Engines: DynamoDB Local (AWS's own engine) for every DynamoDB claim; moto for SQS.
 
 The session starts one DynamoDB Local on a free port (or uses ``AWS_ENDPOINT_URL_DYNAMODB`` when it
-is already set and answers), and every test gets its own freshly named tables.
+is already set and answers), and every test gets its own freshly named tables. The ingest fixtures
+(the real ingest service with DynamoDB Local behind it and moto's SQS as DLQ) serve both the
+integration and the reliability suites; the reliability suite wraps ``ingest_session`` in its fault
+layer.
 """
 
 from __future__ import annotations
@@ -10,16 +13,25 @@ import itertools
 import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
+from zoneinfo import ZoneInfo
 
+import boto3
 import pytest
 
-from sensor_digest import summary
-from sensor_digest.config import SummarySettings
-from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine, start_engine
-from sensor_digest_tools.aws.session import LocalSession, local_client
-from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
+# The shared test code asserts too (the model's bounds, the delivery loop): pytest rewrites its
+# asserts as it does the tests' (registered before anything imports it).
+pytest.register_assert_rewrite("tests.support")
+
+from moto import mock_aws  # noqa: E402
+
+from sensor_digest import ingest, summary  # noqa: E402
+from sensor_digest.config import IngestSettings, SummarySettings  # noqa: E402
+from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine, start_engine  # noqa: E402
+from sensor_digest_tools.aws.session import LocalSession, local_client  # noqa: E402
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler  # noqa: E402
+from tests.support.sqs import PASSTHROUGH, DeadLetters  # noqa: E402
+from tests.support.tables import Tables  # noqa: E402
 
 # No test may ever reach AWS: fake credentials and a fixed region before any client exists.
 os.environ["AWS_ACCESS_KEY_ID"] = "local"
@@ -73,12 +85,6 @@ def ddb(engine_endpoint: str) -> Any:
     return local_client(engine_endpoint, max_pool_connections=32)
 
 
-@dataclass(frozen=True)
-class Tables:
-    table: str
-    ledger: str
-
-
 @pytest.fixture
 def tables(ddb: Any) -> Iterator[Tables]:
     """A fresh digest table and ledger on DynamoDB Local.
@@ -103,3 +109,32 @@ def summary_settings(tables: Tables) -> SummarySettings:
 def summary_handler(summary_settings: SummarySettings, session: LocalSession) -> Any:
     """The summary service as Lambda invokes it, built by the handler's own ``build_service``."""
     return lambda_handler(summary.build_service(summary_settings, session))
+
+
+@pytest.fixture
+def dead_letters(tables: Tables) -> Iterator[DeadLetters]:
+    """moto SQS (faithful for send/receive/attributes) while DynamoDB calls pass through to DynamoDB Local."""
+    with mock_aws(config=PASSTHROUGH):  # type: ignore[arg-type]
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(QueueName="SensorDigestDLQ", Attributes={"MaximumMessageSize": "1048576"})["QueueUrl"]
+        yield DeadLetters(client=sqs, url=url)
+
+
+@pytest.fixture
+def ingest_settings(tables: Tables, dead_letters: DeadLetters) -> IngestSettings:
+    return IngestSettings(
+        table_name=tables.table, ledger_table_name=tables.ledger, dlq_url=dead_letters.url, timezone=ZoneInfo("UTC")
+    )
+
+
+@pytest.fixture
+def ingest_session(session: LocalSession) -> Any:
+    """Where the ingest service's clients come from (the reliability suite wraps it in the fault layer)."""
+    return session
+
+
+@pytest.fixture
+def ingest_handler(ingest_settings: IngestSettings, ingest_session: Any) -> Any:
+    """The ingest service as Lambda invokes it, built by the handler's own ``build_service`` for this
+    test's tables, dead-letter queue and session."""
+    return lambda_handler(ingest.build_service(ingest_settings, ingest_session))

@@ -17,17 +17,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 
 from aws_cdk.assertions import Template  # noqa: E402
 
-from app import build_app  # noqa: E402
-
-_cache: dict[str, tuple[Any, Template]] = {}
-
-
-def synth(**context: object) -> tuple[Any, Template]:
-    key = repr(sorted(context.items()))
-    if key not in _cache:
-        _, stack = build_app(context)
-        _cache[key] = (stack, Template.from_stack(stack))
-    return _cache[key]
+from tests.support.templates import synth  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from sensor_digest_cdk.shape import Settings, SettingsError
-from tests.infra.test_stack import actions, policy_of, resources
+from tests.support.templates import actions, policy_of, resources
 
 HIGH_THROUGHPUT = {
     "FifoQueue": True,

@@ -21,7 +21,7 @@ from sensor_digest_tools.instruments.conflicts import ConflictEmulator
 from sensor_digest_tools.instruments.latency import LatencyModel
 from sensor_digest_tools.instruments.metering import RequestMeter
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage
-from tests.conftest import Tables
+from tests.support.tables import Tables
 
 pytestmark = pytest.mark.dynamodb_local
 

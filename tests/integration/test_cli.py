@@ -24,9 +24,9 @@ from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.ops.dlq import list_dead_letters
 from sensor_digest_tools.ops.targets import Target, save_local
-from tests.conftest import Tables
-from tests.faults import FaultyClient
-from tests.integration.conftest import PASSTHROUGH
+from tests.support.faults import FaultyClient
+from tests.support.sqs import PASSTHROUGH
+from tests.support.tables import Tables
 
 pytestmark = pytest.mark.dynamodb_local
 runner = CliRunner()

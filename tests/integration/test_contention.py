@@ -21,9 +21,8 @@ from sensor_digest.config import IngestSettings
 from sensor_digest.ingest import BatchReport, InboundMessage
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.instruments.conflicts import ConflictEmulator
-from tests.conftest import Tables
-from tests.helpers import day_counts
-from tests.integration.conftest import DeadLetters
+from tests.support.sqs import DeadLetters
+from tests.support.tables import Tables, day_counts
 
 pytestmark = pytest.mark.dynamodb_local
 

@@ -13,7 +13,7 @@ from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
-from tests.conftest import Tables
+from tests.support.tables import Tables
 
 
 @pytest.fixture

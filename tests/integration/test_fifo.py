@@ -24,11 +24,11 @@ from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from tests.conftest import Tables
-from tests.faults import FaultySession
-from tests.fifo import Sequencer
-from tests.helpers import FakeContext, QueuedMessage, day_counts, scan_all, sqs_event
-from tests.integration.conftest import PASSTHROUGH, DeadLetters
+from tests.support.faults import FaultySession
+from tests.support.fifo import Sequencer
+from tests.support.messages import FakeContext, QueuedMessage, sqs_event
+from tests.support.sqs import PASSTHROUGH, DeadLetters
+from tests.support.tables import Tables, day_counts, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
 DAY, NEXT_DAY = "2024-05-01", "2024-05-02"

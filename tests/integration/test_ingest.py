@@ -14,11 +14,11 @@ import pytest
 from sensor_digest.config import DeliveryMode
 from sensor_digest.counting import DayCounter, GroupOutcome, LedgerCounter, PlainCounter, RetryPolicy
 from sensor_digest.ingest import InboundMessage, IngestService, Rejection
-from tests.conftest import Tables
-from tests.faults import FaultyClient, PauseAfterFirstCall, throttling_error, touches_sensor
-from tests.helpers import FakeContext, QueuedMessage, day_counts, scan_all, sqs_event
-from tests.integration.conftest import DeadLetters, body_of
-from tests.scenarios import deliver, generate
+from tests.support.faults import FaultyClient, PauseAfterFirstCall, throttling_error, touches_sensor
+from tests.support.messages import FakeContext, QueuedMessage, body_of, sqs_event
+from tests.support.scenarios import deliver, generate
+from tests.support.sqs import DeadLetters
+from tests.support.tables import Tables, day_counts, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
 UTC_ZONE = ZoneInfo("UTC")

@@ -15,9 +15,8 @@ from sensor_digest.store.reads import summary_months
 from sensor_digest.summary import SummaryWriter
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.ops.rebuild import rebuild
-from tests.conftest import Tables
-from tests.faults import FaultyClient
-from tests.helpers import by_sensor, day_counts, scan_all, summaries
+from tests.support.faults import FaultyClient
+from tests.support.tables import Tables, by_sensor, day_counts, scan_all, summaries
 
 pytestmark = pytest.mark.dynamodb_local
 

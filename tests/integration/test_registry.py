@@ -31,10 +31,9 @@ from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from tests.conftest import Tables
-from tests.faults import FaultyClient
-from tests.helpers import day_counts, scan_all
-from tests.integration.conftest import DeadLetters
+from tests.support.faults import FaultyClient
+from tests.support.sqs import DeadLetters
+from tests.support.tables import Tables, day_counts, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
 

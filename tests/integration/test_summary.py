@@ -20,10 +20,9 @@ from sensor_digest.summary import SummaryService, SummaryWriter
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.instruments.sizing import item_bytes, write_units
 from sensor_digest_tools.lambda_runtime.events import FakeContext, stream_event
-from tests.conftest import Tables
-from tests.faults import FaultyClient, PauseAfterFirstCall
-from tests.helpers import by_sensor, day_counts, scan_all, summaries
-from tests.scenarios import deliver, generate
+from tests.support.faults import FaultyClient, PauseAfterFirstCall
+from tests.support.scenarios import deliver, generate
+from tests.support.tables import Tables, by_sensor, day_counts, scan_all, summaries
 
 pytestmark = pytest.mark.dynamodb_local
 

@@ -7,26 +7,15 @@ DynamoDB Local (tests/integration), and ``test_moto_divergences.py`` pins where 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import boto3
 import pytest
 from moto import mock_aws
 
 from sensor_digest_tools.aws.dynamodb_local import create_tables
+from tests.support.moto_tier import MotoAws
 
 REGION = "us-east-1"
-
-
-@dataclass
-class MotoAws:
-    session: Any
-    ddb: Any
-    sqs: Any
-    table: str
-    ledger: str
-    dlq_url: str
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from sensor_digest.store.reads import day_counts, scan_all, summaries, summary_m
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event, stream_event
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.ops.dlq import list_dead_letters
-from tests.moto.conftest import MotoAws
+from tests.support.moto_tier import MotoAws
 
 pytestmark = pytest.mark.moto
 

@@ -8,7 +8,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
 from sensor_digest.store import schema
-from tests.moto.conftest import MotoAws
+from tests.support.moto_tier import MotoAws
 
 pytestmark = pytest.mark.moto
 

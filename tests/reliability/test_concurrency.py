@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage, sqs_record
-from tests.conftest import Tables
-from tests.helpers import day_counts, scan_all
-from tests.reliability.workers import run_handler_on_batches
+from tests.support.tables import Tables, day_counts, scan_all
+from tests.support.workers import run_handler_on_batches
 
 pytestmark = pytest.mark.dynamodb_local
 

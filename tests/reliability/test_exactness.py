@@ -20,10 +20,10 @@ from sensor_digest import ingest
 from sensor_digest.config import DeliveryMode, IngestSettings
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from tests.conftest import Tables
-from tests.helpers import day_counts, scan_all
-from tests.integration.conftest import DeadLetters
-from tests.reliability.conftest import FaultPlan, deliver_until_drained
+from tests.support.delivery import deliver_until_drained
+from tests.support.faults import FaultPlan
+from tests.support.sqs import DeadLetters
+from tests.support.tables import Tables, day_counts, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
 DAYS = ["2024-05-01", "2024-05-02", "2024-05-03", "2024-05-04"]

@@ -38,11 +38,11 @@ from sensor_digest_tools.aws.dynamodb_local import create_tables
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN, FakeContext, QueuedMessage, sqs_event
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from tests.faults import Crash, FaultySession
-from tests.fifo import FIRST_SEQUENCE, Sequencer
-from tests.helpers import day_counts
-from tests.integration.conftest import DeadLetters
-from tests.reliability.test_model import SCRIPT, Sent, assert_between_acknowledged_and_doubt, model_counts
+from tests.support.faults import Crash, FaultySession
+from tests.support.fifo import FIRST_SEQUENCE, Sequencer
+from tests.support.model import SCRIPT, Sent, assert_between_acknowledged_and_doubt, model_counts
+from tests.support.sqs import DeadLetters
+from tests.support.tables import day_counts
 
 pytestmark = pytest.mark.dynamodb_local
 FAULTS = ("throttle", "timeout_after", "crash")

@@ -18,10 +18,9 @@ from sensor_digest.errors import RejectedMessage
 from sensor_digest.messages import read_pending
 from sensor_digest.store.schema import marker_id
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
-from tests.conftest import Tables
-from tests.helpers import day_counts, scan_all
-from tests.hostile import HOSTILE_BODY
-from tests.integration.conftest import DeadLetters
+from tests.support.hostile import HOSTILE_BODY
+from tests.support.sqs import DeadLetters
+from tests.support.tables import Tables, day_counts, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
 

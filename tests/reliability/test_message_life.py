@@ -27,9 +27,8 @@ from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.ops.dlq import list_dead_letters, redrive, stamp
-from tests.conftest import Tables
-from tests.faults import WRITE_OPERATIONS, FaultySession, Rule, touches_sensor
-from tests.helpers import day_counts, scan_all
+from tests.support.faults import WRITE_OPERATIONS, FaultySession, Rule, touches_sensor
+from tests.support.tables import Tables, day_counts, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 import uuid
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -38,47 +37,14 @@ from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event, stream_event
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from tests.faults import Crash, FaultySession
-from tests.helpers import by_sensor, day_counts, summaries
-from tests.integration.conftest import DeadLetters
+from tests.support.faults import Crash, FaultySession
+from tests.support.model import SCRIPT, Sent, assert_between_acknowledged_and_doubt, model_counts
+from tests.support.sqs import DeadLetters
+from tests.support.tables import by_sensor, day_counts, summaries
 
 pytestmark = pytest.mark.dynamodb_local
 FAULTS = ("throttle", "timeout_after", "conflict", "crash")
-
-
-class Script:
-    """The faults the next write calls get, in order."""
-
-    def __init__(self) -> None:
-        self.queue: list[str] = []
-
-    def __call__(self, operation: str, kwargs: dict[str, Any]) -> str | None:
-        return self.queue.pop(0) if self.queue else None
-
-
-SCRIPT = Script()
 CONTEXT: dict[str, Any] = {}
-
-
-Sent = dict[str, tuple[int, str, int]]
-"""What a machine sent: a message's identity -> (sensor, day, count)."""
-
-
-def model_counts(sent: Sent, ids: set[str]) -> Counter[tuple[int, str]]:
-    """The day counts these of the sent messages add up to."""
-    out: Counter[tuple[int, str]] = Counter()
-    for identity in ids:
-        sensor, day, count = sent[identity]
-        out[(sensor, day)] += count
-    return out
-
-
-def assert_between_acknowledged_and_doubt(counts: dict[tuple[int, str], int], sent: Sent, acked: set[str]) -> None:
-    """Each day count lies between what was acknowledged and that plus what is in doubt (sent,
-    never acknowledged: its write may or may not have committed)."""
-    low, doubt = model_counts(sent, acked), model_counts(sent, set(sent) - acked)
-    for key in set(counts) | set(low) | set(doubt):
-        assert low[key] <= counts.get(key, 0) <= low[key] + doubt[key], (key, counts.get(key), low[key], doubt[key])
 
 
 class PipelineMachine(RuleBasedStateMachine):

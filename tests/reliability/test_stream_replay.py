@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 from sensor_digest.stream_filter import matches_filter
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.events import FakeContext, stream_event
-from tests.conftest import Tables
-from tests.helpers import by_sensor, day_counts, scan_all, summaries
+from tests.support.tables import Tables, by_sensor, day_counts, scan_all, summaries
 
 pytestmark = pytest.mark.dynamodb_local
 

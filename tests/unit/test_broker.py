@@ -8,16 +8,13 @@ from typing import Any
 import pytest
 
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
+from tests.support.sqs import receive
 
 
 @pytest.fixture
 def queues(broker: LocalSqsBroker) -> tuple[str, str]:
     dlq = broker.create_queue("dlq")
     return broker.create_queue("q", visibility_timeout=0.2, dead_letter_url=dlq, max_receive_count=2), dlq
-
-
-def receive(sqs: Any, url: str, n: int = 10) -> list[dict[str, Any]]:
-    return sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=n, AttributeNames=["All"]).get("Messages", [])
 
 
 def test_a_message_is_invisible_while_in_flight_and_comes_back_after_the_timeout(sqs: Any, queues: Any) -> None:

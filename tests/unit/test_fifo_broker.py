@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 from sensor_digest_tools.aws import sqs_broker
 from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
 from sensor_digest_tools.ops.dlq import list_dead_letters, redrive
-from tests.unit.test_broker import receive
+from tests.support.sqs import receive
 
 
 @pytest.fixture

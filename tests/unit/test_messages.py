@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sensor_digest import zones
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.messages import MAX_SENSOR_ID, SensorMessage, check_event_id, control_character, read_pending
-from tests.hostile import HOSTILE_BODY, ZONE
+from tests.support.hostile import HOSTILE_BODY, ZONE
 
 UTC = zones.load("UTC")
 SENT_MS = "1714564800000"  # 2024-05-01T12:00:00Z

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from sensor_digest import timestamps, zones
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.messages import read_pending
-from tests.hostile import ZONE
+from tests.support.hostile import ZONE
 
 YEAR_1 = -62_135_596_800  # 0001-01-01T00:00:00Z in epoch seconds
 YEAR_10000 = 253_402_300_800  # 10000-01-01T00:00:00Z

@@ -14,21 +14,31 @@ botocore raises:
   whether the write happened;
 - ``invalid``: a ``ValidationException`` before the call (an error no retry cures);
 - ``crash``: a ``Crash`` (not a botocore error) escapes, as if the process died mid-batch.
+
+``FaultPlan`` is a rule that faults a share of write calls at random (the reliability suite's).
 """
 
 from __future__ import annotations
 
+import random
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore import xform_name
 from botocore.exceptions import ClientError, ReadTimeoutError
+
+from sensor_digest_tools.instruments.faults import WRITE_OPERATIONS as API_WRITE_OPERATIONS
 
 Rule = Callable[[str, dict[str, Any]], str | None]
 """Given (operation name, call kwargs), the fault to inject or ``None``."""
 
-WRITE_OPERATIONS = ("transact_write_items", "update_item", "put_item")
+WRITE_OPERATIONS = tuple(xform_name(operation) for operation in API_WRITE_OPERATIONS)
+"""The write calls, as a boto3 client names them: the instruments' operations (API spelling) in snake_case."""
+
+FAULT_KINDS = ("throttle", "timeout_after", "conflict", "crash")
 
 
 class Crash(BaseException):
@@ -167,3 +177,26 @@ class PauseAfterFirstCall:
                 self._pause_once()
 
         return call
+
+
+@dataclass
+class FaultPlan:
+    """Faults a share of write calls at random, with the mix of ``kinds``; switchable at run time."""
+
+    rate: float = 0.0
+    kinds: tuple[str, ...] = FAULT_KINDS
+    seed: int = 1
+    enabled: bool = True
+    injected: Counter[str] = field(default_factory=Counter)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def __call__(self, operation: str, kwargs: dict[str, Any]) -> str | None:
+        with self._lock:
+            if not self.enabled or self._rng.random() >= self.rate:
+                return None
+            kind = self._rng.choice(self.kinds)
+            self.injected[kind] += 1
+            return kind

@@ -1,0 +1,216 @@
+"""Running a strategy as the stack deploys it: engines, fresh tables, one run, the summary path.
+
+Every strategy is a Lambda handler run as the SQS event source runs it with the stack's settings
+(batch size, maximum concurrency, worker threads, timeout) on a backlog, against a DynamoDB Local
+of its own with DynamoDB's transaction conflicts emulated, metered, raw or under the latency model
+of a networked DynamoDB (``sensor_digest_tools.instruments.latency``).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bench.esm import drain, drain_fifo, fifo_records
+from bench.meter import PeakRss
+from bench.plan import Plan
+from bench.strategies import FIFO_STRATEGIES, STRATEGIES
+from bench.workloads import Workload, seed_days_under_way, seed_history
+from sensor_digest import summary
+from sensor_digest.config import SummarySettings
+from sensor_digest.store import schema
+from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
+from sensor_digest.stream_filter import matches_filter
+from sensor_digest_cdk.shape import Settings
+from sensor_digest_tools import instruments
+from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.aws.stream_reader import StreamReader
+from sensor_digest_tools.instruments.conflicts import ConflictEmulator
+from sensor_digest_tools.instruments.latency import LatencyModel
+from sensor_digest_tools.instruments.metering import RequestMeter
+from sensor_digest_tools.lambda_runtime.events import FakeContext, sqs_record, stream_event
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
+
+
+@dataclass
+class Engine:
+    session: LocalSession
+    endpoint: str
+    meter: RequestMeter
+    conflicts: ConflictEmulator
+    latency: LatencyModel | None
+
+    @property
+    def client(self) -> Any:
+        return self.session.client("dynamodb")
+
+
+@contextmanager
+def engine(*, modeled: bool) -> Iterator[Engine]:
+    """A DynamoDB Local of its own for each run (the engine slows down as its in-memory database
+    grows, which would penalise whichever run came later), metered, with DynamoDB's transaction
+    conflicts, and the latency model when ``modeled``."""
+    with running_engine(None) as local:
+        session = LocalSession({"dynamodb": local.endpoint})
+        meter, conflicts = RequestMeter(), ConflictEmulator()
+        latency = LatencyModel() if modeled else None
+        instruments.install(session, meter=meter, conflicts=conflicts, latency=latency)
+        yield Engine(session, local.endpoint, meter, conflicts, latency)
+
+
+def fresh_tables(client: Any, strategy: str) -> dict[str, str]:
+    suffix = uuid.uuid4().hex[:6]
+    names = {"table": f"Bench-{suffix}", "ledger": f"BenchLedger-{suffix}", "idempotency": f"BenchIdem-{suffix}"}
+    create_tables(client, names["table"], names["ledger"])
+    if strategy == "b":
+        client.create_table(
+            TableName=names["idempotency"],
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        )
+    return names
+
+
+def run(
+    key: str,
+    workload: Workload,
+    settings: Settings,
+    *,
+    modeled: bool = False,
+    history: bool = False,
+    under_way: bool = False,
+    summary_batches: tuple[int, ...] = (),
+) -> dict[str, Any]:
+    """One strategy on one workload at ``settings``: ingest through the event source, then (for
+    ``summary_batches``) the summary path on the stream the run produced."""
+    label, make = STRATEGIES[key]
+    with engine(modeled=modeled) as e:
+        tables = fresh_tables(e.client, key)
+        baseline: Counter[tuple[int, str]] = Counter()
+        if history:
+            baseline = seed_history(e.client, tables["table"], workload.sensors)
+        if under_way:
+            baseline = seed_days_under_way(e.client, tables["table"], set(workload.truth))
+        reader = StreamReader(e.endpoint, tables["table"], client=e.client) if summary_batches else None
+        if reader:
+            reader.poll()  # the history's own records are not the workload's
+        handler = make(e.session, tables, settings)
+        fifo = key in FIFO_STRATEGIES
+        fifo_settings = replace(settings, queue_type="fifo") if fifo else settings
+        batch_size, concurrency = fifo_settings.event_batch_size, fifo_settings.event_max_concurrency
+        requests0, units0 = e.meter.snapshot()
+        cancelled0, added0 = Counter(e.meter.cancelled_units), e.latency.added_seconds if e.latency else 0.0
+        with PeakRss() as memory:
+            if fifo:  # the workload's repeated deliveries become lost deletes: SQS FIFO repeats in order
+                drained = drain_fifo(
+                    handler,
+                    fifo_records(workload.messages),
+                    lost_deletes=workload.repeated_ids,
+                    batch_size=batch_size,
+                    concurrency=concurrency,
+                    timeout_s=settings.ingest_timeout_seconds,
+                )
+            else:
+                drained = drain(
+                    handler,
+                    [sqs_record(m) for m in workload.deliveries],
+                    batch_size=batch_size,
+                    concurrency=concurrency,
+                    timeout_s=settings.ingest_timeout_seconds,
+                )
+        requests, units = (a - b for a, b in zip(e.meter.snapshot(), (requests0, units0), strict=True))
+        cancelled = Counter(e.meter.cancelled_units)
+        cancelled.subtract(cancelled0)
+        counts = Counter(day_counts(e.client, tables["table"]))
+        counts.subtract(baseline)
+        n = len(workload.messages)
+        result: dict[str, Any] = {
+            "workload": workload.name,
+            "strategy": key,
+            "label": label,
+            "mode": "model" if modeled else "raw",
+            "history": history,
+            "batch_size": batch_size,
+            "concurrency": concurrency,
+            "messages": n,
+            "deliveries": len(workload.deliveries),
+            "seconds": drained.seconds,
+            "messages_per_s": n / drained.seconds,
+            "requests_per_message": requests / n,
+            "write_units_per_message": units / n,
+            "cancelled_units_per_message": {cause: units / n for cause, units in cancelled.items() if units},
+            "invocations": drained.invocations,
+            "slowest_invocation_s": drained.slowest_invocation,
+            "listed": drained.listed,
+            "conflicts": e.conflicts.conflicts,
+            "overcount": sum(max(0, c - workload.truth.get(k, 0)) for k, c in counts.items()),
+            "undercount": sum(max(0, t - counts.get(k, 0)) for k, t in workload.truth.items()),
+            "peak_rss_mb": memory.peak / 2**20,
+        }
+        if e.latency:  # the modeled delays alone, as many in flight as the handler keeps: no CPU at all
+            # (a), (b): one write at a time; (c), (d): the workers; (e): a FIFO batch is mostly one
+            # sensor-day, one write (a bound from below on its in-flight writes, so an upper estimate)
+            in_flight = concurrency * (settings.ingest_max_workers if key in "cd" else 1)
+            result["latency_bound_msg_per_s"] = n / ((e.latency.added_seconds - added0) / in_flight)
+        if reader:
+            clear = not (history or under_way)  # seeded summary items stay: they are the history
+            result["summary"] = summary_path(e, reader, tables["table"], settings, summary_batches, n, clear)
+        return result
+
+
+def summary_path(
+    e: Engine, reader: StreamReader, table: str, settings: Settings, batches: tuple[int, ...], n: int, clear: bool
+) -> list[dict[str, Any]]:
+    """The summary handler on the stream the ingest run produced, in stream batches of each size
+    (the stream read as one shard, in order: the least coalescing a batch can see). ``clear``
+    deletes the summary items between sizes, so each size starts from the same table."""
+    records = [r for r in reader.poll() if matches_filter(r)]
+    handler = lambda_handler(summary.build_service(SummarySettings(table_name=table), e.session))
+    out = []
+    for size in batches:
+        if clear:
+            for item in scan_all(e.client, table):
+                if schema.is_summary(item):
+                    e.client.delete_item(TableName=table, Key={k: item[k] for k in (schema.SENSOR_ID, schema.DATE)})
+        requests0, units0 = e.meter.snapshot()
+        started, failures = time.perf_counter(), 0
+        for start in range(0, len(records), size):
+            event = stream_event(records[start : start + size], reader.stream_arn)
+            response = handler(event, FakeContext(timeout_ms=settings.summary_timeout_seconds * 1000))
+            failures += len(response["batchItemFailures"])
+        seconds = time.perf_counter() - started
+        requests, units = (a - b for a, b in zip(e.meter.snapshot(), (requests0, units0), strict=True))
+        days = by_sensor(day_counts(e.client, table))
+        out.append(
+            {
+                "batch_size": size,
+                "records": len(records),
+                "records_per_s": len(records) / seconds,
+                "writes_per_record": requests / len(records),
+                "write_units_per_message": units / n,
+                "failures": failures,
+                "exact": summaries(e.client, table) == days,
+            }
+        )
+    return out
+
+
+def run_planned(plan: Plan, name: str, workload: Workload) -> list[dict[str, Any]]:
+    """Every run the plan makes of workload ``name``, in the plan's order."""
+    return [
+        run(r.strategy, workload, plan.settings, modeled=r.modeled, summary_batches=r.summary_batches)
+        for r in plan.runs(name)
+    ]
+
+
+def run_aged(workload: Workload, settings: Settings) -> dict[str, Any]:
+    """(c) on ``workload`` with a year of history per sensor, and its summary path at the stack's
+    stream batch size."""
+    return run("c", workload, settings, history=True, summary_batches=(settings.summary_batch_size,))

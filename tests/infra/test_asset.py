@@ -1,0 +1,33 @@
+"""What the functions run: the Python runtime and the Powertools layer in the synthesized template,
+and the function asset (the handlers and zone data, no tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk.assertions import Template
+
+from sensor_digest_cdk.lambda_asset import BUILD
+from tests.support.templates import resources
+
+
+def test_both_functions_run_python_3_13_with_the_powertools_layer_built_for_it(template: Template) -> None:
+    # 3.13 is the newest Python the unit tier also runs on (make test-unit-py313); layer 36 is Powertools 3.31.1
+    functions = [
+        f["Properties"] for f in resources(template, "AWS::Lambda::Function").values() if "Layers" in f["Properties"]
+    ]
+    assert sorted(f["Handler"] for f in functions) == ["ingest.handler.handler", "summary.handler.handler"]
+    for function in functions:
+        assert function["Runtime"] == "python3.13"
+        assert function["Architectures"] == ["arm64"]
+        (layer,) = function["Layers"]
+        assert layer["Fn::Sub"].endswith(":017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:36")
+
+
+def test_the_function_asset_carries_the_handlers_and_zone_data_but_no_tests(stack_and_template: Any) -> None:
+    assert (BUILD / "ingest" / "handler.py").is_file()
+    assert (BUILD / "summary" / "handler.py").is_file()
+    assert (BUILD / "sensor_digest" / "counting" / "ledger.py").is_file()
+    assert (BUILD / "tzdata" / "zoneinfo" / "Asia" / "Tokyo").is_file()
+    assert not list(BUILD.rglob("__pycache__"))
+    assert not (BUILD / "tests").exists()
