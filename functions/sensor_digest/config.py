@@ -18,7 +18,7 @@ DEFAULT_MARKER_TTL_SECONDS = 29 * 24 * 3600
 """Queue retention (14 d) + dead-letter retention, the redrive window (14 d) + 1 d margin.
 
 The stack derives the same figure from its own queue settings and passes it as
-``MARKER_TTL_SECONDS`` (``infra/settings.py``); this default only serves local runs.
+``MARKER_TTL_SECONDS`` (``sensor_digest_cdk/shape.py``); this default only serves local runs.
 """
 
 
@@ -82,6 +82,7 @@ class IngestSettings:
     unknown_sensors: str = "accept"
     profile_cache_seconds: int = 60
     queue_type: QueueType = QueueType.STANDARD
+    max_receive_count: int = 5  # the ingest queue's: after that many receives SQS moves a message away
 
     def __post_init__(self) -> None:
         if self.queue_type is QueueType.FIFO and self.delivery_mode is DeliveryMode.AT_LEAST_ONCE:
@@ -110,6 +111,7 @@ class IngestSettings:
             unknown_sensors=_choice(env, "UNKNOWN_SENSORS", ("accept", "reject")),
             profile_cache_seconds=_int(env, "PROFILE_CACHE_SECONDS", 60, 0, 3600),
             queue_type=QueueType(_choice(env, "QUEUE_TYPE", tuple(t.value for t in QueueType))),
+            max_receive_count=_int(env, "MAX_RECEIVE_COUNT", 5, 1, 1000),
         )
 
 

@@ -35,6 +35,7 @@ class SensorMessage:
     sequence: int | None = None  # the SQS sequence number, on a FIFO queue
     source: str = ""  # on a FIFO queue, the queue's ARN: the sequence number is that queue's
     origin_id: str = ""  # the SQS messageId it first had (another than message_id after a redrive)
+    receive_count: int = 1  # how often SQS has handed this message out, this time included
 
     @property
     def redriven(self) -> bool:
@@ -202,6 +203,7 @@ class PendingMessage:
     sequence: int | None = None
     source: str = ""
     origin_id: str = ""
+    receive_count: int = 1
 
     def in_zone(self, zone: tzinfo) -> SensorMessage:
         """The message with its day, the timestamp read in ``zone``; ``RejectedMessage`` if invalid."""
@@ -214,6 +216,7 @@ class PendingMessage:
             sequence=self.sequence,
             source=self.source,
             origin_id=self.origin_id,
+            receive_count=self.receive_count,
         )
 
 

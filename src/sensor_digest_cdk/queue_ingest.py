@@ -81,6 +81,7 @@ class QueueIngest(Construct):
                 "INGEST_MAX_WORKERS": str(settings.ingest_max_workers),
                 "UNKNOWN_SENSORS": settings.unknown_sensors,
                 "PROFILE_CACHE_SECONDS": str(settings.profile_cache_seconds),
+                "MAX_RECEIVE_COUNT": str(settings.max_receive_count),
                 "QUEUE_TYPE": settings.queue_type,
             },
         )

@@ -2,7 +2,8 @@
 
 Every redelivery SQS and Lambda make on a FIFO queue (a whole batch again, the listed tail of a
 batch, a retried group merged with its later messages, a write that committed but timed out) must
-leave the counts exact, with one conditional write per sensor-day and no ledger.
+leave the counts exact, with one conditional write per sensor-day; the ledger keeps only the
+markers of counted messages listed behind a failed one, so that a redrive counts them once.
 """
 
 from __future__ import annotations
@@ -398,3 +399,98 @@ def test_hostile_fifo_attributes_end_counted_or_kept_with_a_reason_never_listed(
     kept = fifo_dlq.drain()
     assert {d.source_message_id for d in kept} == expected_rejects
     assert all(d.error for d in kept)
+
+
+def test_two_groups_whose_messages_carry_the_same_sequence_number_are_two_reports(
+    handler: Any, ddb: Any, tables: Tables
+) -> None:
+    # SQS promises numbers that grow within a group, not numbers that differ across groups
+    a = QueuedMessage(body=json.dumps({"sensor_id": 40, "timestamp": f"{DAY}T01:00:00Z"}), group_id="40")
+    b = QueuedMessage(body=json.dumps({"sensor_id": 41, "timestamp": f"{DAY}T01:00:00Z"}), group_id="41")
+    a.sequence_number = b.sequence_number = "18889000000000000100"
+
+    assert listed(handler, [a, b]) == []
+    assert day_counts(ddb, tables.table) == {(40, DAY): 1, (41, DAY): 1}
+
+
+def redriven(message: QueuedMessage, sequence: Sequencer) -> QueuedMessage:
+    """``message`` as `dlq redrive` sends it back: a new message id and sequence number, its origin
+    (id and send time) stamped as attributes."""
+    return QueuedMessage(
+        body=message.body,
+        group_id=message.group_id,
+        deduplication_id=f"redrive-{message.message_id}",
+        sequence_number=str(int(sequence.message(0).sequence_number or 0)),
+        attributes={
+            "source_message_id": {"DataType": "String", "StringValue": message.message_id},
+            "source_sent_timestamp": {"DataType": "Number", "StringValue": str(message.sent_timestamp_ms)},
+        },
+    )
+
+
+def test_a_counted_message_listed_behind_a_failed_one_counts_once_after_a_redrive_from_the_dead_letter_queue(
+    handler: Any, faults: WriteFaults, ddb: Any, tables: Tables
+) -> None:
+    # Given sensor 50's first message on day B failing every time, its later message on day A counted
+    seq = Sequencer()
+    first, later, fresh = seq.message(50, NEXT_DAY, 2), seq.message(50, DAY, 3), seq.message(50, DAY, 7)
+    faults.sensor, faults.day, faults.times = 50, NEXT_DAY, 5
+
+    # When the batch is delivered maxReceiveCount times: `later` is counted the first time and listed
+    # (behind `first`) every time, then SQS moves both to the dead-letter queue
+    for _ in range(5):
+        assert listed(handler, [first, later]) == [first, later]
+    assert day_counts(ddb, tables.table) == {(50, DAY): 3}
+    markers = {i["pk"]["S"] for i in scan_all(ddb, tables.ledger)}
+    assert markers == {f"FIFO#50#{later.message_id}"}  # the counted tail is remembered, the failed one not
+
+    # Then an operator redrives both (new ids and sequence numbers), with a fresh report after them
+    assert listed(handler, [redriven(first, seq), redriven(later, seq), fresh]) == []
+    assert day_counts(ddb, tables.table) == {(50, DAY): 3 + 7, (50, NEXT_DAY): 2}
+
+
+def test_a_redriven_message_that_never_counted_counts_and_leaves_no_marker(
+    handler: Any, ddb: Any, tables: Tables
+) -> None:
+    seq = Sequencer()
+    assert listed(handler, [seq.message(51, DAY, 1)]) == []
+
+    never_counted = seq.message(51, DAY, 4)  # rejected, or failed every time, before any write
+    assert listed(handler, [redriven(never_counted, seq)]) == []
+    assert day_counts(ddb, tables.table) == {(51, DAY): 5}
+    assert scan_all(ddb, tables.ledger) == []
+
+
+def test_a_counted_message_whose_deletes_are_lost_until_sqs_moves_it_counts_once_after_a_redrive(
+    handler: Any, ddb: Any, tables: Tables
+) -> None:
+    # Given a message counted at its first receive, then received again and again (every delete
+    # lost) until SQS moves it to the dead-letter queue after maxReceiveCount (5) receives
+    seq = Sequencer()
+    message = seq.message(52, DAY, 6)
+    for _ in range(5):
+        message.receive_count += 1
+        assert listed(handler, [message]) == []  # counted, then found applied: each time "done"
+    assert day_counts(ddb, tables.table) == {(52, DAY): 6}
+    # the receives that could be its last left a marker (the fourth and the fifth)
+    assert {i["pk"]["S"] for i in scan_all(ddb, tables.ledger)} == {f"FIFO#52#{message.message_id}"}
+
+    # When an operator redrives it
+    assert listed(handler, [redriven(message, seq)]) == []
+
+    # Then it is found counted
+    assert day_counts(ddb, tables.table) == {(52, DAY): 6}
+
+
+def test_a_first_receive_that_ends_well_writes_no_marker(handler: Any, ddb: Any, tables: Tables) -> None:
+    seq = Sequencer()
+    batch = [seq.message(53, DAY), seq.message(53, DAY), seq.message(54, NEXT_DAY)]
+    for message in batch:
+        message.receive_count = 1
+
+    assert listed(handler, batch) == []
+    for message in batch:
+        message.receive_count = 2
+    assert listed(handler, batch) == []  # a lost delete: found applied
+
+    assert scan_all(ddb, tables.ledger) == []

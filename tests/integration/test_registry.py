@@ -84,7 +84,7 @@ def test_register_show_update_delete(registry: Registry, ddb: Any, tables: Table
     deleted = registry.delete(1)
 
     assert (moved.serial, moved.name, moved.version) == ("SN-2", "roof east", 2)
-    assert deleted.version == 2
+    assert (deleted.serial, deleted.serial_freed, deleted.held_by) == ("SN-2", True, None)
     assert registry.get(1) is None
     assert sentinels(ddb, tables) == {}
 
@@ -314,24 +314,30 @@ def test_a_profile_whose_sentinel_is_missing_moves_to_a_new_serial_and_is_delete
     assert counted.calls["transact_write_items"] == 2  # each in one transaction: no lost race to retry
 
 
-def test_a_serial_whose_sentinel_names_another_sensor_is_said_so_and_nothing_changes(
+def test_a_serial_whose_sentinel_names_another_sensor_is_said_so_and_the_profile_alone_can_go(
     ddb: Any, tables: Tables, registry: Registry
 ) -> None:
-    # Given sensor 1's serial A whose sentinel names sensor 2 (a restore that mixed two states)
+    # Given sensor 1's serial A whose sentinel names sensor 2 (a restore that mixed two states,
+    # or a sentinel deleted by hand that let sensor 2 register the same serial)
     registry.register(SensorProfile(sensor_id=1, name="a", serial="A"))
     set_sentinel(ddb, tables, "A", 2)
     counted = FaultyClient(inner=ddb, rule=lambda operation, kwargs: None)
     registry = Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=counted)
     said = re.escape("sensor 1's serial 'A' has a sentinel in the ledger (SERIAL#A) that names sensor 2, not sensor 1")
 
+    # an update is refused and changes nothing, told at once (not retried into a VersionConflict)
     with pytest.raises(SerialHeldElsewhere, match=f"{said}; nothing was changed"):
         registry.update(1, lambda p: replace(p, serial="B"))
-    with pytest.raises(SerialHeldElsewhere, match=f"{said}; nothing was deleted"):
-        registry.delete(1)
-
     assert registry.get(1) == SensorProfile(sensor_id=1, name="a", serial="A", version=1)
+    assert counted.calls["transact_write_items"] == 1
+
+    # a delete takes the profile alone: the sentinel stays sensor 2's, and the caller is told
+    deleted = registry.delete(1)
+
+    assert (deleted.serial, deleted.serial_freed, deleted.held_by) == ("A", False, 2)
+    assert registry.get(1) is None
     assert sentinels(ddb, tables) == {"SERIAL#A": 2}
-    assert counted.calls["transact_write_items"] == 2  # told at once, not retried into a VersionConflict
+    assert counted.calls["transact_write_items"] == 3  # the refused one, then the profile alone
 
 
 def test_a_sentinel_left_by_the_same_sensor_does_not_refuse_its_registration(

@@ -117,3 +117,37 @@ def test_dead_letter_attributes_are_sqs_text_within_the_overhead(
 def test_a_short_reason_is_kept_as_it_is() -> None:
     assert clip_reason("count must be between 1 and 1000000, got 0") == "count must be between 1 and 1000000, got 0"
     assert json.dumps(clip_reason("x" * 2000)).count("x") < 1024
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        # a record no SQS queue delivers, only a hand-made invocation: a number where SQS gives text
+        {"messageId": "m1", "attributes": {"SentTimestamp": 1714564800000}},
+        {"messageId": "m2", "body": '{"sensor_id": 1}', "attributes": {"SentTimestamp": 1714564800000}},
+        # a lone surrogate in the origin attribute (SQS refuses it; a forged event can carry it)
+        {
+            "messageId": "m3",
+            "body": '{"sensor_id": 1}',
+            "attributes": {"SentTimestamp": "1714564800000"},
+            "messageAttributes": {"source_message_id": {"stringValue": "x\ud800", "dataType": "String"}},
+        },
+        # a body with a lone surrogate
+        {"messageId": "m4", "body": '{"sensor_id": "\ud800"}', "attributes": {"SentTimestamp": "1714564800000"}},
+    ],
+)
+def test_a_hand_made_record_ends_as_a_dead_letter_never_a_raised_batch(
+    sqs: Any, broker: LocalSqsBroker, record: dict[str, Any]
+) -> None:
+    dlq = broker.create_queue("dlq")
+    service = IngestService(
+        counter=None,  # type: ignore[arg-type]  # nothing valid to count
+        dead_letters=DeadLetterSink(queue_url=dlq, client=sqs),
+        default_zone=ZoneInfo("UTC"),
+    )
+
+    report = service.handle_event({"Records": [record]}, remaining_ms=60_000)
+
+    [kept] = sqs.receive_message(QueueUrl=dlq, MessageAttributeNames=["All"])["Messages"]
+    assert (report.rejected, report.failed_ids) == (1, [])
+    assert kept["MessageAttributes"]["error"]["StringValue"]

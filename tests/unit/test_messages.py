@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 from sensor_digest import zones
 from sensor_digest.errors import RejectedMessage
-from sensor_digest.messages import MAX_SENSOR_ID, SensorMessage, check_event_id, control_character, read_pending
+from sensor_digest.messages import (
+    MAX_NESTING,
+    MAX_SENSOR_ID,
+    SensorMessage,
+    check_event_id,
+    control_character,
+    nesting_depth,
+    read_pending,
+)
 from tests.support.hostile import HOSTILE_BODY, ZONE
 
 UTC = zones.load("UTC")
@@ -226,3 +234,20 @@ def test_an_event_id_taken_from_the_source_message_id_attribute_follows_the_same
         "the source_message_id attribute (the report's event id) must not contain control characters "
         "(U+0000-U+001F, U+007F-U+009F) or lone surrogates (U+D800-U+DFFF): U+000A at position 2"
     )
+
+
+def test_nesting_deeper_than_64_levels_is_refused_on_every_python_and_64_is_read() -> None:
+    # Python's own limit differs: about 990 levels on 3.11, 1,500 on 3.12, 10,000 on 3.13
+    def nested(depth: int) -> str:
+        return '{"sensor_id": 1, "x": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+    assert read_pending(message_id="m", body=nested(MAX_NESTING), sent_timestamp="1").sensor_id == 1
+    for depth in (MAX_NESTING + 1, 1_000, 5_000):
+        with pytest.raises(RejectedMessage, match=f"nested too deeply \\(more than {MAX_NESTING} levels\\)"):
+            read_pending(message_id="m", body=nested(depth), sent_timestamp="1")
+
+
+def test_brackets_inside_strings_do_not_nest() -> None:
+    body = json.dumps({"sensor_id": 1, "note": "[" * 500 + '\\"{' * 100})
+    assert nesting_depth(body) == 1
+    assert read_pending(message_id="m", body=body, sent_timestamp="1").sensor_id == 1

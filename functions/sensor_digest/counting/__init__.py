@@ -44,6 +44,7 @@ def make_counter(settings: IngestSettings, client: DynamoDBClient) -> DayCounter
         return OrderedCounter(
             ledger_table_name=settings.ledger_table_name,
             marker_ttl_seconds=settings.marker_ttl_seconds,
+            max_receive_count=settings.max_receive_count,
             **common,  # type: ignore[arg-type]
         )
     if settings.delivery_mode is DeliveryMode.AT_LEAST_ONCE:

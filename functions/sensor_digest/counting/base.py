@@ -120,9 +120,10 @@ class DayCounter(ABC):
         """The ledger key whose presence proves ``message`` counted before (``None``: no such key)."""
         return None
 
-    def remember_listed(self, messages: Sequence[SensorMessage]) -> None:
-        """Messages that ended counted but are listed all the same (a FIFO group's tail): what a
-        mode must remember of them so that they never count twice (nothing, here)."""
+    def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
+        """Messages that ended counted but may come back through the dead-letter queue: what a mode
+        must remember of them so that they never count twice (nothing, here: a marker was written
+        with each count, or nothing guards at all)."""
         return
 
     def count_batch(

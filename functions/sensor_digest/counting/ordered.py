@@ -40,12 +40,12 @@ class OrderedCounter(TableCounter):
     sequence number of the queue the group came from.
 
     The sequence number cannot follow a message through the dead-letter queue: a redrive sends it
-    again, with a new number. So a message that ended counted but is listed all the same (behind a
-    failed message of its group, which SQS may in the end move to the dead-letter queue with it)
-    leaves a marker in the ledger (``FIFO#<sensor_id>#<messageId>``, ``remember_listed``), and a
-    redriven message (one whose origin is another message) is looked up there first: found, it is
-    a duplicate. The markers cost nothing while nothing fails: only a listed tail writes one, only a
-    redriven message reads one."""
+    again, with a new number. So a message that ended counted but may still come back (it is
+    listed behind a failed message of its group, or SQS has handed it out ``maxReceiveCount - 1``
+    times: one more receive without a delete and SQS moves it away) leaves a marker in the ledger
+    (``FIFO#<sensor_id>#<messageId>``, ``remember_settled``), and a redriven message (one whose
+    origin is another message) is looked up there first: found, it is a duplicate. The markers cost
+    nothing while nothing fails: only such a message writes one, only a redriven message reads one."""
 
     def __init__(
         self,
@@ -54,6 +54,7 @@ class OrderedCounter(TableCounter):
         client: Any,
         ledger_table_name: str = "",
         marker_ttl_seconds: int = 0,
+        max_receive_count: int = 5,
         max_workers: int = 8,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
@@ -61,6 +62,7 @@ class OrderedCounter(TableCounter):
         super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock)
         self._ledger = ledger_table_name
         self._ttl = marker_ttl_seconds
+        self._max_receive_count = max_receive_count
         self._wall_clock = wall_clock
 
     def known_key(self, message: SensorMessage) -> str | None:
@@ -83,32 +85,41 @@ class OrderedCounter(TableCounter):
             found.requests += (len(keys) + 99) // 100
         return self.lookup_days(messages, found)
 
-    def remember_listed(self, messages: Sequence[SensorMessage]) -> None:
-        """A tail marker for each counted message that is listed (see the class)."""
-        if not self._ledger:
-            return
-        expires = str(int(self._wall_clock()) + self._ttl)
-        for message in messages:
-            item = {
-                **schema.ledger_key(schema.tail_marker_id(message.sensor_id, message.origin_id)),
-                schema.EXPIRES_AT: {"N": expires},
-                schema.MARKER_DAY: {"S": message.day},
-                schema.MARKER_COUNT: {"N": str(message.count)},
-            }
-            dynamo.call("PutItem", partial(self._client.put_item, TableName=self._ledger, Item=item))
-
     def identity(self, message: SensorMessage) -> Hashable:
         """One SQS message (a message delivered twice in one batch): its sequence number, within
         its queue and its message group (SQS promises numbers that grow within a group, not numbers
         that differ across groups)."""
         return (message.source, message.sensor_id, message.sequence)
 
+    def last_chance(self, message: SensorMessage) -> bool:
+        """Whether SQS may move ``message`` away after this receive (``maxReceiveCount - 1``
+        receives or more, this one included): it is counted with its marker, in one transaction."""
+        return bool(self._ledger) and message.receive_count >= self._max_receive_count - 1
+
+    def marker_action(self, message: SensorMessage) -> dict[str, Any]:
+        """The ``Put`` of ``message``'s marker (unconditional: a marker written twice is one)."""
+        item = {
+            **schema.ledger_key(schema.tail_marker_id(message.sensor_id, message.origin_id)),
+            schema.EXPIRES_AT: {"N": str(int(self._wall_clock()) + self._ttl)},
+            schema.MARKER_DAY: {"S": message.day},
+            schema.MARKER_COUNT: {"N": str(message.count)},
+        }
+        return expressions.put({"TableName": self._ledger, "Item": item})
+
+    def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
+        """A marker for each of these counted messages (see the class)."""
+        if not self._ledger:
+            return
+        for message in messages:
+            put = self.marker_action(message)["Put"]
+            dynamo.call("PutItem", partial(self._client.put_item, **put))
+
     def count_group(
         self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool
     ) -> GroupOutcome:
         outcome = GroupOutcome()
         first, followers = leaders(messages, key=sequence_of)
-        write = OrderedWrite(self._client, self._table, (sensor_id, day), sorted(first, key=sequence_of), outcome)
+        write = OrderedWrite(self, (sensor_id, day), sorted(first, key=sequence_of), outcome)
         try:  # each attempt succeeds, drops the applied messages, or advances the step
             write.run(max_attempts=len(first) + 3, start=self.first_step(missing))
         except TransientFault as fault:
@@ -126,11 +137,16 @@ class OrderedWrite(ThreeStepUpsert):
     loses the messages each refusal shows were applied."""
 
     def __init__(
-        self, client: Any, table: str, day: DayKey, pending: list[SensorMessage], outcome: GroupOutcome
+        self,
+        counter: OrderedCounter,
+        day: DayKey,
+        pending: list[SensorMessage],
+        outcome: GroupOutcome,
     ) -> None:
         super().__init__()
-        self._client = client
-        self._table = table
+        self._counter = counter
+        self._client = counter._client
+        self._table = counter._table
         self._sensor_id, self._day = day
         self.pending = pending
         self._outcome = outcome
@@ -143,7 +159,7 @@ class OrderedWrite(ThreeStepUpsert):
         item = schema.day_item(self._sensor_id, self._day, self._total)
         item[schema.applied_sequence_name(self._source)] = {"S": self._last}
         params = {**expressions.put_if_absent(self._table, item), "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
-        answer = self._send("PutItem", partial(self._client.put_item, **params))
+        answer = self._send("Put", params)
         return Answer.NEXT if answer is Answer.AGAIN else answer
 
     def update_if_exists(self) -> Answer:
@@ -172,7 +188,7 @@ class OrderedWrite(ThreeStepUpsert):
             },
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
-        return self._send("UpdateItem", partial(self._client.update_item, **params))
+        return self._send("Update", params)
 
     @property
     def _total(self) -> int:
@@ -182,9 +198,17 @@ class OrderedWrite(ThreeStepUpsert):
     def _last(self) -> str:
         return schema.sequence_text(sequence_of(self.pending[-1]))
 
-    def _send(self, action: str, call: Any) -> Answer:
+    def _send(self, kind: str, params: dict[str, Any]) -> Answer:
+        """The write alone; or, when a message of it may be on its last receive, in one transaction
+        with those messages' markers, so that a commit whose answer is lost leaves them too."""
         self._outcome.requests += 1
-        old = dynamo.conditional_write(action, call)
+        markers = [self._counter.marker_action(m) for m in self.pending if self._counter.last_chance(m)]
+        if markers:
+            old = self._transact({kind: params}, markers)
+        elif kind == "Put":
+            old = dynamo.conditional_write("PutItem", partial(self._client.put_item, **params))
+        else:
+            old = dynamo.conditional_write("UpdateItem", partial(self._client.update_item, **params))
         if old is None:
             self._outcome.counted.extend(self.pending)
             return Answer.DONE
@@ -195,3 +219,14 @@ class OrderedWrite(ThreeStepUpsert):
         self._outcome.duplicates.extend(done)
         self.pending = self.pending[len(done) :]  # sorted by sequence number: what was applied comes first
         return Answer.AGAIN
+
+    def _transact(self, action: dict[str, Any], markers: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """``None`` once committed; else the day item as the count's action found it (``{}``: none)."""
+        refusals = dynamo.transact_refusals(self._client, [action, *markers])
+        if refusals is None:
+            return None
+        codes = [r.code for r in refusals]
+        fault = dynamo.cancellation_fault(codes)
+        if fault is not None or codes[0] != dynamo.CONDITIONAL_CHECK_FAILED:
+            raise fault or TransientFault(f"transaction cancelled (unexpected): {', '.join(codes)}")
+        return refusals[0].item

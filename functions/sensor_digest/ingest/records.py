@@ -21,6 +21,7 @@ class InboundMessage:
     group_id: str | None = None
     source: str = ""  # the queue's ARN (eventSourceARN)
     message_attributes: Mapping[str, Any] = field(default_factory=dict)
+    receive_count: int = 1  # ApproximateReceiveCount: how often SQS has handed it out, this time included
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> InboundMessage:
@@ -35,6 +36,7 @@ class InboundMessage:
             group_id=_text(attributes.get("MessageGroupId")),
             source=str(record.get("eventSourceARN") or ""),
             message_attributes=message_attributes if isinstance(message_attributes, dict) else {},
+            receive_count=_count(attributes.get("ApproximateReceiveCount")),
         )
 
     def origin(self) -> Origin:
@@ -57,3 +59,9 @@ class InboundMessage:
 def _text(value: Any) -> str | None:
     """An attribute as SQS gives it (a string); anything else, which no SQS record carries, is absent."""
     return value if isinstance(value, str) else None
+
+
+def _count(value: Any) -> int:
+    """A receive count as SQS gives it (decimal text); 1 for anything else."""
+    text = _text(value)
+    return int(text) if text is not None and text.isascii() and text.isdigit() and len(text) < 10 else 1

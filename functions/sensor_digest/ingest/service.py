@@ -29,6 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import replace
 from datetime import tzinfo
 from typing import Any
 
@@ -62,6 +63,7 @@ class IngestService:
         ordering: Ordering | None = None,
         profiles: ProfileCache | None = None,
         reject_unknown: bool = False,
+        max_receive_count: int = 5,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._counter = counter
@@ -70,6 +72,7 @@ class IngestService:
         self._ordering: Ordering = ordering or StandardOrdering()
         self._profiles = profiles
         self._reject_unknown = reject_unknown
+        self._max_receive_count = max_receive_count
         self._clock = clock
 
     def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> BatchReport:
@@ -148,7 +151,7 @@ class IngestService:
                 report.groups = len(counted.groups)
         self._settle_followers(followers, report)
         self._listed(messages, report)
-        self._remember_listed(dated, report)
+        self._remember_settled(dated, report)
         return report
 
     # -- read ------------------------------------------------------------------------------
@@ -163,7 +166,7 @@ class IngestService:
                 sent_timestamp=origin.sent_timestamp,
                 origin_id=origin.message_id,
             )
-            return self._ordering.read(inbound, pending)
+            return self._ordering.read(inbound, replace(pending, receive_count=inbound.receive_count))
         except BadOrigin as bad:
             rejections.append(Rejection(inbound, str(bad)))
         except RejectedMessage as rejection:
@@ -296,22 +299,28 @@ class IngestService:
                 with report.lock:
                     report.failed_ids.extend(m.message_id for m in repeats[1:])
 
-    def _remember_listed(self, dated: list[SensorMessage], report: BatchReport) -> None:
-        """Counted messages that are listed all the same (a FIFO group's tail, behind a failed
-        message) are remembered by the counter, so that a redrive never counts them again."""
+    def _remember_settled(self, dated: list[SensorMessage], report: BatchReport) -> None:
+        """Messages that ended counted (or were found counted) but may still come back, and could
+        then reach the dead-letter queue, are handed to the counter to remember, so that a redrive
+        never counts them again: those listed all the same (a FIFO group's tail, behind a failed
+        message), and those SQS has handed out ``max_receive_count - 1`` times or more (one more
+        receive without a delete, and SQS moves them away)."""
         with report.lock:
             listed, settled = set(report.failed_ids), set(report.settled_ids)
-        tails = [m for m in dated if m.message_id in listed and m.message_id in settled]
-        if not tails:
+        last_chance = self._max_receive_count - 1
+        keep = [
+            m for m in dated if m.message_id in settled and (m.message_id in listed or m.receive_count >= last_chance)
+        ]
+        if not keep:
             return
         try:
-            self._counter.remember_listed(tails)
+            self._counter.remember_settled(keep)
         except TransientFault as fault:
             LOG.warning(
-                "counted messages listed behind a failed one could not be remembered; if SQS moves them "
-                "to the dead-letter queue, a redrive would count them again",
+                "counted messages that may come back could not be remembered; if SQS moves them to "
+                "the dead-letter queue, a redrive would count them again",
                 reason=fault.reason,
-                message_ids=[m.message_id for m in tails],
+                message_ids=[m.message_id for m in keep],
             )
 
     # -- report ------------------------------------------------------------------------------

@@ -38,9 +38,18 @@ def _escaped(text: str) -> str:
     return "".join(ascii(c)[1:-1] if unicodedata.category(c) in _UNSAFE_CATEGORIES else c for c in text)
 
 
+NOT_A_TERMINAL_WIDTH = 10_000
+"""The width of output that goes to a file or a pipe: wide enough that no line is folded (a
+one-line error stays one line, a URL stays whole); tables still take only the width they need."""
+
+
 def console(**options: object) -> Console:
-    """The command line's console: no markup, no emoji codes, no highlighting of data."""
-    return Console(markup=False, emoji=False, highlight=False, **options)  # type: ignore[arg-type]
+    """The command line's console: no markup, no emoji codes, no highlighting of data; on a
+    terminal as wide as the terminal, elsewhere never folding a line (``NOT_A_TERMINAL_WIDTH``)."""
+    out = Console(markup=False, emoji=False, highlight=False, **options)  # type: ignore[arg-type]
+    if not out.is_terminal:
+        out.width = NOT_A_TERMINAL_WIDTH
+    return out
 
 
 def data(value: object, style: str = "") -> Text:

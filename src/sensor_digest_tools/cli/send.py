@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 import uuid
@@ -87,7 +88,8 @@ def _timestamp_value(text: str) -> str | int | float:
     text is one, else the text itself, which the ingest reads as ISO-8601 (or refuses)."""
     if not JSON_NUMBER.fullmatch(text):
         return text
-    return json.loads(text)  # type: ignore[no-any-return]
+    number: int | float = json.loads(text)
+    return number if math.isfinite(number) else text  # 1e999: no number JSON can carry
 
 
 def _report(sensor: int, count: int, timestamp: str | None, event_id: str | None) -> str:

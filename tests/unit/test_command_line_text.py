@@ -1,0 +1,66 @@
+"""What the command line shows and reads, without a pipeline: producer text is shown as data (no
+markup, nothing invisible, no line it did not have), output to a file is never folded, and
+``send --timestamp`` reads numbers as the ingest reads them."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.table import Table
+from typer.testing import CliRunner
+
+from sensor_digest_tools.cli import render
+from sensor_digest_tools.cli.app import app
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("ABC\u200b", "ABC\\u200b"),  # zero-width space: two serials that print alike
+        ("\ufeffid", "\\ufeffid"),  # byte order mark
+        ("a\u2028b\u2029c", "a\\u2028b\\u2029c"),  # line and paragraph separators
+        ("tag\U000e0041\U000e007f", "tag\\U000e0041\\U000e007f"),  # tag characters
+        ("two\nrows", "two\\nrows"),  # a newline would draw a row that is not there
+        ("\x1b[31mred", "\\x1b[31mred"),  # terminal escapes
+        ("\u202eevil", "\\u202eevil"),  # a right-to-left override
+        ("[/x] [link=http://x]y[/link]", "[/x] [link=http://x]y[/link]"),  # markup: shown, never parsed
+        ("Zürich 東京 ✓", "Zürich 東京 ✓"),  # letters and symbols are themselves
+    ],
+)
+def test_producer_text_is_shown_as_data(text: str, shown: str) -> None:
+    assert render.data(text).plain == shown
+
+
+def test_output_to_a_file_is_not_folded_at_80_columns() -> None:
+    out = io.StringIO()
+    console = render.console(file=out)
+    line = "error: " + " ".join(["a long reason that names https://example.com/a/very/long/path"] * 4)
+    console.print(render.data(line))
+    table = Table()
+    table.add_column("id")
+    table.add_row(render.data("x" * 150))
+    console.print(table)
+
+    printed = out.getvalue().splitlines()
+    assert printed[0] == line
+    assert any("x" * 150 in row for row in printed)
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "reason"),
+    [
+        ("\u0661\u0667\u0661\u0664\u0665\u0665\u0667\u0666\u0660\u0660", "only ASCII"),  # Arabic-Indic digits
+        ("\uff11\uff17\uff11\uff14", "only ASCII"),  # full-width digits
+        (" 1714557600 ", "no whitespace"),  # spaces
+        ("1_714_557_600", "is not ISO-8601"),  # Python's digit separators
+        ("1e999", "timestamp '1e999' is not ISO-8601"),
+    ],
+)
+def test_send_reads_a_timestamp_as_the_ingest_would_and_refuses_before_any_queue(timestamp: str, reason: str) -> None:
+    result = CliRunner().invoke(
+        app, ["send", "--sensor", "1", "--timestamp", timestamp, "--queue-url", "http://nowhere.invalid/q"]
+    )
+
+    assert result.exit_code == 2
+    assert "the ingest would reject this report" in result.output and reason in result.output
