@@ -25,7 +25,7 @@ from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from tests.support.faults import FaultySession
+from tests.support.faults import WRITE_OPERATIONS, FaultySession
 from tests.support.fifo import Sequencer
 from tests.support.messages import FakeContext, QueuedMessage, sqs_event
 from tests.support.sqs import PASSTHROUGH, DeadLetters
@@ -472,7 +472,7 @@ def test_a_counted_message_whose_deletes_are_lost_until_sqs_moves_it_counts_once
         message.receive_count += 1
         assert listed(handler, [message]) == []  # counted, then found applied: each time "done"
     assert day_counts(ddb, tables.table) == {(52, DAY): 6}
-    # the receives that could be its last left a marker (the fourth and the fifth)
+    # the receives that found it counted again left its marker (the second on)
     assert {i["pk"]["S"] for i in scan_all(ddb, tables.ledger)} == {f"FIFO#52#{message.message_id}"}
 
     # When an operator redrives it
@@ -482,15 +482,58 @@ def test_a_counted_message_whose_deletes_are_lost_until_sqs_moves_it_counts_once
     assert day_counts(ddb, tables.table) == {(52, DAY): 6}
 
 
-def test_a_first_receive_that_ends_well_writes_no_marker(handler: Any, ddb: Any, tables: Tables) -> None:
+def test_a_first_receive_that_ends_well_writes_no_marker_and_a_second_one_does(
+    handler: Any, ddb: Any, tables: Tables
+) -> None:
     seq = Sequencer()
     batch = [seq.message(53, DAY), seq.message(53, DAY), seq.message(54, NEXT_DAY)]
     for message in batch:
         message.receive_count = 1
 
     assert listed(handler, batch) == []
+    assert scan_all(ddb, tables.ledger) == []  # nothing failed: nothing to remember
+
     for message in batch:
         message.receive_count = 2
-    assert listed(handler, batch) == []  # a lost delete: found applied
+    assert listed(handler, batch) == []  # a lost delete: found applied, and it may be lost again
+    assert {i["pk"]["S"] for i in scan_all(ddb, tables.ledger)} == {
+        f"FIFO#{json.loads(m.body)['sensor_id']}#{m.message_id}" for m in batch
+    }
+    assert day_counts(ddb, tables.table) == {(53, DAY): 2, (54, NEXT_DAY): 1}
 
-    assert scan_all(ddb, tables.ledger) == []
+
+def test_a_redriven_message_waits_when_its_marker_cannot_be_looked_up(
+    tables: Tables, fifo_dlq: DeadLetters, session: LocalSession, ddb: Any
+) -> None:
+    # Given a counted message whose marker exists, redriven while reads of the ledger are throttled
+    def ledger_reads_throttled(operation: str, kwargs: dict[str, Any]) -> str | None:
+        return "throttle" if operation == "batch_get_item" and tables.ledger in kwargs["RequestItems"] else None
+
+    settings = IngestSettings(
+        table_name=tables.table,
+        ledger_table_name=tables.ledger,
+        dlq_url=fifo_dlq.url,
+        timezone=ZoneInfo("UTC"),
+        queue_type=QueueType.FIFO,
+    )
+    plain = lambda_handler(ingest.build_service(settings, session))
+    throttled = lambda_handler(
+        ingest.build_service(
+            settings,
+            FaultySession(inner=session, rule=ledger_reads_throttled, operations=(*WRITE_OPERATIONS, "batch_get_item")),
+        )
+    )
+    seq = Sequencer()
+    message = seq.message(55, DAY, 9)
+    message.receive_count = 2
+    assert listed(plain, [message]) == []  # counted, found again: its marker written
+    copy, fresh = redriven(message, seq), seq.message(56, DAY, 1)
+
+    # When the copy arrives: it is listed, not counted (nothing else could tell it was counted);
+    # a message of another sensor in the batch, never redriven, is counted all the same
+    assert listed(throttled, [copy, fresh]) == [copy]
+    assert day_counts(ddb, tables.table) == {(55, DAY): 9, (56, DAY): 1}
+
+    # Then, the ledger answering again, the copy is found counted
+    assert listed(plain, [copy]) == []
+    assert day_counts(ddb, tables.table) == {(55, DAY): 9, (56, DAY): 1}

@@ -120,6 +120,10 @@ class DayCounter(ABC):
         """The ledger key whose presence proves ``message`` counted before (``None``: no such key)."""
         return None
 
+    lookup_guards = False
+    """Whether the lookup is what keeps a message with a ``known_key`` from counting twice (so a
+    lookup that fails must hold those messages back), not only a saving (the writes would find out)."""
+
     def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
         """Messages that ended counted but may come back through the dead-letter queue: what a mode
         must remember of them so that they never count twice (nothing, here: a marker was written
@@ -141,7 +145,13 @@ class DayCounter(ABC):
             return result
         try:
             found = self.lookup(messages)
-        except TransientFault as fault:  # an optimisation only: the writes will find out
+        except TransientFault as fault:
+            if self.lookup_guards:  # those it guards wait for a lookup that answers
+                held = [m for m in messages if self.known_key(m) is not None]
+                if held:
+                    heard = on_outcome or (lambda outcome: None)
+                    heard(GroupOutcome(failed=held, reason=f"lookup of markers failed: {fault.reason}"))
+                    messages = [m for m in messages if self.known_key(m) is None]
             LOG.warning("lookup before the writes failed; the writes will find out", reason=fault.reason)
             found = Lookup()
         result.lookup_requests = found.requests

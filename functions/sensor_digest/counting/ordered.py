@@ -16,6 +16,7 @@ steps, the insert carrying the sequence number too.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Hashable, Sequence
 from functools import partial
@@ -26,6 +27,9 @@ from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
 from sensor_digest.upsert import Answer, ThreeStepUpsert
+
+MARKER_ATTEMPTS = 3
+"""How often a marker's ``PutItem`` is tried before the message is left without one."""
 
 
 def sequence_of(message: SensorMessage) -> int:
@@ -40,12 +44,15 @@ class OrderedCounter(TableCounter):
     sequence number of the queue the group came from.
 
     The sequence number cannot follow a message through the dead-letter queue: a redrive sends it
-    again, with a new number. So a message that ended counted but may still come back (it is
-    listed behind a failed message of its group, or SQS has handed it out ``maxReceiveCount - 1``
-    times: one more receive without a delete and SQS moves it away) leaves a marker in the ledger
-    (``FIFO#<sensor_id>#<messageId>``, ``remember_settled``), and a redriven message (one whose
-    origin is another message) is looked up there first: found, it is a duplicate. The markers cost
-    nothing while nothing fails: only such a message writes one, only a redriven message reads one."""
+    again, with a new number. So a message that ended counted but may still come back leaves a
+    marker in the ledger (``FIFO#<sensor_id>#<messageId>``, ``remember_settled``): one listed
+    behind a failed message of its group, and one SQS has handed out before (its delete or its
+    answer was lost once, and may be again). On its last receives (``maxReceiveCount - 1`` and
+    more: one more without a delete and SQS moves it away) a message is counted with its marker in
+    one transaction, so that a commit whose answer is lost leaves the marker too. A redriven
+    message (one whose origin is another message) is looked up there first: found, it is a
+    duplicate. The markers cost nothing while nothing fails: only such a message writes one, only a
+    redriven message reads one."""
 
     def __init__(
         self,
@@ -65,8 +72,10 @@ class OrderedCounter(TableCounter):
         self._max_receive_count = max_receive_count
         self._wall_clock = wall_clock
 
+    lookup_guards = True  # nothing else tells a redriven message that was counted before
+
     def known_key(self, message: SensorMessage) -> str | None:
-        """A redriven message's tail marker (a message never redriven cannot have one)."""
+        """A redriven message's marker (a message never redriven cannot have one)."""
         return schema.tail_marker_id(message.sensor_id, message.origin_id) if message.redriven else None
 
     def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
@@ -107,12 +116,25 @@ class OrderedCounter(TableCounter):
         return expressions.put({"TableName": self._ledger, "Item": item})
 
     def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
-        """A marker for each of these counted messages (see the class)."""
+        """A marker for each of these counted messages (see the class), each on its own: one that
+        is refused (throttled) is tried again, up to ``MARKER_ATTEMPTS`` times, and one refused every
+        time does not keep the others from being written; ``TransientFault`` names how many."""
         if not self._ledger:
             return
+        unwritten = 0
         for message in messages:
             put = self.marker_action(message)["Put"]
-            dynamo.call("PutItem", partial(self._client.put_item, **put))
+            for attempt in range(MARKER_ATTEMPTS):
+                try:
+                    dynamo.call("PutItem", partial(self._client.put_item, **put))
+                    break
+                except TransientFault:
+                    if attempt + 1 == MARKER_ATTEMPTS:
+                        unwritten += 1
+                    else:
+                        time.sleep(random.uniform(0, 0.05 * 2**attempt))  # noqa: S311 - jitter
+        if unwritten:
+            raise TransientFault(f"{unwritten} of {len(messages)} markers could not be written")
 
     def count_group(
         self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool

@@ -63,7 +63,6 @@ class IngestService:
         ordering: Ordering | None = None,
         profiles: ProfileCache | None = None,
         reject_unknown: bool = False,
-        max_receive_count: int = 5,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._counter = counter
@@ -72,7 +71,6 @@ class IngestService:
         self._ordering: Ordering = ordering or StandardOrdering()
         self._profiles = profiles
         self._reject_unknown = reject_unknown
-        self._max_receive_count = max_receive_count
         self._clock = clock
 
     def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> BatchReport:
@@ -300,17 +298,14 @@ class IngestService:
                     report.failed_ids.extend(m.message_id for m in repeats[1:])
 
     def _remember_settled(self, dated: list[SensorMessage], report: BatchReport) -> None:
-        """Messages that ended counted (or were found counted) but may still come back, and could
-        then reach the dead-letter queue, are handed to the counter to remember, so that a redrive
-        never counts them again: those listed all the same (a FIFO group's tail, behind a failed
-        message), and those SQS has handed out ``max_receive_count - 1`` times or more (one more
-        receive without a delete, and SQS moves them away)."""
+        """Messages that ended counted (or were found counted) but may come back, and could then
+        reach the dead-letter queue, are handed to the counter to remember, so that a redrive never
+        counts them again: those listed all the same (a FIFO group's tail, behind a failed
+        message), and those SQS has handed out before (a delete or an answer was lost once: it may
+        be lost again, until SQS moves the message away)."""
         with report.lock:
             listed, settled = set(report.failed_ids), set(report.settled_ids)
-        last_chance = self._max_receive_count - 1
-        keep = [
-            m for m in dated if m.message_id in settled and (m.message_id in listed or m.receive_count >= last_chance)
-        ]
+        keep = [m for m in dated if m.message_id in settled and (m.message_id in listed or m.receive_count > 1)]
         if not keep:
             return
         try:

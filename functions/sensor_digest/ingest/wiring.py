@@ -32,5 +32,4 @@ def build_service(settings: IngestSettings, session: ClientSource) -> IngestServ
         ordering=ordering(),
         profiles=ProfileCache(registry, ttl=settings.profile_cache_seconds),
         reject_unknown=settings.unknown_sensors == "reject",
-        max_receive_count=settings.max_receive_count,
     )

@@ -107,6 +107,8 @@ def demo(result: DemoResult) -> list[RenderableType]:
         ("failures listed, redelivered by SQS", str(stats.failures_listed)),
         ("stream records read / filtered out", f"{stats.stream_records} / {stats.stream_filtered_out}"),
         ("summary retries from a checkpoint", str(stats.stream_retries)),
+        ("stream records given up after the retries (on-failure queue)", str(stats.stream_given_up)),
+        ("moved to the DLQ by SQS after maxReceiveCount, then redriven", str(stats.redriven)),
         ("elapsed", f"{figures.elapsed_s:.1f} s"),
         ("messages per second", f"{figures.messages_per_s:.0f}"),
         ("DynamoDB requests per message: ingest", f"{figures.ingest_requests_per_message:.3f}"),
@@ -126,6 +128,15 @@ def demo(result: DemoResult) -> list[RenderableType]:
     ]
     for text, ok in checks:
         shown_parts.append(Text.assemble(("PASS", "green") if ok else ("FAIL", "bold red"), " ", text))
+    if stats.stream_given_up and not result.summaries_exact:
+        shown_parts.append(
+            Text(
+                f"  {stats.stream_given_up} stream record(s) were given up after the retries, as Lambda does "
+                "(the deployed stack alarms on its stream failure queue): `sensor-digest summary rebuild` "
+                "brings the summaries back to the day items",
+                style="dim",
+            )
+        )
     for reason in reasons[:5]:
         shown_parts.append(Text.assemble(("  DLQ reason: ", "dim"), data(reason)))
     for error in result.errors:

@@ -15,7 +15,7 @@ from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.store.reads import day_counts, summaries
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.traffic import Traffic, generate
-from sensor_digest_tools.ops.dlq import DeadLetter, drain_dead_letters
+from sensor_digest_tools.ops.dlq import DeadLetter, drain_dead_letters, redrive
 from sensor_digest_tools.ops.producer import batch_entry, is_fifo
 
 
@@ -52,6 +52,8 @@ class DemoStats:
     stream_filtered_out: int
     stream_batches: int
     stream_retries: int
+    stream_given_up: int
+    redriven: int
     producer_retries: int = 0  # FIFO: reports sent twice with one deduplication id (SQS keeps one)
 
 
@@ -181,6 +183,9 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
+REDRIVE_ROUNDS = 5
+
+
 def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None = None) -> DemoResult:
     traffic = generate(
         messages=options.messages,
@@ -229,6 +234,18 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
             time.sleep(0.1)
         sending.join()
         drained = pipeline.wait_until_drained(tick=tick)
+        # as an operator would: redrive what SQS moved to the dead-letter queue itself (no reason:
+        # it failed maxReceiveCount times), the rejected messages stay where they are; under heavy
+        # faults a redriven message can fail its receives again, so a few rounds
+        moved_by_sqs = 0
+        for _ in range(REDRIVE_ROUNDS):
+            moved = redrive(
+                pipeline.sqs(), str(target.dlq_url), str(target.queue_url), select=lambda letter: letter.error is None
+            ).moved
+            if not moved:
+                break
+            moved_by_sqs += moved
+            drained = pipeline.wait_until_drained(tick=tick) and drained
         elapsed = time.monotonic() - started
         tick()
         ddb, sqs = pipeline.dynamodb(), pipeline.sqs()
@@ -265,6 +282,8 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
                 stream_filtered_out=stream_stats.records_filtered_out,
                 stream_batches=stream_stats.batches,
                 stream_retries=stream_stats.retries,
+                stream_given_up=stream_stats.sent_to_on_failure,
+                redriven=moved_by_sqs,
                 producer_retries=sent.producer_retries,
             ),
             errors=[repr(e) for e in pipeline.errors],

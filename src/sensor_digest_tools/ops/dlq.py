@@ -19,7 +19,7 @@ carry their origin, and for the others once ``stamp`` has written their origin o
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,14 +178,27 @@ def _each_ten(sqs: Any, url: str, limit: int) -> Iterator[list[DeadLetter]]:
         yield chunk
 
 
-def redrive(sqs: Any, source: str, destination: str, *, limit: int = 10_000, dry_run: bool = False) -> MoveReport:
+def redrive(
+    sqs: Any,
+    source: str,
+    destination: str,
+    *,
+    limit: int = 10_000,
+    dry_run: bool = False,
+    select: Callable[[DeadLetter], bool] | None = None,
+) -> MoveReport:
     """Move messages back to ``destination`` with their origin (see the module's docstring): each
     is deleted from ``source`` only once SQS took it; one SQS refuses (too large to carry its origin
-    beside its body) stays in ``source``, named in the report. ``dry_run``: count, move nothing."""
+    beside its body) stays in ``source``, named in the report. ``dry_run``: count, move nothing.
+    ``select``: only the letters it accepts move; the others stay where they are."""
     report = MoveReport()
     untouched: list[DeadLetter] = []
     try:
-        for chunk in _each_ten(sqs, source, limit):
+        for every in _each_ten(sqs, source, limit):
+            chunk = [m for m in every if select is None or select(m)]
+            untouched += [m for m in every if m not in chunk]
+            if not chunk:
+                continue
             if dry_run:
                 untouched += chunk
                 report.moved += len(chunk)
