@@ -55,7 +55,7 @@ test: setup
 
 ## test-unit: the fast tier, no Java: unit tests and both handlers end to end on moto (seconds)
 test-unit: $(VENV)/.installed
-	$(PY) -m pytest tests/unit tests/moto
+	$(PY) -m pytest tests/unit tests/moto docs/examples
 
 # A virtualenv of its own on Python 3.13, with the same pinned requirements.
 $(VENV313)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -71,7 +71,7 @@ $(VENV313)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 
 ## test-unit-py313: the fast tier on Python 3.13, the functions' Lambda runtime (its own virtualenv, .venv-py313)
 test-unit-py313: $(VENV313)/.installed
-	$(VENV313)/bin/python -m pytest tests/unit tests/moto
+	$(VENV313)/bin/python -m pytest tests/unit tests/moto docs/examples
 
 ## lint: ruff (lint and format check), mypy, and Checkov on the synthesized templates of both queue types (.checkov.yaml)
 lint: setup $(CHECKOV)/.installed

@@ -14,10 +14,11 @@ from sensor_digest.config import IngestSettings
 from sensor_digest.entry import LambdaEntry
 from sensor_digest.ingest import IngestService, build_service
 
-__all__ = ["build_service", "handler", "service"]
+__all__ = ["build_service", "handler", "reset", "service"]
 
 entry: LambdaEntry[IngestService] = LambdaEntry(
     names.INGEST_SERVICE, lambda session: build_service(IngestSettings.from_env(), session), "batch done"
 )
 service = entry.service
 handler = entry.handler
+reset = entry.reset

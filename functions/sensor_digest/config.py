@@ -22,6 +22,25 @@ The stack derives the same figure from its own queue settings and passes it as
 """
 
 
+ENVIRONMENT_VARIABLES = frozenset(
+    {
+        "TABLE_NAME",
+        "LEDGER_TABLE_NAME",
+        "DLQ_URL",
+        "DIGEST_TIMEZONE",
+        "DELIVERY_MODE",
+        "QUEUE_TYPE",
+        "MARKER_TTL_SECONDS",
+        "INGEST_MAX_WORKERS",
+        "UNKNOWN_SENSORS",
+        "PROFILE_CACHE_SECONDS",
+        "MAX_RECEIVE_COUNT",
+    }
+)
+"""Every variable the settings read (``from_env``): a handler's service is built again when one of
+them changes (``entry.py``), as it does between two tests of a user's suite."""
+
+
 class DeliveryMode(StrEnum):
     EXACTLY_ONCE = "exactly-once"
     AT_LEAST_ONCE = "at-least-once"

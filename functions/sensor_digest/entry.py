@@ -4,13 +4,19 @@ report published as metrics and one log line, the partial batch response returne
 ``ingest/handler.py`` and ``summary/handler.py`` are each one ``LambdaEntry``: a name, how to build
 the service (the module's ``build_service`` with settings from the environment and a default
 boto3 session), and the log line's message.
+
+The service is built on the first invocation and kept while the environment it was built from
+stays the same: the settings' variables (``config.ENVIRONMENT_VARIABLES``) and botocore's
+(``AWS_*``). On Lambda that is the container's life; in a test suite that sets another
+``TABLE_NAME`` (or starts a fresh ``moto.mock_aws`` with other credentials) the next invocation
+builds a new one. ``reset()`` drops it outright.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
-from functools import cache
 from typing import Any, Generic, Protocol, TypeVar
 
 import boto3
@@ -19,6 +25,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sensor_digest import names
+from sensor_digest.config import ENVIRONMENT_VARIABLES
 from sensor_digest.store.dynamo import ClientSource
 
 
@@ -45,11 +52,26 @@ class LambdaEntry(Generic[S]):
         )
         self.tracer = Tracer(service=name)
         self._done = done
-        # Built on the first invocation (never at import), then reused by the warm container.
-        self.service: Callable[[], S] = cache(lambda: build(boto3.Session()))
+        # Built on the first invocation (never at import), then reused while the environment stays.
+        self._build = build
+        self._built: tuple[tuple[tuple[str, str], ...], S] | None = None
+        self._lock = threading.Lock()
         self.handler = self.logger.inject_lambda_context(
             self.metrics.log_metrics(self.tracer.capture_lambda_handler(self._handle, capture_response=False))
         )
+
+    def service(self) -> S:
+        """The service of the current environment: built once, again when the environment changed."""
+        key = _environment()
+        with self._lock:
+            if self._built is None or self._built[0] != key:
+                self._built = (key, self._build(boto3.Session()))
+            return self._built[1]
+
+    def reset(self) -> None:
+        """Forget the service: the next invocation builds it again from the environment."""
+        with self._lock:
+            self._built = None
 
     def _handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         report = self.service().handle_event(event, context.get_remaining_time_in_millis())
@@ -57,3 +79,8 @@ class LambdaEntry(Generic[S]):
             self.metrics.add_metric(name=metric, unit=MetricUnit.Count, value=value)
         self.logger.info(self._done, **report.log_fields())
         return report.response()
+
+
+def _environment() -> tuple[tuple[str, str], ...]:
+    """The part of the environment a service is built from (see the module)."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k in ENVIRONMENT_VARIABLES or k.startswith("AWS_")))

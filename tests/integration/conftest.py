@@ -23,6 +23,4 @@ def lambda_entry_point(tables: Tables, dead_letters: DeadLetters, monkeypatch: p
     monkeypatch.setenv("TABLE_NAME", tables.table)
     monkeypatch.setenv("LEDGER_TABLE_NAME", tables.ledger)
     monkeypatch.setenv("DLQ_URL", dead_letters.url)
-    module.service.cache_clear()
-    yield module.handler
-    module.service.cache_clear()
+    yield module.handler  # the handler builds its service for this environment by itself

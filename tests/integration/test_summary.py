@@ -99,13 +99,13 @@ def test_the_summary_items_own_records_and_remove_records_are_ignored(
     put_counts(ddb, tables.table, {(3, "2024-05-01"): [2], (3, "2024-05-02"): [6]})
     feed(summary_handler, reader.poll(), reader.stream_arn)
     ddb.delete_item(TableName=tables.table, Key={"SensorId": {"N": "3"}, "Date": {"S": "2024-05-02"}})
-    records = reader.poll()  # the summary item's INSERT and MODIFY, and the day item's REMOVE
+    records = reader.poll()  # the summary item's INSERT (both days in one write) and the day item's REMOVE
     kinds = sorted((r["eventName"], r["dynamodb"]["Keys"]["Date"]["S"]) for r in records)
-    assert kinds == [("INSERT", "SUMMARY#2024-05"), ("MODIFY", "SUMMARY#2024-05"), ("REMOVE", "2024-05-02")]
+    assert kinds == [("INSERT", "SUMMARY#2024-05"), ("REMOVE", "2024-05-02")]
 
     report = summary.build_service(summary_settings, session).process(records)
 
-    assert (report.ignored, report.requests, report.checkpoint) == (3, 0, None)
+    assert (report.ignored, report.requests, report.checkpoint) == (2, 0, None)
     assert not any(matches_filter(r) for r in records)  # the stack's filter would not even invoke it
     assert summaries(ddb, tables.table) == {3: {"2024-05-01": 2, "2024-05-02": 6}}
 
@@ -279,3 +279,17 @@ def test_dynamodb_local_rejects_overlapping_paths_and_writes_no_record_for_a_no_
     assert refused.value.response["Error"]["Code"] == "ValidationException"
     assert "overlap" in refused.value.response["Error"]["Message"].lower()
     assert reader.poll() == []
+
+
+def test_a_months_days_of_one_batch_are_one_write_and_stale_ones_are_dropped_from_it(ddb: Any, tables: Tables) -> None:
+    writer = SummaryWriter(table_name=tables.table, client=ddb)
+    writer.upsert_month(8, "2024-05", {"2024-05-01": 5, "2024-05-02": 5})
+
+    # every day of a 31-day month in one write, two of them stale (held already at a higher count)
+    counts = {f"2024-05-{d:02d}": 4 for d in range(1, 32)}
+    outcome = writer.upsert_month(8, "2024-05", counts)
+
+    assert sorted(outcome.stale) == ["2024-05-01", "2024-05-02"]
+    assert len(outcome.written) == 29
+    assert outcome.requests == 2  # refused once (the stale elements named in the old item), then written
+    assert summaries(ddb, tables.table)[8] == {**counts, "2024-05-01": 5, "2024-05-02": 5}

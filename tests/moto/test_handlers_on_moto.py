@@ -94,3 +94,15 @@ def test_the_map_upsert_creates_a_months_map_once_then_updates_its_elements(moto
     writer.upsert(5, "2024-07-01", 2)  # lower than kept: a stale record, nothing moves back
 
     assert summaries(moto_aws.ddb, moto_aws.table) == {5: {"2024-07-01": 3, "2024-07-02": 1}}
+
+
+def test_two_days_of_one_month_in_one_batch_both_reach_the_month_item_every_time(moto_aws: MotoAws) -> None:
+    # moto's conditional writes are not atomic across threads (DynamoDB's are): with a writer per
+    # day, two days of one month item lost one of them in most runs; one writer per month item
+    arn = "arn:aws:dynamodb:us-east-1:123456789012:table/SensorDigest/stream/2024-05-01T00:00:00.000"
+    summarize = lambda_handler(summary.build_service(SummarySettings(table_name=moto_aws.table), moto_aws.session))
+    for sensor in range(30):
+        records = [day_record(sensor, f"2024-05-{d:02d}", None, d, d) for d in range(1, 9)]
+
+        assert summarize(stream_event(records, arn), FakeContext()) == {"batchItemFailures": []}
+        assert summaries(moto_aws.ddb, moto_aws.table)[sensor] == {f"2024-05-{d:02d}": d for d in range(1, 9)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,3 +44,26 @@ def test_the_metrics_go_to_the_namespace_the_environment_names(
     namespaces = {m["Namespace"] for e in emitted for m in e["_aws"]["CloudWatchMetrics"]}
     assert namespaces == {"MyCompany/Sensors"}
     assert emitted[0]["counted"] == COUNTED
+
+
+def test_the_service_is_kept_while_the_environment_stays_and_built_again_when_it_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[str | None] = []
+
+    def build(session: Any) -> Service:
+        built.append(os.environ.get("TABLE_NAME"))
+        return Service()
+
+    entry = LambdaEntry("sensor-digest-test", build, "batch done")
+    monkeypatch.setenv("TABLE_NAME", "First")
+    entry.handler({"Records": []}, FakeContext())
+    entry.handler({"Records": []}, FakeContext())  # a warm container: the same service
+    monkeypatch.setenv("TABLE_NAME", "Second")  # the next test of a user's suite
+    entry.handler({"Records": []}, FakeContext())
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "another-mock")  # a fresh moto account
+    entry.handler({"Records": []}, FakeContext())
+    entry.reset()
+    entry.handler({"Records": []}, FakeContext())
+
+    assert built == ["First", "Second", "Second", "Second"]

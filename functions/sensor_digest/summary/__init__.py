@@ -9,10 +9,19 @@ from __future__ import annotations
 from sensor_digest.config import SummarySettings
 from sensor_digest.logs import LOG
 from sensor_digest.store.dynamo import ClientSource, make_client
-from sensor_digest.summary.map_upsert import MapUpsert, SummaryWriter, UpsertOutcome
+from sensor_digest.summary.map_upsert import MapUpsert, MonthOutcome, SummaryWriter, UpsertOutcome
 from sensor_digest.summary.service import SummaryReport, SummaryService
 
-__all__ = ["LOG", "MapUpsert", "SummaryReport", "SummaryService", "SummaryWriter", "UpsertOutcome", "build_service"]
+__all__ = [
+    "LOG",
+    "MapUpsert",
+    "MonthOutcome",
+    "SummaryReport",
+    "SummaryService",
+    "SummaryWriter",
+    "UpsertOutcome",
+    "build_service",
+]
 
 
 def build_service(settings: SummarySettings, session: ClientSource) -> SummaryService:

@@ -1,9 +1,10 @@
 """The summary path: per sensor, one item per calendar month whose map ``DailyCounts`` holds the
 count of each of that month's days (``schema.summary_key``).
 
-A stream batch is coalesced (per sensor-day only the highest count matters, ``plan``) and each
-sensor-day is written once with the three-step map upsert (``map_upsert.py``), concurrently; the
-first record whose write failed is where the batch checkpoints (``SummaryReport.response``).
+A stream batch is coalesced (per sensor-day only the highest count matters, ``plan``), and each
+month item's days are written in one write with the three-step map upsert (``map_upsert.py``),
+month items concurrently, one writer per month item; the first record whose write failed is where
+the batch checkpoints (``SummaryReport.response``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Any
 from sensor_digest import names
 from sensor_digest.errors import TransientFault
 from sensor_digest.logs import LOG
+from sensor_digest.store import schema
 from sensor_digest.stream_filter import DayCount, day_count_of
-from sensor_digest.summary.map_upsert import SummaryWriter, UpsertOutcome
+from sensor_digest.summary.map_upsert import MonthOutcome, SummaryWriter
 
 
 @dataclass
@@ -58,7 +60,7 @@ class SummaryReport:
 
 
 class SummaryService:
-    """Coalesces a stream batch and upserts each sensor-day; reports where to checkpoint."""
+    """Coalesces a stream batch and upserts each month item's days; reports where to checkpoint."""
 
     def __init__(self, *, writer: SummaryWriter, max_workers: int = 8) -> None:
         self._writer = writer
@@ -79,17 +81,17 @@ class SummaryService:
             else:
                 day_counts.append((index, found))
         writes = self.plan(day_counts)
-        report.coalesced = len(writes)
+        report.coalesced = sum(len(write.counts) for write in writes)
         failed_at: list[int] = []
-        for index, outcome in self._run(writes):
+        for write, outcome in self._run(writes):
             if isinstance(outcome, TransientFault):
-                report.failed += 1
+                report.failed += len(write.counts)
                 report.reasons.append(outcome.reason)
-                failed_at.append(index)
+                failed_at.append(write.first_index)
                 continue
             report.requests += outcome.requests
-            report.written += outcome.written
-            report.stale += outcome.stale
+            report.written += len(outcome.written)
+            report.stale += len(outcome.stale)
         if failed_at:
             first = min(failed_at)
             report.checkpoint = str(records[first]["dynamodb"]["SequenceNumber"])
@@ -97,29 +99,47 @@ class SummaryService:
         return report
 
     @staticmethod
-    def plan(day_counts: list[tuple[int, DayCount]]) -> list[tuple[int, DayCount]]:
-        """Coalesce: per sensor-day only its highest count, tagged with the index of the first record
-        it covers (where to checkpoint if its write fails)."""
+    def plan(day_counts: list[tuple[int, DayCount]]) -> list[MonthWrite]:
+        """Coalesce: per sensor-day only its highest count; per month item one write of its days,
+        tagged with the index of the first record it covers (where to checkpoint if it fails)."""
         first_index: dict[tuple[int, str], int] = {}
         highest: dict[tuple[int, str], int] = {}
         for index, found in day_counts:
             key = (found.sensor_id, found.day)
             first_index.setdefault(key, index)
             highest[key] = max(highest.get(key, found.count), found.count)
-        return [(first_index[k], DayCount(k[0], k[1], n)) for k, n in highest.items()]
+        months: dict[tuple[int, str], MonthWrite] = {}
+        for (sensor_id, day), count in highest.items():
+            month = months.setdefault(
+                (sensor_id, schema.month_of(day)),
+                MonthWrite(sensor_id, schema.month_of(day), first_index[(sensor_id, day)]),
+            )
+            month.counts[day] = count
+            month.first_index = min(month.first_index, first_index[(sensor_id, day)])
+        return list(months.values())
 
-    def _run(self, writes: list[tuple[int, DayCount]]) -> list[tuple[int, UpsertOutcome | TransientFault]]:
+    def _run(self, writes: list[MonthWrite]) -> list[tuple[MonthWrite, MonthOutcome | TransientFault]]:
         if len(writes) <= 1 or self._max_workers == 1:
-            return [(i, self._safe(w)) for i, w in writes]
+            return [(w, self._safe(w)) for w in writes]
         with ThreadPoolExecutor(max_workers=min(self._max_workers, len(writes))) as pool:
-            futures = [(i, pool.submit(self._safe, w)) for i, w in writes]
-            return [(i, f.result()) for i, f in futures]
+            futures = [(w, pool.submit(self._safe, w)) for w in writes]
+            return [(w, f.result()) for w, f in futures]
 
-    def _safe(self, write: DayCount) -> UpsertOutcome | TransientFault:
+    def _safe(self, write: MonthWrite) -> MonthOutcome | TransientFault:
         try:
-            return self._writer.upsert(write.sensor_id, write.day, write.count)
+            return self._writer.upsert_month(write.sensor_id, write.month, write.counts)
         except TransientFault as fault:
             return fault
         except Exception as exc:  # a bug fails this write (and checkpoints), never the whole batch
-            LOG.exception("summary upsert raised", sensor_id=write.sensor_id, day=write.day)
+            LOG.exception("summary upsert raised", sensor_id=write.sensor_id, month=write.month)
             return TransientFault(f"internal error: {type(exc).__name__}")
+
+
+@dataclass
+class MonthWrite:
+    """One month item's share of a batch: its days' highest counts, and the first record they cover."""
+
+    sensor_id: int
+    month: str
+    first_index: int
+    counts: dict[str, int] = field(default_factory=dict)

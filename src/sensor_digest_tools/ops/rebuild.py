@@ -165,15 +165,18 @@ def rebuild(
         report.sensors += 1
         days = dict(sensor_days(client, table, sensor_id, "0000-00-00", "9999-12-31"))
         held = {day: n for daily in month_items(client, table, sensor_id).values() for day, n in daily.items()}
+        behind: dict[str, dict[str, int]] = {}  # month -> its days whose element is missing or lower
         for day, count in sorted(days.items()):
             report.days += 1
             if (held.get(day) or -1) >= count:  # a malformed element (None) holds no count
                 report.already_current += 1
-                continue
-            outcome = writer.upsert(sensor_id, day, count)
-            report.written += outcome.written
-            report.already_current += outcome.stale
-            report.months.add((sensor_id, schema.month_of(day)))
+            else:
+                behind.setdefault(schema.month_of(day), {})[day] = count
+        for month, counts in behind.items():  # one write per month item
+            outcome = writer.upsert_month(sensor_id, month, counts)
+            report.written += len(outcome.written)
+            report.already_current += len(outcome.stale)
+            report.months.add((sensor_id, month))
         _remove_legacy(client, table, sensor_id, report)
     return report
 
@@ -217,9 +220,9 @@ class ExactRebuild:
         """Make one month item exact, starting from what was read; re-read after a cancellation."""
         for attempt in range(self._attempts):
             plan = plan_month(month, held, days)
-            for day, count in plan.raise_to.items():
-                outcome = self._writer.upsert(sensor_id, day, count)
-                report.written += outcome.written
+            if plan.raise_to:
+                outcome = self._writer.upsert_month(sensor_id, month, plan.raise_to)
+                report.written += len(outcome.written)
                 if outcome.written:
                     report.months.add((sensor_id, month))
             if not plan.lowers:
