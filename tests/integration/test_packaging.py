@@ -12,18 +12,19 @@ from pathlib import Path
 import pytest
 
 from sensor_digest_tools.aws.dynamodb_local import engine_dir
+from sensor_digest_tools.aws.sqs_server import LOCAL_EXTRA_HINT
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.dynamodb_local
 
 
-def run(*command: str | Path, cwd: Path, env: dict[str, str], timeout: float = 600) -> str:
+def run(*command: str | Path, cwd: Path, env: dict[str, str], timeout: float = 600, code: int = 0) -> str:
     done = subprocess.run(
         [str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
-    assert done.returncode == 0, f"{command} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done.stdout
+    assert done.returncode == code, f"{command} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout + done.stderr
 
 
 def test_the_command_works_from_an_installed_wheel_in_another_directory(tmp_path: Path) -> None:
@@ -62,4 +63,13 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(tmp_path
 
     # Then the whole pipeline ran and every count was exact
     assert "PASS every day count equals the truth" in out
-    assert out.rstrip().endswith("exact")
+    assert "\nexact" in out
+
+    # and `up`, which serves SQS to other processes with moto's server, names the extra it needs
+    env["SENSOR_DIGEST_STATE"] = str(tmp_path / "state.json")
+    refused = run(venv / "bin" / "sensor-digest", "up", "--duration", "1", cwd=elsewhere, env=env, code=1)
+    assert refused.strip().splitlines() == [f"error: {LOCAL_EXTRA_HINT}"]
+    # which, installed, makes it start (and stop after its duration, its engine with it)
+    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"{wheel}[local]", cwd=tmp_path, env=env)
+    started = run(venv / "bin" / "sensor-digest", "up", "--duration", "2", cwd=elsewhere, env=env)
+    assert "local pipeline up" in started

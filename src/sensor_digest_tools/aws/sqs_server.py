@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sensor_digest.dead_letter_format import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
+from sensor_digest_tools.aws.dynamodb_local import EngineError
 from sensor_digest_tools.aws.session import local_client
 
 
@@ -43,9 +44,18 @@ def _speed_up_moto_receive() -> None:
     setattr(SQSBackend, "_sensor_digest_patched", True)  # noqa: B010
 
 
+LOCAL_EXTRA_HINT = (
+    "sensor-digest up serves SQS with moto's server, which the base install leaves out: "
+    "pip install 'sensor-digest[local]' (from a checkout: pip install '.[local]')"
+)
+
+
 class LocalSqs:
     def __init__(self, port: int = 0) -> None:
-        from moto.server import ThreadedMotoServer  # a dev dependency: only the local runtime needs it
+        try:
+            from moto.server import ThreadedMotoServer  # the `local` extra: only `up` needs it
+        except ImportError as exc:
+            raise EngineError(LOCAL_EXTRA_HINT) from exc
 
         _speed_up_moto_receive()
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
