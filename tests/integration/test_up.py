@@ -12,13 +12,16 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 from typer.testing import CliRunner
 
+from sensor_digest_tools.aws.dynamodb_local import EngineError, free_port, start_engine
 from sensor_digest_tools.cli.app import app
 
 pytestmark = pytest.mark.dynamodb_local
@@ -145,3 +148,83 @@ def test_a_plain_boto3_producer_in_its_own_process_works_with_the_settings_up_pr
     assert printed.exit_code == 0
     assert {"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB"} <= set(exports)
     assert producer.stdout.strip() == "counted 20", producer.stderr
+
+
+def engine_processes(port: int | None = None) -> list[int]:
+    """The DynamoDB Local processes on this machine (on ``port``, when given), by their command line."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        is_engine = b"-jar" in command and any(part.endswith(b"DynamoDBLocal.jar") for part in command)
+        if is_engine and (port is None or str(port).encode() in command):
+            found.append(int(entry.name))
+    return found
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists() or b"zombie" in Path(f"/proc/{pid}/status").read_bytes().lower():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
+def test_up_killed_outright_takes_its_engine_with_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # SIGKILL leaves `up` no clean-up of its own: the engine was started tied to it
+    state = tmp_path / "local-pipeline.json"
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
+    process = start_up(state)
+    engine = json.loads(state.read_text())["engine_pid"]
+    assert engine in engine_processes()
+
+    process.kill()
+    process.wait(timeout=60)
+
+    assert gone_within(engine, 60), "the engine outlived its `up`"
+    stale = runner.invoke(app, ["env"])
+    assert stale.exit_code == 1 and "is gone (its state file was stale and is now removed" in stale.output
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
+def test_an_engine_left_by_a_killed_up_is_stopped_by_the_next_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an engine not tied to its starter (started from a worker thread: no death signal, as on
+    # a system without setpriv) and the state file of an `up` that is gone
+    started: list[Any] = []
+    worker = threading.Thread(target=lambda: started.append(start_engine()))
+    worker.start()
+    worker.join()
+    [engine] = started
+    try:
+        gone = subprocess.Popen([sys.executable, "-c", "pass"])
+        gone.wait()
+        state = tmp_path / "local-pipeline.json"
+        state.write_text(json.dumps({"table": "SensorDigest", "pid": gone.pid, "engine_pid": engine.pid}))
+        monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
+
+        # When the next command finds the state stale
+        result = runner.invoke(app, ["env"])
+
+        # Then it says so, and the engine is stopped
+        assert result.exit_code == 1 and "its DynamoDB Local, left running, is stopped" in result.output
+        assert gone_within(engine.pid, 60)
+    finally:
+        engine.stop()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
+def test_a_start_that_fails_leaves_no_engine_behind() -> None:
+    port = free_port()
+
+    with pytest.raises(EngineError, match="DynamoDB Local did not answer"):
+        start_engine(port=port, timeout=0)  # the JVM cannot answer before its first probe
+
+    assert engine_processes(port) == []

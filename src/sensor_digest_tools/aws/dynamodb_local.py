@@ -14,8 +14,10 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tarfile
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import local_client
@@ -87,10 +95,32 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+ENGINE_WAIT_SECONDS = 180.0
+"""How long a starting DynamoDB Local may take to answer (``SENSOR_DIGEST_ENGINE_WAIT`` overrides):
+its JVM starts in a few seconds on an idle machine, and can take a minute or more on a loaded one."""
+
+PROBE_ERRORS = (EndpointConnectionError, ConnectionClosedError, ReadTimeoutError, ConnectTimeoutError)
+"""What a probe of an engine that is still starting meets: nothing listening yet, a connection
+dropped, or a JVM that accepted the connection and has not answered yet."""
+
+
+def engine_wait_seconds() -> float:
+    raw = os.environ.get("SENSOR_DIGEST_ENGINE_WAIT", "").strip()
+    try:
+        return float(raw) if raw else ENGINE_WAIT_SECONDS
+    except ValueError:
+        raise EngineError(f"SENSOR_DIGEST_ENGINE_WAIT must be a number of seconds, got {raw!r}") from None
+
+
 @dataclass
 class LocalEngine:
     endpoint: str
     process: subprocess.Popen[bytes] | None = None
+    log: Path | None = None  # the engine's own output (stderr), for the reason it died
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
 
     def client(self) -> DynamoDBClient:
         client: DynamoDBClient = local_client(self.endpoint)
@@ -104,16 +134,40 @@ class LocalEngine:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.log is not None:
+            self.log.unlink(missing_ok=True)
+
+    def output(self) -> str:
+        """The tail of what the engine wrote (why it exited, when it did)."""
+        if self.log is None or not self.log.exists():
+            return ""
+        return self.log.read_text(errors="replace")[-2000:]
 
 
-def start_engine(directory: Path | None = None, port: int | None = None, timeout: float = 60.0) -> LocalEngine:
-    """Start ``DynamoDBLocal.jar -inMemory`` on a free loopback port and wait until it answers."""
+def _tied_to_this_process(command: list[str]) -> list[str]:
+    """``command`` so that it gets SIGTERM when the process that starts it dies, even by SIGKILL:
+    on Linux with util-linux's ``setpriv --pdeathsig``, which sets the death signal and then runs the
+    command (the signal survives the exec). The signal follows the *thread* that forks, so only a
+    start from the main thread is tied. Elsewhere the state file of ``up`` names the engine, and the
+    next command stops an engine whose ``up`` is gone (``sensor_digest_tools.ops.targets``)."""
+    setpriv = shutil.which("setpriv")
+    if sys.platform != "linux" or setpriv is None or threading.current_thread() is not threading.main_thread():
+        return command
+    return [setpriv, "--pdeathsig", "TERM", *command]
+
+
+def start_engine(directory: Path | None = None, port: int | None = None, timeout: float | None = None) -> LocalEngine:
+    """Start ``DynamoDBLocal.jar -inMemory`` on a loopback port (a free one unless given) and wait
+    until it answers, at most ``timeout`` seconds (``engine_wait_seconds()``). The engine never
+    outlives a failed start: it is stopped on any error and on Ctrl-C; started from the main thread
+    on Linux, it also dies with this process, even one killed outright (``up`` killed with SIGKILL)."""
     directory = fetch_engine(directory)
     jar = directory / "DynamoDBLocal.jar"
     java = shutil.which("java")
     if java is None:
         raise EngineError("java is not on PATH; DynamoDB Local needs Java 17 or later")
     port = port or free_port()
+    timeout = engine_wait_seconds() if timeout is None else timeout
     command = [
         java,
         f"-Djava.library.path={directory / 'DynamoDBLocal_lib'}",
@@ -123,30 +177,59 @@ def start_engine(directory: Path | None = None, port: int | None = None, timeout
         "-port",
         str(port),
     ]
-    # A fixed argument list (no shell): java from PATH and the jar this project fetched.
-    process = subprocess.Popen(command, cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # noqa: S603
-    engine = LocalEngine(endpoint=f"http://127.0.0.1:{port}", process=process)
+    handle, name = tempfile.mkstemp(prefix="dynamodb-local-", suffix=".log")
+    os.close(handle)
+    log = Path(name)
+    with log.open("wb") as out:
+        # A fixed argument list (no shell): java from PATH and the jar this project fetched.
+        process = subprocess.Popen(  # noqa: S603
+            _tied_to_this_process(command), cwd=directory, stdout=subprocess.DEVNULL, stderr=out
+        )
+    engine = LocalEngine(endpoint=f"http://127.0.0.1:{port}", process=process, log=log)
+    try:
+        wait_until_answering(engine, timeout)
+    except BaseException:
+        engine.stop()
+        raise
+    return engine
+
+
+def wait_until_answering(engine: LocalEngine, timeout: float, probe_seconds: float = 5.0) -> None:
+    """Probe ``engine`` until it answers ``ListTables`` (each probe waits ``probe_seconds`` for its
+    answer: a JVM under load can accept a connection long before it answers); ``EngineError``
+    (naming DynamoDB Local and what to do) when it exits first or is still silent after ``timeout``."""
     deadline = time.monotonic() + timeout
-    probe = local_client(engine.endpoint, connect_timeout=1, read_timeout=2)
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-            raise EngineError(f"DynamoDB Local exited with {process.returncode}: {err[-2000:]}")
+    probe = local_client(
+        engine.endpoint,
+        connect_timeout=min(2.0, probe_seconds),
+        read_timeout=probe_seconds,
+        retries={"max_attempts": 1},
+    )
+    while True:
+        if engine.process is not None and engine.process.poll() is not None:
+            raise EngineError(
+                f"DynamoDB Local exited with {engine.process.returncode} as it started: {engine.output()}"
+            )
         try:
             probe.list_tables(Limit=1)
-            return engine
-        except EndpointConnectionError:
+            return
+        except PROBE_ERRORS:
+            if time.monotonic() >= deadline:
+                raise EngineError(
+                    f"DynamoDB Local did not answer at {engine.endpoint} within {timeout:.0f} s (a slow or busy "
+                    "machine): wait longer with SENSOR_DIGEST_ENGINE_WAIT=<seconds>, or start it yourself and set "
+                    "AWS_ENDPOINT_URL_DYNAMODB to its endpoint"
+                ) from None
             time.sleep(0.2)
-    engine.stop()
-    raise EngineError(f"DynamoDB Local did not answer on port {port} within {timeout:.0f}s")
 
 
 def check_engine(endpoint: str) -> None:
-    """Raise ``EngineError`` with a clear message if nothing answers at ``endpoint``."""
+    """Raise ``EngineError`` with a clear message if nothing answers at ``endpoint`` (a slow engine
+    is waited for, as a starting one is)."""
     try:
-        local_client(endpoint, connect_timeout=2, read_timeout=5, retries={"max_attempts": 1}).list_tables(Limit=1)
-    except EndpointConnectionError as exc:
-        raise EngineError(f"no DynamoDB engine answers at {endpoint}") from exc
+        wait_until_answering(LocalEngine(endpoint=endpoint), engine_wait_seconds())
+    except EngineError as exc:
+        raise EngineError(f"no DynamoDB engine answers at {endpoint} (AWS_ENDPOINT_URL_DYNAMODB): {exc}") from exc
 
 
 @contextmanager

@@ -98,6 +98,15 @@ class LocalPipeline:
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> Target:
+        """Start everything; whatever fails (or Ctrl-C) on the way stops what was started already,
+        the engine first among it."""
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> Target:
         engine = self._stack.enter_context(running_engine(self._engine_endpoint))
         own_engine = self._engine_endpoint is None
         suffix = "" if own_engine else f"-{uuid.uuid4().hex[:8]}"
@@ -132,6 +141,7 @@ class LocalPipeline:
             sqs_endpoint=sqs_endpoint,
             region=LOCAL_REGION,
             origin="local pipeline",
+            engine_pid=engine.pid,
         )
         self.sqs_source = SqsEventSource(
             sqs=self.sqs(),

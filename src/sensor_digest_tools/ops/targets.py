@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ class Target:
     region: str | None = None
     origin: str = "explicit"
     pid: int | None = None  # the `up` process that keeps a local pipeline running
+    engine_pid: int | None = None  # the DynamoDB Local that `up` started (None: one it did not start)
 
     @property
     def local(self) -> bool:
@@ -110,11 +112,30 @@ def running_local() -> Target | None:
         return None
     if target.pid is not None and not _alive(target.pid):
         state_file().unlink(missing_ok=True)
+        stopped = _stop_orphan_engine(target.engine_pid)
         raise TargetError(
-            f"the local pipeline of process {target.pid} is gone (its state file was stale and is now removed): "
-            "start one with `sensor-digest up`"
+            f"the local pipeline of process {target.pid} is gone (its state file was stale and is now removed"
+            f"{'; its DynamoDB Local, left running, is stopped' if stopped else ''}): start one with `sensor-digest up`"
         )
     return target
+
+
+def _stop_orphan_engine(pid: int | None) -> bool:
+    """Stop the DynamoDB Local a killed ``up`` left behind: only a live process that is one (its
+    command line names ``DynamoDBLocal.jar``: a pid may have been reused since); ``True`` if stopped."""
+    if pid is None or not _alive(pid):
+        return False
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # no /proc (macOS) or not ours to read: leave it alone
+        return False
+    if b"DynamoDBLocal.jar" not in command:
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def from_stack(name: str, region: str | None) -> Target:

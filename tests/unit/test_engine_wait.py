@@ -1,0 +1,82 @@
+"""Waiting for DynamoDB Local, as a loaded machine makes it start (no Java here: a stand-in HTTP
+server that accepts connections and answers late, or never). The waits are bounded by the test's
+own numbers, not by this machine's speed: a slow answer is made slow on purpose."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, wait_until_answering
+
+
+class LateEngine(http.server.BaseHTTPRequestHandler):
+    """Answers ``ListTables`` only after ``late`` requests, each of those held ``hold`` seconds."""
+
+    late = 0
+    hold = 0.0
+    seen = 0
+
+    def do_POST(self) -> None:
+        type(self).seen += 1
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if type(self).seen <= type(self).late:
+            time.sleep(type(self).hold)  # accepted, read, silent: a JVM still starting
+            return
+        body = json.dumps({"TableNames": []}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def late_engine() -> Iterator[tuple[str, type[LateEngine]]]:
+    handler = type("Handler", (LateEngine,), {"late": 0, "hold": 0.0, "seen": 0})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+
+
+def test_an_engine_that_accepts_but_answers_late_is_waited_for(late_engine: tuple[str, type[LateEngine]]) -> None:
+    endpoint, handler = late_engine
+    handler.late, handler.hold = 3, 1.0  # three probes each held longer than a probe waits
+
+    wait_until_answering(LocalEngine(endpoint=endpoint), timeout=30, probe_seconds=0.3)
+
+    assert handler.seen == 4
+
+
+def test_an_engine_still_silent_at_the_deadline_is_named_with_what_to_do(
+    late_engine: tuple[str, type[LateEngine]],
+) -> None:
+    endpoint, handler = late_engine
+    handler.late, handler.hold = 1000, 1.0
+
+    with pytest.raises(EngineError) as refused:
+        wait_until_answering(LocalEngine(endpoint=endpoint), timeout=1, probe_seconds=0.2)
+
+    message = str(refused.value)
+    assert message.startswith(f"DynamoDB Local did not answer at {endpoint} within 1 s")
+    assert "SENSOR_DIGEST_ENGINE_WAIT" in message and "AWS_ENDPOINT_URL_DYNAMODB" in message
+
+
+def test_an_engine_that_exits_as_it_starts_is_named_with_its_exit_code() -> None:
+    exited = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    exited.wait()
+
+    with pytest.raises(EngineError, match="DynamoDB Local exited with 3 as it started"):
+        wait_until_answering(LocalEngine(endpoint="http://127.0.0.1:9", process=exited), timeout=30)
