@@ -52,3 +52,10 @@ class Contention(TransientFault):
     """A transaction DynamoDB cancelled for a conflict with another in flight, or for throttling:
     nothing was written, and a retry a moment later usually succeeds (so it is retried inside the
     invocation before the message waits out the visibility timeout)."""
+
+
+class RefusedWrite(TransientFault):
+    """A write DynamoDB refused as invalid (``ValidationException``), such as an ``ADD`` to a day
+    item whose ``DataCount`` is not a number (an item written by hand): retrying cannot help, so
+    the counters reject its messages into the dead-letter queue with the reason, to be redriven once
+    the item is mended. Everywhere else it is a fault like any other."""

@@ -202,10 +202,12 @@ class Registry:
             actions = [self._put_profile_if_version(wanted, current.version)]
             if wanted.serial != current.serial:
                 actions += [self._delete_sentinel(current), self._put_sentinel(wanted)]
+            else:  # the serial stays: its sentinel must still be free or this sensor's
+                actions += [self._check_sentinel(current)]
             refusals = self._transact(actions)
             if refusals is None:
                 return wanted
-            if len(refusals) == 3 and self._sentinels_decide(refusals):
+            if len(refusals) >= 2 and self._sentinels_decide(refusals):
                 if refusals[1].code == dynamo.CONDITIONAL_CHECK_FAILED:
                     raise self._held_elsewhere(current, refusals[1], "nothing was changed")
                 raise SerialTaken(f"serial {wanted.serial!r} already belongs to another sensor")
@@ -233,13 +235,14 @@ class Registry:
                     actions.append({"Delete": {"TableName": self._ledger, "Key": sentinel, **self._free_or(sensor_id)}})
                 else:
                     actions.append({"ConditionCheck": {"TableName": self._ledger, "Key": sentinel, **_still(kept)}})
+            present = serial is not None and kept is None and self._sentinel_exists(serial)
             refusals = self._transact(actions)
             if refusals is None:
                 held_by = None if kept is None else _owner(kept)
                 return Deletion(
                     sensor_id=sensor_id,
                     serial=serial,
-                    serial_freed=serial is not None and kept is None,
+                    serial_freed=present,
                     held_by=held_by,
                 )
             if len(refusals) == 2 and self._sentinels_decide(refusals):
@@ -338,6 +341,13 @@ class Registry:
         item = {**schema.sentinel_key(profile.serial), schema.SENSOR_ID: {"N": str(profile.sensor_id)}}
         return {"Put": {"TableName": self._ledger, "Item": item, **self._sentinel_is_free_or_mine(profile)}}
 
+    def _sentinel_exists(self, serial: str) -> bool:
+        return reads.get_item(self._client, self._ledger, schema.sentinel_key(serial)) is not None
+
+    def _check_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
+        key = schema.sentinel_key(profile.serial)
+        return {"ConditionCheck": {"TableName": self._ledger, "Key": key, **self._sentinel_is_free_or_mine(profile)}}
+
     def _delete_sentinel(self, profile: SensorProfile) -> dict[str, Any]:
         key = schema.sentinel_key(profile.serial)
         return {"Delete": {"TableName": self._ledger, "Key": key, **self._sentinel_is_free_or_mine(profile)}}
@@ -357,7 +367,8 @@ class Registry:
 
 @dataclass(frozen=True)
 class Deletion:
-    """A deleted profile: its serial, whether the serial is free again, and (when the serial's
+    """A deleted profile: its serial, whether the serial is free again (its sentinel was there and
+    is gone; a profile without a sentinel frees nothing anyone could see), and (when the serial's
     sentinel named another sensor, which keeps it) that sensor."""
 
     sensor_id: int

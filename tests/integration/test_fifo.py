@@ -9,6 +9,8 @@ markers of counted messages listed behind a failed one, so that a redrive counts
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -537,3 +539,90 @@ def test_a_redriven_message_waits_when_its_marker_cannot_be_looked_up(
     # Then, the ledger answering again, the copy is found counted
     assert listed(plain, [copy]) == []
     assert day_counts(ddb, tables.table) == {(55, DAY): 9, (56, DAY): 1}
+
+
+def test_a_failed_marker_lookup_holds_back_every_message_of_the_redriven_ones_sensor(
+    tables: Tables, fifo_dlq: DeadLetters, session: LocalSession, ddb: Any
+) -> None:
+    # Given a never-counted dead letter X of sensor 57 redriven, and a fresh report Y of the same
+    # sensor and day after it in the batch, while the ledger's lookup is throttled once
+    throttles = [1]
+
+    def throttled_once(operation: str, kwargs: dict[str, Any]) -> str | None:
+        if operation == "batch_get_item" and tables.ledger in kwargs["RequestItems"] and throttles:
+            return "throttle" if throttles.pop() else None
+        return None
+
+    settings = IngestSettings(
+        table_name=tables.table,
+        ledger_table_name=tables.ledger,
+        dlq_url=fifo_dlq.url,
+        timezone=ZoneInfo("UTC"),
+        queue_type=QueueType.FIFO,
+    )
+    handler = lambda_handler(
+        ingest.build_service(
+            settings,
+            FaultySession(inner=session, rule=throttled_once, operations=(*WRITE_OPERATIONS, "batch_get_item")),
+        )
+    )
+    seq = Sequencer()
+    x = redriven(seq.message(57, DAY, 2), seq)
+    y = seq.message(57, DAY, 3)
+
+    # When the batch comes, and again
+    assert listed(handler, [x, y]) == [x, y]  # Y is not written ahead of X
+    assert day_counts(ddb, tables.table) == {}
+    for message in (x, y):
+        message.receive_count += 1
+    assert listed(handler, [x, y]) == []
+
+    # Then both count, once
+    assert day_counts(ddb, tables.table) == {(57, DAY): 5}
+
+
+def test_a_counted_message_found_again_is_remembered_even_when_the_batch_is_cut_short(
+    tables: Tables, fifo_dlq: DeadLetters, session: LocalSession, ddb: Any
+) -> None:
+    # Given sensor 58's A (day 1) whose write hangs on every receive, and B (day 2) counted at its
+    # first receive: on the second, B is found counted while A still hangs and the answer is cut short
+    release = threading.Event()
+
+    def hang_day_one(operation: str, kwargs: dict[str, Any]) -> str | None:
+        key = kwargs.get("Key") or kwargs.get("Item") or {}
+        if key.get("Date", {}).get("S") == DAY:
+            release.wait()
+        return None
+
+    settings = IngestSettings(
+        table_name=tables.table,
+        ledger_table_name=tables.ledger,
+        dlq_url=fifo_dlq.url,
+        timezone=ZoneInfo("UTC"),
+        queue_type=QueueType.FIFO,
+    )
+    handler = lambda_handler(ingest.build_service(settings, FaultySession(inner=session, rule=hang_day_one)))
+    seq = Sequencer()
+    a, b = seq.message(58, DAY, 1), seq.message(58, NEXT_DAY, 4)
+    try:
+        for receive in (1, 2):
+            a.receive_count = b.receive_count = receive
+            failed = handler(sqs_event([a, b]), FakeContext(timeout_ms=3_500))["batchItemFailures"]
+            assert [f["itemIdentifier"] for f in failed] == [a.message_id, b.message_id]
+        # the marker was written by B's own group, not at the end of the batch (which never came)
+        deadline = time.monotonic() + 60
+        while f"FIFO#58#{b.message_id}" not in {i["pk"]["S"] for i in scan_all(ddb, tables.ledger)}:
+            assert time.monotonic() < deadline, "B's marker was never written"
+            time.sleep(0.1)
+    finally:
+        release.set()
+    # the hung writes end (on Lambda, in a later invocation of the container, long before SQS moves
+    # the messages away after their fifth receive): A counted once, and found counted the second time
+    deadline = time.monotonic() + 60
+    while f"FIFO#58#{a.message_id}" not in {i["pk"]["S"] for i in scan_all(ddb, tables.ledger)}:
+        assert time.monotonic() < deadline, "A's late writes never ended"
+        time.sleep(0.1)
+
+    # Then after SQS moves both away and an operator redrives them, B counts once and A once
+    assert listed(handler, [redriven(a, seq), redriven(b, seq)]) == []
+    assert day_counts(ddb, tables.table) == {(58, DAY): 1, (58, NEXT_DAY): 4}

@@ -432,11 +432,19 @@ def test_ten_thousand_messages_delivered_one_to_three_times_give_exact_counts(
     assert failures == 0
 
 
-def test_unexpected_client_errors_fail_the_group_not_the_batch(ddb: Any, tables: Tables) -> None:
+def test_a_write_dynamodb_refuses_as_invalid_rejects_its_group_with_the_reason_and_not_the_batch(
+    ddb: Any, tables: Tables
+) -> None:
+    # a ValidationException (a day item whose DataCount is no number, written by hand): no retry
+    # cures it, so the group's messages go to the dead-letter queue with the reason, to be redriven
     client = FaultyClient(inner=ddb, rule=lambda op, kw: "invalid" if touches_sensor(kw, 8) else None)
     service = make_service(client, tables)
 
     report = service.process([inbound(8, "2024-05-01", mid="bad"), inbound(1, "2024-05-01", mid="ok")])
 
-    assert report.failed_ids == ["bad"]
+    assert (report.failed_ids, report.rejected, report.counted) == ([], 1, 1)
+    [(message_id, reason)] = service._dead_letters.kept
+    assert message_id == "bad"
+    assert reason.startswith("the day item of sensor 8 on 2024-05-01 cannot take this count (")
+    assert "ValidationException" in reason and reason.endswith("then redrive")
     assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 1}

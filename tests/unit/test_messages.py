@@ -251,3 +251,12 @@ def test_brackets_inside_strings_do_not_nest() -> None:
     body = json.dumps({"sensor_id": 1, "note": "[" * 500 + '\\"{' * 100})
     assert nesting_depth(body) == 1
     assert read_pending(message_id="m", body=body, sent_timestamp="1").sensor_id == 1
+
+
+@pytest.mark.timeout(60)  # a hang guard, not a speed claim: quadratic scanning took about an hour here
+def test_a_megabyte_of_escaped_quotes_behind_deep_brackets_is_judged_in_one_pass() -> None:
+    body = "[" * (MAX_NESTING + 1) + '"' + '\\"' * 500_000
+
+    with pytest.raises(RejectedMessage, match="nested too deeply"):
+        read_pending(message_id="m", body=body, sent_timestamp="1")
+    assert nesting_depth('["\\\\", [1]]') == 2  # an escaped backslash ends before the quote

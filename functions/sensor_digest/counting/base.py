@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sensor_digest.errors import TransientFault
+from sensor_digest.errors import RefusedWrite, TransientFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, schema
@@ -45,7 +45,15 @@ class GroupOutcome:
     counted: list[SensorMessage] = field(default_factory=list)
     duplicates: list[SensorMessage] = field(default_factory=list)
     failed: list[SensorMessage] = field(default_factory=list)
+    rejected: list[SensorMessage] = field(default_factory=list)  # their day item refuses the count
     reason: str | None = None
+
+    def give_up(self, messages: Sequence[SensorMessage], fault: TransientFault) -> None:
+        """``messages`` could not be written: failed (redelivered later), or, when DynamoDB refused
+        the write as invalid (``RefusedWrite``: retrying cannot help), rejected with the reason."""
+        (self.rejected if isinstance(fault, RefusedWrite) else self.failed).extend(messages)
+        self.reason = fault.reason
+
     requests: int = 0
     steps: list[str] = field(default_factory=list)
     retries: int = 0
@@ -122,7 +130,9 @@ class DayCounter(ABC):
 
     lookup_guards = False
     """Whether the lookup is what keeps a message with a ``known_key`` from counting twice (so a
-    lookup that fails must hold those messages back), not only a saving (the writes would find out)."""
+    lookup that fails must hold those messages back, and every message of their sensors with them:
+    a later message of the sensor written first would leave a higher sequence number applied), not
+    only a saving (the writes would find out)."""
 
     def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
         """Messages that ended counted but may come back through the dead-letter queue: what a mode
@@ -146,12 +156,13 @@ class DayCounter(ABC):
         try:
             found = self.lookup(messages)
         except TransientFault as fault:
-            if self.lookup_guards:  # those it guards wait for a lookup that answers
-                held = [m for m in messages if self.known_key(m) is not None]
+            if self.lookup_guards:  # those it guards wait for a lookup that answers, their sensors with them
+                waiting = {m.sensor_id for m in messages if self.known_key(m) is not None}
+                held = [m for m in messages if m.sensor_id in waiting]
                 if held:
                     heard = on_outcome or (lambda outcome: None)
                     heard(GroupOutcome(failed=held, reason=f"lookup of markers failed: {fault.reason}"))
-                    messages = [m for m in messages if self.known_key(m) is None]
+                    messages = [m for m in messages if m.sensor_id not in waiting]
             LOG.warning("lookup before the writes failed; the writes will find out", reason=fault.reason)
             found = Lookup()
         result.lookup_requests = found.requests
@@ -267,9 +278,15 @@ def settle_followers(
     *,
     key: Callable[[SensorMessage], Hashable],
 ) -> None:
-    """A repeat of a counted (or already known) message is a duplicate; of a failed one, failed."""
+    """A repeat of a counted (or already known) message is a duplicate; of a failed one, failed; of a
+    rejected one, rejected."""
     if not followers:
         return
-    failed_keys = {key(m) for m in outcome.failed}
+    failed_keys, rejected_keys = {key(m) for m in outcome.failed}, {key(m) for m in outcome.rejected}
     for identity, repeats in followers.items():
-        (outcome.failed if identity in failed_keys else outcome.duplicates).extend(repeats)
+        if identity in failed_keys:
+            outcome.failed.extend(repeats)
+        elif identity in rejected_keys:
+            outcome.rejected.extend(repeats)
+        else:
+            outcome.duplicates.extend(repeats)

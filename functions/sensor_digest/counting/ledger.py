@@ -119,8 +119,7 @@ class LedgerCounter(TableCounter):
             try:
                 self._count_chunk(sensor_id, day, chunk, outcome, deadline=deadline, first=step)
             except TransientFault as fault:
-                outcome.failed.extend(first[start:])
-                outcome.reason = fault.reason
+                outcome.give_up(first[start:], fault)
                 break
         settle_followers(followers, outcome, key=_ledger_key)
         return outcome

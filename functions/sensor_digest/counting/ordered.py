@@ -145,8 +145,7 @@ class OrderedCounter(TableCounter):
         try:  # each attempt succeeds, drops the applied messages, or advances the step
             write.run(max_attempts=len(first) + 3, start=self.first_step(missing))
         except TransientFault as fault:
-            outcome.failed.extend(write.pending)
-            outcome.reason = fault.reason
+            outcome.give_up(write.pending, fault)
         else:
             self.known_days.add([(sensor_id, day)])
         outcome.steps += write.steps

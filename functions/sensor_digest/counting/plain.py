@@ -32,8 +32,7 @@ class PlainCounter(TableCounter):
         try:
             write.run(max_attempts=3, start=self.first_step(missing))
         except TransientFault as fault:
-            outcome.failed.extend(messages)
-            outcome.reason = fault.reason
+            outcome.give_up(messages, fault)
         else:
             self.known_days.add([(sensor_id, day)])
             outcome.counted.extend(messages)

@@ -26,6 +26,7 @@ class BatchReport:
     groups: int = 0
     retries: int = 0
     settled_ids: set[str] = field(default_factory=set)  # counted, duplicate or kept in the DLQ
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (message id, reason): a write refused
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def settle(

@@ -147,6 +147,8 @@ class IngestService:
             with report.lock:
                 report.requests += counted.lookup_requests
                 report.groups = len(counted.groups)
+            by_id = {m.message_id: m for m in messages}
+            self._keep([Rejection(by_id[mid], reason) for mid, reason in report.refused], report, deadline)
         self._settle_followers(followers, report)
         self._listed(messages, report)
         self._remember_settled(dated, report)
@@ -186,7 +188,9 @@ class IngestService:
             LOG.warning("profiles unavailable, the batch will be redelivered", reason=fault.reason)
             report.failed_ids.extend(inbound.message_id for inbound, _ in reports)
             return False
-        except Exception:  # a bad profile item must not cost the batch: each sensor is looked up alone
+        except MalformedItem as bad:  # one profile item is not one: each sensor is looked up alone
+            LOG.warning("a profile item is malformed; looking sensors up one by one", reason=str(bad))
+        except Exception:  # a bug must not cost the batch either
             LOG.exception("profile prefetch raised; looking sensors up one by one")
         return True
 
@@ -266,16 +270,18 @@ class IngestService:
                 leaders.append(message)
         return leaders, {k: v for k, v in by_identity.items() if len(v) > 1}
 
-    @staticmethod
-    def _tally(outcome: GroupOutcome, report: BatchReport) -> None:
-        """One group's outcome into the report, as soon as it is known (from the writing thread)."""
+    def _tally(self, outcome: GroupOutcome, report: BatchReport) -> None:
+        """One group's outcome into the report, as soon as it is known (from the writing thread);
+        its settled messages that SQS handed out before are remembered at once (``_remember``)."""
         report.settle(
             counted=[m.message_id for m in outcome.counted], duplicates=[m.message_id for m in outcome.duplicates]
         )
         with report.lock:
             report.failed_ids.extend(m.message_id for m in outcome.failed)
+            report.refused.extend((m.message_id, self._refusal(m, outcome.reason)) for m in outcome.rejected)
             report.requests += outcome.requests
             report.retries += outcome.retries
+        self._remember([m for m in outcome.counted + outcome.duplicates if m.receive_count > 1])
         if outcome.failed:
             first = outcome.failed[0]
             LOG.warning(
@@ -285,6 +291,13 @@ class IngestService:
                 reason=outcome.reason,
                 message_ids=[m.message_id for m in outcome.failed],
             )
+
+    @staticmethod
+    def _refusal(message: SensorMessage, reason: str | None) -> str:
+        return (
+            f"the day item of sensor {message.sensor_id} on {message.day} cannot take this count ({reason}); "
+            "mend the item (its DataCount must be a number: sensor-digest counts names it), then redrive"
+        )
 
     def _settle_followers(self, followers: dict[Hashable, list[SensorMessage]], report: BatchReport) -> None:
         """A repeat of a counted (or known) message is a duplicate; of any other, listed with it."""
@@ -298,24 +311,30 @@ class IngestService:
                     report.failed_ids.extend(m.message_id for m in repeats[1:])
 
     def _remember_settled(self, dated: list[SensorMessage], report: BatchReport) -> None:
-        """Messages that ended counted (or were found counted) but may come back, and could then
-        reach the dead-letter queue, are handed to the counter to remember, so that a redrive never
-        counts them again: those listed all the same (a FIFO group's tail, behind a failed
-        message), and those SQS has handed out before (a delete or an answer was lost once: it may
-        be lost again, until SQS moves the message away)."""
+        """A group's counted tail on its first receive (listed all the same, behind a failed message
+        of its group) is remembered once the answer is known; one received before already was,
+        with its group's outcome."""
         with report.lock:
             listed, settled = set(report.failed_ids), set(report.settled_ids)
-        keep = [m for m in dated if m.message_id in settled and (m.message_id in listed or m.receive_count > 1)]
-        if not keep:
+        self._remember(
+            [m for m in dated if m.message_id in settled and m.message_id in listed and m.receive_count == 1]
+        )
+
+    def _remember(self, messages: list[SensorMessage]) -> None:
+        """Messages that ended counted (or were found counted) but may come back, and could then
+        reach the dead-letter queue, are handed to the counter to remember, so that a redrive never
+        counts them again: those SQS has handed out before (a delete or an answer was lost once:
+        it may be lost again, until SQS moves the message away), and a group's counted tail."""
+        if not messages:
             return
         try:
-            self._counter.remember_settled(keep)
+            self._counter.remember_settled(messages)
         except TransientFault as fault:
             LOG.warning(
                 "counted messages that may come back could not be remembered; if SQS moves them to "
                 "the dead-letter queue, a redrive would count them again",
                 reason=fault.reason,
-                message_ids=[m.message_id for m in keep],
+                message_ids=[m.message_id for m in messages],
             )
 
     # -- report ------------------------------------------------------------------------------

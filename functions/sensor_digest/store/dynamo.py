@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest.errors import Contention, TransientFault
+from sensor_digest.errors import Contention, RefusedWrite, TransientFault
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -41,6 +41,7 @@ CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailed"
 CONDITIONAL_CHECK_FAILED_ERROR = "ConditionalCheckFailedException"
 """The error code of a single-item write whose condition failed."""
 TRANSACTION_CANCELED = "TransactionCanceledException"
+VALIDATION_ERROR = "ValidationException"
 
 # Error codes of DynamoDB's API that a retry can cure (besides the transport errors of botocore).
 RETRYABLE_ERROR_CODES = frozenset(
@@ -88,9 +89,13 @@ def cancellation_codes(exc: ClientError) -> list[str]:
 
 
 def fault_from(exc: ClientError | BotoCoreError, action: str) -> TransientFault:
-    """A write that failed and must be retried later: name the action and DynamoDB's code."""
+    """A call that failed: name the action and DynamoDB's code (``RefusedWrite`` for a request
+    DynamoDB refused as invalid, with its message: retrying it cannot help)."""
     if isinstance(exc, ClientError):
         code = error_code(exc)
+        if code == VALIDATION_ERROR:
+            message = str(exc.response.get("Error", {}).get("Message", ""))
+            return RefusedWrite(f"{action} refused by DynamoDB ({code}): {message}")
         kind = "retryable" if code in RETRYABLE_ERROR_CODES else "unexpected"
         return TransientFault(f"{action} failed ({kind}): {code}")
     return TransientFault(f"{action} failed (transport): {type(exc).__name__}")

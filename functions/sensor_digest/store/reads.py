@@ -83,10 +83,11 @@ def _is_day_item(item: schema.Item) -> bool:
 
 def month_items(
     client: Any, table: str, sensor_id: int, first: str | None = None, last: str | None = None
-) -> dict[str, dict[str, int | None]]:
+) -> dict[str, dict[str, int | None] | None]:
     """A sensor's summary items from month ``first`` to ``last`` (``YYYY-MM``, inclusive; all when
     absent) as stored: every item under ``SUMMARY#`` by what follows the prefix, every element, one
-    that is not an integer as ``None`` (``schema.daily_counts_as_read``). One ``Query``."""
+    that is not an integer as ``None``, a ``DailyCounts`` that is no map as ``None``
+    (``schema.daily_counts_as_read``). One ``Query``."""
     low = schema.summary_key(sensor_id, first or "0000-00")[schema.DATE]["S"]
     high = schema.summary_key(sensor_id, last or "9999-99")[schema.DATE]["S"]
     return {
@@ -107,6 +108,10 @@ def summary_months(
     for month, daily in month_items(client, table, sensor_id, first, last).items():
         if not schema.is_month(month):
             continue
+        if daily is None:
+            raise MalformedItem(
+                f"sensor {sensor_id}'s summary item {schema.SUMMARY_PREFIX}{month}: {schema.DAILY_COUNTS} is no map"
+            )
         days = {d: n for d, n in daily.items() if schema.is_day(d) and schema.month_of(d) == month}
         bad = [d for d, n in days.items() if n is None]
         if bad:

@@ -173,7 +173,10 @@ def day_count_of_item(item: Mapping[str, Any]) -> tuple[int, str, int] | None:
     day item whose count is not an integer)."""
     if DATA_COUNT not in item:
         return None
-    return sensor_of_item(item), text_of(item, DATE), number_of(item, DATA_COUNT)
+    count = number_of(item, DATA_COUNT)
+    if count < 0:
+        raise MalformedItem(f"{describe(item)}: {DATA_COUNT} {count} is negative")
+    return sensor_of_item(item), text_of(item, DATE), count
 
 
 def daily_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
@@ -185,14 +188,17 @@ def daily_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
     return {day: number_of(elements, day, within=item) for day in sorted(elements)}
 
 
-def daily_counts_as_read(item: Mapping[str, Any]) -> dict[str, int | None]:
+def daily_counts_as_read(item: Mapping[str, Any]) -> dict[str, int | None] | None:
     """A summary item's ``DailyCounts`` as stored, every key, an element that is not an integer as
-    ``None`` (for the repair, which must see what is wrong); ``{}`` when the item has no map."""
+    ``None`` (for the repair, which must see what is wrong); ``{}`` when the item has no map
+    attribute, ``None`` when it has one that is no map."""
+    if DAILY_COUNTS not in item:
+        return {}
     stored = item.get(DAILY_COUNTS)
     elements = stored.get("M") if isinstance(stored, Mapping) else None
     out: dict[str, int | None] = {}
     if not isinstance(elements, Mapping):
-        return out
+        return None
     for day in sorted(elements):
         try:
             out[day] = number_of(elements, day, within=item)

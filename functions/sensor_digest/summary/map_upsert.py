@@ -3,7 +3,8 @@ of a batch's days of one month item in one write (one writer per month item per 
 
 1. ``SET DailyCounts.#d1 = :n1, DailyCounts.#d2 = :n2, ...`` if ``DailyCounts`` exists and each
    element is missing or lower (or not a number at all: a hand-made element holds no count);
-2. when the map is missing: ``SET DailyCounts = {d1: n1, ...}`` if ``DailyCounts`` does not exist;
+2. when the map is missing: ``SET DailyCounts = {d1: n1, ...}`` if ``DailyCounts`` does not exist
+   (or is no map: a hand-made value of another type holds no count);
 3. when another writer created the map in between: step 1 again.
 
 A failed condition in step 1 is told apart by what DynamoDB returns with it
@@ -102,9 +103,9 @@ class MapUpsert(ThreeStepUpsert):
         """Create the map holding these elements: ``NEXT`` when another writer's map exists."""
         refused = self._update(
             "SET #dc = :map",
-            "attribute_not_exists(#dc)",
+            "attribute_not_exists(#dc) OR NOT attribute_type(#dc, :mtype)",  # none, or one that is no map
             names={},
-            values={":map": {"M": {day: {"N": str(n)} for day, n in self.pending.items()}}},
+            values={":map": {"M": {day: {"N": str(n)} for day, n in self.pending.items()}}, ":mtype": {"S": "M"}},
         )
         if refused is not None:
             return Answer.NEXT
@@ -116,8 +117,8 @@ class MapUpsert(ThreeStepUpsert):
 
     def _update_elements(self, *, after_race: bool) -> Answer:
         names: dict[str, str] = {}
-        values: dict[str, Any] = {":number": {"S": "N"}}
-        sets, conditions = [], ["attribute_exists(#dc)"]
+        values: dict[str, Any] = {":number": {"S": "N"}, ":mtype": {"S": "M"}}
+        sets, conditions = [], ["attribute_type(#dc, :mtype)"]
         for i, (day, n) in enumerate(self.pending.items()):
             names[f"#d{i}"], values[f":n{i}"] = day, {"N": str(n)}
             sets.append(f"#dc.#d{i} = :n{i}")
@@ -129,7 +130,7 @@ class MapUpsert(ThreeStepUpsert):
         if current is None:
             self._done_written()
             return Answer.DONE
-        if schema.DAILY_COUNTS not in current:  # no map yet: create it (or, after the race, it vanished: a fault)
+        if not _is_map(current):  # no map yet (or one that is none): create it; after the race, a fault
             if after_race:
                 raise TransientFault("DailyCounts vanished after another writer created it")
             return Answer.NEXT
@@ -162,6 +163,11 @@ class MapUpsert(ThreeStepUpsert):
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ),
         )
+
+
+def _is_map(item: Mapping[str, Any]) -> bool:
+    stored = item.get(schema.DAILY_COUNTS)
+    return isinstance(stored, Mapping) and "M" in stored
 
 
 def _held(item: Mapping[str, Any], day: str) -> int:

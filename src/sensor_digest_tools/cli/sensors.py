@@ -132,6 +132,11 @@ def sensors_delete(
         say(f"deleted sensor {sensor} (serial {deleted.serial!r} is free again)")
     elif deleted.serial is None:
         say(f"deleted sensor {sensor} (its profile had no serial)")
+    elif deleted.held_by is None:
+        say(
+            f"deleted sensor {sensor} (serial {deleted.serial!r} had no sentinel in the ledger: whether another "
+            "sensor holds it the registry cannot tell)"
+        )
     else:
         holder = "no sensor" if deleted.held_by is None else f"sensor {deleted.held_by}"
         say(

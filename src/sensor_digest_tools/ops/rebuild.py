@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sensor_digest.errors import Contention, TransientFault
+from sensor_digest.errors import Contention, SensorDigestError, TransientFault
 from sensor_digest.store import dynamo, schema
 from sensor_digest.store.reads import get_item, month_items, sensor_days, sensors_with_data
 from sensor_digest.store.schema import is_day
@@ -60,6 +60,8 @@ class RebuildReport:
     lowered: int = 0
     removed: int = 0
     retries: int = 0
+    junk_removed: int = 0  # items under SUMMARY# that name no month (written by hand)
+    failed: list[str] = field(default_factory=list)  # one line per sensor whose rebuild stopped
 
 
 @dataclass(frozen=True)
@@ -163,22 +165,30 @@ def rebuild(
     report = RebuildReport()
     for sensor_id in sorted(sensor_ids) if sensor_ids is not None else sensors_with_data(client, table):
         report.sensors += 1
-        days = dict(sensor_days(client, table, sensor_id, "0000-00-00", "9999-12-31"))
-        held = {day: n for daily in month_items(client, table, sensor_id).values() for day, n in daily.items()}
-        behind: dict[str, dict[str, int]] = {}  # month -> its days whose element is missing or lower
-        for day, count in sorted(days.items()):
-            report.days += 1
-            if (held.get(day) or -1) >= count:  # a malformed element (None) holds no count
-                report.already_current += 1
-            else:
-                behind.setdefault(schema.month_of(day), {})[day] = count
-        for month, counts in behind.items():  # one write per month item
-            outcome = writer.upsert_month(sensor_id, month, counts)
-            report.written += len(outcome.written)
-            report.already_current += len(outcome.stale)
-            report.months.add((sensor_id, month))
-        _remove_legacy(client, table, sensor_id, report)
+        try:
+            _raise_sensor(client, table, writer, sensor_id, report)
+        except SensorDigestError as exc:  # a malformed item, a fault: named, and the others go on
+            report.failed.append(f"sensor {sensor_id}: {exc}")
     return report
+
+
+def _raise_sensor(client: Any, table: str, writer: SummaryWriter, sensor_id: int, report: RebuildReport) -> None:
+    """Raise one sensor's month items to its day items (elements only move up)."""
+    days = dict(sensor_days(client, table, sensor_id, "0000-00-00", "9999-12-31"))
+    held = {day: n for daily in month_items(client, table, sensor_id).values() for day, n in (daily or {}).items()}
+    behind: dict[str, dict[str, int]] = {}  # month -> its days whose element is missing or lower
+    for day, count in sorted(days.items()):
+        report.days += 1
+        if (held.get(day) or -1) >= count:  # a malformed element (None) holds no count
+            report.already_current += 1
+        else:
+            behind.setdefault(schema.month_of(day), {})[day] = count
+    for month, counts in behind.items():  # one write per month item
+        outcome = writer.upsert_month(sensor_id, month, counts)
+        report.written += len(outcome.written)
+        report.already_current += len(outcome.stale)
+        report.months.add((sensor_id, month))
+    _remove_legacy(client, table, sensor_id, report)
 
 
 def _remove_legacy(client: Any, table: str, sensor_id: int, report: RebuildReport) -> None:
@@ -205,14 +215,23 @@ class ExactRebuild:
             sensor_ids = sensors_with_data(self._client, self._table, with_summaries=True)
         for sensor_id in sorted(sensor_ids):
             report.sensors += 1
-            days = self._days(sensor_id, "0000-00-00", "9999-12-31")
-            held = month_items(self._client, self._table, sensor_id)
-            report.days += len(days)
-            for month in sorted({schema.month_of(d) for d in days} | set(held)):
-                in_month = {d: n for d, n in days.items() if schema.month_of(d) == month}
-                self.month(sensor_id, month, held.get(month, {}), in_month, report)
-            _remove_legacy(self._client, self._table, sensor_id, report)
+            try:
+                self.sensor(sensor_id, report)
+            except SensorDigestError as exc:  # a malformed item, a fault: named, and the others go on
+                report.failed.append(f"sensor {sensor_id}: {exc}")
         return report
+
+    def sensor(self, sensor_id: int, report: RebuildReport) -> None:
+        days = self._days(sensor_id, "0000-00-00", "9999-12-31")
+        held = month_items(self._client, self._table, sensor_id)
+        report.days += len(days)
+        for junk in sorted(m for m in held if not schema.is_month(m)):  # names no month: no summary item
+            self._client.delete_item(TableName=self._table, Key=schema.summary_key(sensor_id, junk))
+            report.junk_removed += 1
+        for month in sorted({schema.month_of(d) for d in days} | {m for m in held if schema.is_month(m)}):
+            in_month = {d: n for d, n in days.items() if schema.month_of(d) == month}
+            self.month(sensor_id, month, held.get(month) or {}, in_month, report)
+        _remove_legacy(self._client, self._table, sensor_id, report)
 
     def month(
         self, sensor_id: int, month: str, held: Mapping[str, int | None], days: Mapping[str, int], report: RebuildReport
@@ -250,7 +269,7 @@ class ExactRebuild:
     def _read_month(self, sensor_id: int, month: str) -> tuple[dict[str, int | None], dict[str, int]]:
         """The month item's map and the month's day items, both read again (consistent reads)."""
         item = get_item(self._client, self._table, schema.summary_key(sensor_id, month))
-        held = schema.daily_counts_as_read(item) if item else {}
+        held = (schema.daily_counts_as_read(item) or {}) if item else {}
         return held, self._days(sensor_id, f"{month}-01", f"{month}-31")
 
     def _days(self, sensor_id: int, first: str, last: str) -> dict[str, int]:
