@@ -86,11 +86,12 @@ lint: setup $(CHECKOV)/.installed
 # CONTEXT: context options for synth, bootstrap, deploy and destroy, key=value separated by spaces
 # (README, "Context options"): `make deploy CONTEXT="queueType=fifo alarmEmail=me@example.com"` runs
 # `cdk deploy -c 'queueType=fifo' -c 'alarmEmail=me@example.com' SensorDigest`. They act on the stack
-# CONTEXT names with stackName=, else on cdk.json's SensorDigest. Nothing is remembered between runs:
+# CONTEXT names with stackName=, else on cdk.json's (SensorDigest). Nothing is remembered between runs:
 # give every deploy of a stack the same CONTEXT.
 CONTEXT ?=
 CDK_CONTEXT = $(foreach option,$(filter-out -c,$(CONTEXT)),-c '$(option)')
-CONTEXT_STACK = $(or $(patsubst stackName=%,%,$(lastword $(filter stackName=%,$(CONTEXT)))),$(STACK))
+CDK_JSON_STACK = $(shell python3 -c 'import json; print(json.load(open("cdk.json"))["context"].get("stackName", ""))' 2>/dev/null)
+CONTEXT_STACK = $(or $(patsubst stackName=%,%,$(lastword $(filter stackName=%,$(CONTEXT)))),$(CDK_JSON_STACK),$(STACK))
 
 ## synth: the CloudFormation template into cdk.out/ (no credentials, no Docker, no network); CONTEXT="key=value ..."
 synth: setup

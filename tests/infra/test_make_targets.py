@@ -4,8 +4,11 @@ stack CONTEXT names. Read from ``make -n`` (no AWS needed), and synth run for re
 
 from __future__ import annotations
 
+import json
 import shlex
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +55,25 @@ def test_deploy_and_destroy_act_on_the_stack_the_context_names() -> None:
     assert cdk_command("destroy", context)[-1] == "SensorDigestDev"
     assert cdk_command("destroy") == ["cdk", "destroy", "SensorDigest"]  # cdk.json's stack name
     assert cdk_command("deploy") == ["cdk", "deploy", "SensorDigest"]
+
+
+def test_without_a_stack_name_in_context_they_act_on_the_one_cdk_json_names(tmp_path: Path) -> None:
+    for name in ("Makefile", "requirements.txt", "requirements-dev.txt", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    cdk_json = json.loads((ROOT / "cdk.json").read_text())
+    cdk_json["context"]["stackName"] = "SensorDigestOps"
+    (tmp_path / "cdk.json").write_text(json.dumps(cdk_json))
+    for target in ("deploy", "destroy"):
+        result = subprocess.run(
+            ["make", "-n", "--no-print-directory", "-C", str(tmp_path), target],
+            env=deployer_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        [line] = [line for line in result.stdout.splitlines() if " cdk " in line]
+        assert shlex.split(line)[-1] == "SensorDigestOps"
 
 
 def test_options_written_as_for_the_cdk_cli_are_taken_too() -> None:
