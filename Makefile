@@ -17,7 +17,7 @@ export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 PY313 ?= $(shell pyenv prefix 3.13.0 2>/dev/null)/bin/python
 VENV313 ?= .venv-py313
 
-.PHONY: setup demo test test-unit test-unit-py313 lint synth deploy destroy bench bench-quick clean
+.PHONY: setup demo test test-unit test-unit-py313 lint synth bootstrap deploy destroy bench bench-quick clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -83,15 +83,31 @@ lint: setup $(CHECKOV)/.installed
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet -c queueType=fifo --output cdk.out.fifo
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out.fifo/$(STACK).template.json
 
-## synth: the CloudFormation template into cdk.out/ (no credentials, no Docker, no network)
+# CONTEXT: context options for synth, bootstrap, deploy and destroy, key=value separated by spaces
+# (README, "Context options"): `make deploy CONTEXT="queueType=fifo alarmEmail=me@example.com"` runs
+# `cdk deploy -c 'queueType=fifo' -c 'alarmEmail=me@example.com' SensorDigest`. They act on the stack
+# CONTEXT names with stackName=, else on cdk.json's (SensorDigest). Nothing is remembered between runs:
+# give every deploy of a stack the same CONTEXT.
+CONTEXT ?=
+CDK_CONTEXT = $(foreach option,$(filter-out -c,$(CONTEXT)),-c '$(option)')
+CDK_JSON_STACK = $(shell python3 -c 'import json; print(json.load(open("cdk.json"))["context"].get("stackName", ""))' 2>/dev/null)
+CONTEXT_STACK = $(or $(patsubst stackName=%,%,$(lastword $(filter stackName=%,$(CONTEXT)))),$(CDK_JSON_STACK),$(STACK))
+
+## synth: the CloudFormation template into cdk.out/ (no credentials, no Docker, no network); CONTEXT="key=value ..."
 synth: setup
-	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet $(CDK_CONTEXT)
 
+## bootstrap: once per account and region, CDK's own stack (CDKToolkit) where your AWS credentials point
+bootstrap: setup
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk bootstrap $(CDK_CONTEXT)
+
+## deploy: the stack, to the account and region of your AWS credentials; CONTEXT="key=value ..."
 deploy: setup
-	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk deploy
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk deploy $(CDK_CONTEXT) $(CONTEXT_STACK)
 
+## destroy: the stack CONTEXT names (asks first); with removal=retain its tables, queues, logs and key stay
 destroy: setup
-	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk destroy
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk destroy $(CDK_CONTEXT) $(CONTEXT_STACK)
 
 ## bench: the full benchmark (figures in the README); bench-quick: the CI smoke run
 bench: setup

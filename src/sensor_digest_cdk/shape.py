@@ -3,10 +3,20 @@
 ``cdk deploy -c stackName=SensorDigestDev -c removal=destroy -c billing=provisioned`` and so on;
 see the README's "Context options". Derived figures (visibility timeout, marker lifetime) are
 computed here and nowhere else.
+
+Every context value is checked at synth, before a construct exists (``Settings.from_context``): its
+type (a ``-c key=value`` arrives as text, a value in cdk.json as its JSON type), its range
+(``RULES``, one per field), the limits AWS puts on what is derived from several of them, and the
+keys themselves: an unknown key that looks like one of these is refused with the nearest name
+(CDK's own keys and unrelated ones pass). ``SettingsError.problems`` holds one line per problem,
+each naming the key, the value and what is allowed; app.py prints them without a traceback.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +32,139 @@ POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 POWERTOOLS_LAYER_VERSION = 36
 LAMBDA_PYTHON = "python313"  # infra/functions.py RUNTIME; `make test-unit-py313` runs the unit tier on it
 FIFO_STACK_NAME_MAX = 30
+STACK_NAME_MAX = 128  # CloudFormation's limit
+STACK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")  # CloudFormation's (and CDK's) rule for stack names
+TABLE_NAME_MIN = 3  # DynamoDB's shortest table name; the digest table is named after the stack
+LAMBDA_MAX_TIMEOUT_SECONDS = 900
+SQS_MAX_VISIBILITY_TIMEOUT_SECONDS = 12 * 3600
+SQS_MAX_RETENTION_DAYS = 14
+LOG_RETENTION_DAYS = (7, 14, 30, 90, 365)  # the retentions lambda_function.RETENTION maps
+EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")  # its shape, no more
+EMAIL_MAX = 254
+# Context keys of CDK itself (feature flags, the CLI's own settings): never ours, never checked.
+CDK_KEY_PREFIXES = ("@aws-cdk", "aws:cdk:", "aws-cdk:", "cdk-", "cdk:")
+WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
 
 
 class SettingsError(ValueError):
-    """A context value is missing its meaning or out of range."""
+    """Context the stack cannot be built from: ``problems`` holds one line per problem, each naming
+    the key, the value given and what the key allows."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What one key takes: ``allowed`` as an error states it, ``ok`` the test of a parsed value,
+    ``hint`` (optional) a suggestion for a refused one."""
+
+    allowed: str
+    ok: Callable[[Any], bool]
+    hint: Callable[[Any], str] | None = None
+
+
+def _between(low: int, high: int, why: str = "") -> Rule:
+    allowed = f"a whole number from {low} to {high}" + (f" ({why})" if why else "")
+    return Rule(allowed, lambda value: low <= value <= high)
+
+
+def _one_of(*choices: object) -> Rule:
+    *first, last = map(str, choices)
+    return Rule(f"{', '.join(first)} or {last}", lambda value: value in choices)
+
+
+def _zone_hint(name: str) -> str:
+    for prefix in ("posix/", "right/"):  # a machine's copies of the zones (right/: with leap seconds)
+        if name.startswith(prefix) and zones.is_known(name[len(prefix) :]):
+            return f"; use {name[len(prefix) :]!r}"
+    return ""
+
+
+_FUNCTION_MEMORY = _between(128, 10_240, "Lambda's memory sizes, in MB")
+_FUNCTION_TIMEOUT = _between(1, LAMBDA_MAX_TIMEOUT_SECONDS, "Lambda's longest timeout")
+_RETENTION_DAYS = _between(1, SQS_MAX_RETENTION_DAYS, "SQS keeps a message at most 14 days")
+_BATCHING_WINDOW = _between(0, 300, "Lambda's longest batching window")
+_EVENT_SOURCE_CONCURRENCY = _between(2, 1000, "the SQS event source's maximum concurrency")
+_CAPACITY = _between(1, 40_000, "DynamoDB's default quota per table; with billing=provisioned")
+
+RULES: dict[str, Rule] = {
+    "stack_name": Rule(
+        f"{TABLE_NAME_MIN} to {STACK_NAME_MAX} letters, digits and hyphens, starting with a letter "
+        "(CloudFormation's stack names; the tables are named after it)",
+        lambda name: TABLE_NAME_MIN <= len(name) <= STACK_NAME_MAX and STACK_NAME.fullmatch(name) is not None,
+    ),
+    "billing": _one_of("on-demand", "provisioned"),
+    "read_capacity": _CAPACITY,
+    "write_capacity": _CAPACITY,
+    "removal": _one_of("retain", "destroy"),
+    "queue_type": _one_of("standard", "fifo"),
+    "queue_retention_days": _RETENTION_DAYS,
+    "dead_letter_retention_days": _RETENTION_DAYS,
+    "max_receive_count": _between(5, 1000, "AWS advises at least 5 for a Lambda event source; SQS allows 1,000"),
+    "dead_letter_max_message_bytes": _between(
+        1024 + DEAD_LETTER_OVERHEAD_BYTES,
+        SQS_MAX_MESSAGE_BYTES,
+        "SQS's largest message; the ingest queue keeps room for a rejected body's reason and origin",
+    ),
+    "ingest_timeout_seconds": _FUNCTION_TIMEOUT,
+    "ingest_memory_mb": _FUNCTION_MEMORY,
+    "ingest_batch_size": _between(1, 10_000, "Lambda's limit for a standard queue"),
+    "ingest_batching_window_seconds": _BATCHING_WINDOW,
+    "ingest_max_concurrency": _EVENT_SOURCE_CONCURRENCY,
+    "ingest_max_workers": _between(1, 64, "the ingest function's INGEST_MAX_WORKERS"),
+    "fifo_batch_size": _between(1, 10, "Lambda's limit for FIFO queues"),
+    "fifo_max_concurrency": _EVENT_SOURCE_CONCURRENCY,
+    "delivery_mode": _one_of("exactly-once", "at-least-once"),
+    # the functions load zones from the tzdata the asset ships (lambda_asset.py), nothing else
+    "digest_timezone": Rule(
+        f"an IANA time zone of tzdata {zones.TZDATA_VERSION}, the zone data the functions ship "
+        "(UTC, Europe/Berlin, America/New_York, ...)",
+        zones.is_known,
+        _zone_hint,
+    ),
+    "unknown_sensors": _one_of("accept", "reject"),
+    "profile_cache_seconds": _between(0, 3600),
+    "summary_timeout_seconds": _FUNCTION_TIMEOUT,
+    "summary_memory_mb": _FUNCTION_MEMORY,
+    "summary_batch_size": _between(1, 10_000, "Lambda's limit for a DynamoDB stream"),
+    "summary_batching_window_seconds": _BATCHING_WINDOW,
+    "summary_retry_attempts": _between(0, 10_000, "Lambda's most; -1, retrying forever, would block the stream"),
+    "summary_max_record_age_hours": _between(1, 168, "Lambda gives up stream records at 7 days at most"),
+    "log_retention_days": _one_of(*LOG_RETENTION_DAYS),
+    "iterator_age_alarm_seconds": _between(1, 7 * 24 * 3600),
+    "queue_age_alarm_seconds": _between(0, SQS_MAX_RETENTION_DAYS * 24 * 3600, "0 derives it"),
+    "alarm_email": Rule(
+        "an email address (name@example.com), or nothing for no subscription",
+        lambda email: email == "" or (len(email) <= EMAIL_MAX and EMAIL.fullmatch(email) is not None),
+    ),
+}
+"""The rule of every field (a test holds every field to having one)."""
+
+
+def context_key(field_name: str) -> str:
+    """A field's context key: its name in camelCase (``ingest_batch_size`` -> ``ingestBatchSize``)."""
+    first, *rest = field_name.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def _whole_number(raw: object) -> int | None:
+    """``"100"`` (a ``-c`` value) and ``100`` (cdk.json's) are 100; ``"abc"``, ``"1.5"``, ``1.5`` and
+    ``true`` are none."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():  # JSON has numbers only; 100.0 is 100
+        return int(raw)
+    if isinstance(raw, str) and WHOLE_NUMBER.fullmatch(raw.strip()):
+        return int(raw)
+    return None
+
+
+def _refused(given: str, allowed: str) -> str:
+    return f"context value {given} is not allowed: {allowed}"
 
 
 @dataclass(frozen=True)
@@ -162,59 +301,126 @@ class Settings:
     # -- reading the context -----------------------------------------------------------------
 
     @classmethod
-    def from_context(cls, get: Any) -> Settings:
-        """``get`` is ``node.try_get_context``; context keys are the camelCase field names."""
+    def from_context(cls, get: Callable[[str], Any], keys: Iterable[str] = ()) -> Settings:
+        """``get`` is ``node.try_get_context``; context keys are the camelCase field names. ``keys``
+        are all the keys the context holds (app.py reads them from what the CDK CLI hands the app),
+        checked for misspellings of ours. Every problem found is refused at once (``SettingsError``)."""
+        problems = unknown_key_problems(keys)
         values: dict[str, Any] = {}
+        unreadable: set[str] = set()
         for field in fields(cls):
-            key = "".join(w.capitalize() if i else w for i, w in enumerate(field.name.split("_")))
+            key = context_key(field.name)
             raw = get(key)
             if raw is None:
                 continue
-            values[field.name] = int(raw) if field.type == "int" else str(raw)
+            value = _whole_number(raw) if field.type == "int" else raw if isinstance(raw, str) else None
+            if value is None:
+                problems.append(_refused(f"{key}={raw!r}", f"{key} takes {RULES[field.name].allowed}"))
+                unreadable.add(field.name)
+                continue
+            values[field.name] = value
         settings = cls(**values)
-        settings.validate()
+        problems += settings._problems(skip=unreadable)
+        if problems:
+            raise SettingsError(problems)
         return settings
 
     def validate(self) -> None:
-        checks = {
-            "billing must be on-demand or provisioned": self.billing in ("on-demand", "provisioned"),
-            "removal must be retain or destroy": self.removal in ("retain", "destroy"),
-            "deliveryMode must be exactly-once or at-least-once": self.delivery_mode
-            in ("exactly-once", "at-least-once"),
-            "queueType must be standard or fifo": self.queue_type in ("standard", "fifo"),
-            "queueType=fifo counts exactly once by sequence number: leave deliveryMode exactly-once": not (
-                self.fifo and self.delivery_mode == "at-least-once"
+        """``SettingsError`` naming every value out of its range and every combination AWS refuses."""
+        problems = self._problems()
+        if problems:
+            raise SettingsError(problems)
+
+    def _problems(self, skip: Iterable[str] = ()) -> list[str]:
+        """One line per problem; the fields in ``skip`` were unreadable (their defaults stand in), so
+        neither they nor a combination involving them is judged."""
+        skipped = set(skip)
+        problems = []
+        for name, rule in RULES.items():
+            value = getattr(self, name)
+            if name not in skipped and not rule.ok(value):
+                hint = rule.hint(value) if rule.hint else ""
+                problems.append(
+                    _refused(f"{context_key(name)}={value!r}", f"{context_key(name)} takes {rule.allowed}{hint}")
+                )
+        bad = skipped | {name for name, rule in RULES.items() if not rule.ok(getattr(self, name))}
+        for names, ok, allowed in self._combinations():
+            if not ok and not bad.intersection(names):
+                given = " with ".join(f"{context_key(n)}={getattr(self, n)!r}" for n in names)
+                problems.append(_refused(given, allowed))
+        return problems
+
+    def _combinations(self) -> list[tuple[tuple[str, ...], bool, str]]:
+        """What AWS (or the pipeline's sense) refuses of values each in range: the fields involved,
+        whether this combination passes, and what is allowed."""
+        visibility = self.visibility_timeout_seconds
+        retention = self.queue_retention_days * 24 * 3600
+        return [
+            (
+                ("delivery_mode", "queue_type"),
+                not (self.fifo and self.delivery_mode == "at-least-once"),
+                "queueType=fifo counts exactly once by sequence number: leave deliveryMode exactly-once",
             ),
-            "fifoBatchSize must be 1 to 10 (Lambda's limit for FIFO queues)": 1 <= self.fifo_batch_size <= 10,
-            "fifoMaxConcurrency must be 2 to 1000": 2 <= self.fifo_max_concurrency <= 1000,
-            # CloudFormation names a FIFO queue <stack>-<logical id>-<suffix>.fifo and does not
-            # shorten it to SQS's 80 characters (aws-cdk#11041): the logical ids here take 49
-            f"queueType=fifo needs a stackName of at most {FIFO_STACK_NAME_MAX} characters "
-            "(CloudFormation's generated FIFO queue names must stay within SQS's 80)": not (
-                self.fifo and len(self.stack_name) > FIFO_STACK_NAME_MAX
+            (
+                # CloudFormation names a FIFO queue <stack>-<logical id>-<suffix>.fifo and does not
+                # shorten it to SQS's 80 characters (aws-cdk#11041): the logical ids here take 49
+                ("stack_name", "queue_type"),
+                not (self.fifo and len(self.stack_name) > FIFO_STACK_NAME_MAX),
+                f"queueType=fifo needs a stackName of at most {FIFO_STACK_NAME_MAX} characters "
+                "(CloudFormation's generated FIFO queue names must stay within SQS's 80)",
             ),
-            "maxReceiveCount must be at least 5": self.max_receive_count >= 5,
-            f"deadLetterMaxMessageBytes must be {1024 + DEAD_LETTER_OVERHEAD_BYTES} to {SQS_MAX_MESSAGE_BYTES}": (
-                1024 + DEAD_LETTER_OVERHEAD_BYTES <= self.dead_letter_max_message_bytes <= SQS_MAX_MESSAGE_BYTES
+            (
+                ("ingest_batch_size", "ingest_batching_window_seconds"),
+                self.fifo or self.ingest_batch_size <= 10 or self.ingest_batching_window_seconds >= 1,
+                "Lambda takes more than 10 messages a batch from a standard queue only with a batching window: "
+                "ingestBatchingWindowSeconds of at least 1, or ingestBatchSize of at most 10",
             ),
-            # the functions load zones from the tzdata the asset ships (infra/assets.py), nothing else
-            f"digestTimezone {self.digest_timezone!r} is not an IANA time zone of tzdata {zones.TZDATA_VERSION}, "
-            "the zone data the functions ship": zones.is_known(self.digest_timezone),
-            "unknownSensors must be accept or reject": self.unknown_sensors in ("accept", "reject"),
-            "profileCacheSeconds must be 0 to 3600": 0 <= self.profile_cache_seconds <= 3600,
-            "ingestBatchSize must be 1 to 10000": 1 <= self.ingest_batch_size <= 10_000,
-            "ingestBatchingWindowSeconds must be 0 to 300": 0 <= self.ingest_batching_window_seconds <= 300,
-            "ingestMaxConcurrency must be 2 to 1000": 2 <= self.ingest_max_concurrency <= 1000,
-            "queue retention must be 1 to 14 days": 1 <= self.queue_retention_days <= 14,
-            "summaryMaxRecordAgeHours must be 1 to 168": 1 <= self.summary_max_record_age_hours <= 168,
-            "summaryRetryAttempts must be 0 to 10000": 0 <= self.summary_retry_attempts <= 10_000,
-            "queueAgeAlarmSeconds must be 0 (derived) or exceed maxReceiveCount visibility timeouts": (
+            (
+                # cannot happen within the ranges above (6 x 900 s + 300 s), checked all the same
+                ("ingest_timeout_seconds", "ingest_batching_window_seconds"),
+                visibility <= SQS_MAX_VISIBILITY_TIMEOUT_SECONDS,
+                f"the ingest queue's visibility timeout (6 x ingestTimeoutSeconds + the batching window = "
+                f"{visibility} s) must stay within SQS's {SQS_MAX_VISIBILITY_TIMEOUT_SECONDS} s (12 h)",
+            ),
+            (
+                ("max_receive_count", "queue_retention_days"),
+                self.queue_age_floor_seconds < retention,
+                f"a message failing every receive stays maxReceiveCount x the visibility timeout "
+                f"({self.max_receive_count} x {visibility} s = {self.queue_age_floor_seconds} s) in the queue, "
+                f"which must be less than the queue's retention ({retention} s), or it expires before it "
+                "reaches the dead-letter queue: lower maxReceiveCount or ingestTimeoutSeconds, or raise "
+                "queueRetentionDays",
+            ),
+            (
+                ("queue_age_alarm_seconds",),
                 self.queue_age_alarm_seconds == 0
-                or self.queue_age_floor_seconds < self.queue_age_alarm_seconds <= 14 * 24 * 3600
+                or self.queue_age_floor_seconds < self.queue_age_alarm_seconds < retention,
+                f"queueAgeAlarmSeconds takes 0 (derived: {max(1800, self.queue_age_floor_seconds + 300)} s), or more "
+                f"than maxReceiveCount x the visibility timeout ({self.queue_age_floor_seconds} s: one message's "
+                f"retries alone would fire it) and less than the queue's retention ({retention} s: no message "
+                "grows older)",
             ),
-            "logRetentionDays must be 7, 14, 30, 90 or 365": self.log_retention_days in (7, 14, 30, 90, 365),
-            "stackName must be 3 to 200 letters, digits, . _ -": 3 <= len(self.stack_name) <= 200,
-        }
-        failed = [message for message, ok in checks.items() if not ok]
-        if failed:
-            raise SettingsError("; ".join(failed))
+            (
+                ("iterator_age_alarm_seconds", "summary_max_record_age_hours"),
+                self.iterator_age_alarm_seconds < self.summary_max_record_age_hours * 3600,
+                f"iteratorAgeAlarmSeconds must be less than summaryMaxRecordAgeHours "
+                f"({self.summary_max_record_age_hours * 3600} s): Lambda gives stream records up at that age, "
+                "so the alarm would never fire",
+            ),
+        ]
+
+
+def unknown_key_problems(keys: Iterable[str]) -> list[str]:
+    """An unknown key that looks like one of ours (equal but for case, or close by
+    ``difflib.get_close_matches``) is a misspelling that would deploy the default: refused with
+    the nearest name. CDK's own keys and unrelated ones pass."""
+    known = {context_key(field.name) for field in fields(Settings)}
+    by_lower = {key.lower(): key for key in known}
+    problems = []
+    for key in dict.fromkeys(keys):
+        if key in known or key.startswith(CDK_KEY_PREFIXES):
+            continue
+        close = difflib.get_close_matches(key.lower(), by_lower, n=1, cutoff=0.8)
+        if close:
+            problems.append(f"unknown context key {key!r}: did you mean {by_lower[close[0]]!r}?")
+    return problems

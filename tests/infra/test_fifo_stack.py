@@ -69,7 +69,7 @@ def test_the_function_is_told_the_queue_type_and_may_only_put_and_read_markers_i
 
 def test_fifo_settings_are_checked() -> None:
     assert Settings(queue_type="fifo").visibility_timeout_seconds == 180
-    with pytest.raises(SettingsError, match="fifoBatchSize must be 1 to 10"):
+    with pytest.raises(SettingsError, match="fifoBatchSize takes a whole number from 1 to 10"):
         Settings.from_context({"queueType": "fifo", "fifoBatchSize": "11"}.get)
     with pytest.raises(SettingsError, match="leave deliveryMode exactly-once"):
         Settings.from_context({"queueType": "fifo", "deliveryMode": "at-least-once"}.get)
@@ -77,5 +77,5 @@ def test_fifo_settings_are_checked() -> None:
         Settings.from_context({"queueType": "fifo", "stackName": "S" * 31}.get)
     Settings.from_context({"queueType": "fifo", "stackName": "S" * 30}.get)
     Settings.from_context({"stackName": "S" * 31}.get)  # a standard queue's name is shortened
-    with pytest.raises(SettingsError, match="queueType must be standard or fifo"):
+    with pytest.raises(SettingsError, match="queueType takes standard or fifo"):
         Settings.from_context({"queueType": "FIFO"}.get)

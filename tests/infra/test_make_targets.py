@@ -1,0 +1,92 @@
+"""The Makefile's synth, bootstrap, deploy and destroy: context options given as
+``CONTEXT="key=value ..."`` reach the CDK CLI as ``-c`` options, and deploy and destroy act on the
+stack CONTEXT names. Read from ``make -n`` (no AWS needed), and synth run for real."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.templates import ROOT, deployer_env
+
+
+def make(*args: str, dry_run: bool = True) -> subprocess.CompletedProcess[str]:
+    command = ["make", "--no-print-directory", *(["-n"] if dry_run else []), *args]
+    env = deployer_env()
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def cdk_command(target: str, context: str | None = None) -> list[str]:
+    """The CDK CLI command ``make <target>`` runs, split as the shell splits it."""
+    result = make(target, *([f"CONTEXT={context}"] if context is not None else []))
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if " cdk " in line]
+    words = shlex.split(line)
+    return words[words.index("cdk") :]
+
+
+@pytest.mark.parametrize("target", ["synth", "bootstrap", "deploy", "destroy"])
+def test_context_options_reach_the_cdk_cli_as_c_options(target: str) -> None:
+    words = cdk_command(target, "queueType=fifo alarmEmail=me@example.com")
+    assert words[1] == target
+    options = ["-c", "queueType=fifo", "-c", "alarmEmail=me@example.com"]
+    if target in ("deploy", "destroy"):
+        assert words[-5:] == [*options, "SensorDigest"]
+    else:
+        assert words[-4:] == options
+
+
+def test_deploy_and_destroy_act_on_the_stack_the_context_names() -> None:
+    context = "stackName=SensorDigestDev removal=destroy"
+    assert cdk_command("deploy", context) == [
+        "cdk",
+        "deploy",
+        "-c",
+        "stackName=SensorDigestDev",
+        "-c",
+        "removal=destroy",
+        "SensorDigestDev",
+    ]
+    assert cdk_command("destroy", context)[-1] == "SensorDigestDev"
+    assert cdk_command("destroy") == ["cdk", "destroy", "SensorDigest"]  # cdk.json's stack name
+    assert cdk_command("deploy") == ["cdk", "deploy", "SensorDigest"]
+
+
+def test_without_a_stack_name_in_context_they_act_on_the_one_cdk_json_names(tmp_path: Path) -> None:
+    for name in ("Makefile", "requirements.txt", "requirements-dev.txt", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    cdk_json = json.loads((ROOT / "cdk.json").read_text())
+    cdk_json["context"]["stackName"] = "SensorDigestOps"
+    (tmp_path / "cdk.json").write_text(json.dumps(cdk_json))
+    for target in ("deploy", "destroy"):
+        result = subprocess.run(
+            ["make", "-n", "--no-print-directory", "-C", str(tmp_path), target],
+            env=deployer_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        [line] = [line for line in result.stdout.splitlines() if " cdk " in line]
+        assert shlex.split(line)[-1] == "SensorDigestOps"
+
+
+def test_options_written_as_for_the_cdk_cli_are_taken_too() -> None:
+    assert cdk_command("synth", "-c queueType=fifo") == ["cdk", "synth", "--quiet", "-c", "queueType=fifo"]
+
+
+def test_make_synth_refuses_bad_context_in_one_line_each() -> None:
+    result = make("synth", "CONTEXT=ingestBatchSize=abc queuetype=fifo", dry_run=False)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert lines == [
+        "error: unknown context key 'queuetype': did you mean 'queueType'?",
+        "error: context value ingestBatchSize='abc' is not allowed: "
+        "ingestBatchSize takes a whole number from 1 to 10000 (Lambda's limit for a standard queue)",
+    ]
