@@ -21,7 +21,7 @@ from sensor_digest_tools.cli.options import (
     parse_date,
     parse_month,
 )
-from sensor_digest_tools.cli.output import console, errors, fail, print_json, resolve_target
+from sensor_digest_tools.cli.output import console, errors, fail, note, print_json, resolve_target
 
 
 @app.command()
@@ -122,9 +122,15 @@ def summary_rebuild(
     with errors():
         target = resolve_target(stack, region, table=table).need("table")
         done = rebuild(target.dynamodb(), str(target.table), None if sensor is None else [sensor], exact=exact)
-    exact_part = f"{done.lowered} lowered, {done.removed} removed, " if exact else ""
+    exact_part = (
+        f"{done.lowered} lowered, {done.removed} removed, {done.junk_removed} junk item(s) removed, " if exact else ""
+    )
     console.print(
-        f"rebuilt {done.sensors} sensor(s): {done.days} day(s), {done.written} element(s) written, "
+        f"rebuilt {done.sensors - len(done.failed)} sensor(s): {done.days} day(s), {done.written} element(s) written, "
         f"{exact_part}{done.already_current} already current, {len(done.months)} month item(s) touched, "
         f"{done.legacy_removed} legacy SUMMARY item(s) migrated"
     )
+    for failure in done.failed:  # each sensor that stopped, named; the others were rebuilt
+        note(f"error: {failure}")
+    if done.failed:
+        raise typer.Exit(1)
