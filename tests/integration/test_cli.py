@@ -8,6 +8,8 @@ read from moto's CloudFormation.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -225,6 +227,44 @@ def test_every_read_command_answers_json_whole_and_tables_never_cut_a_cell(
     kept = next(d for d in letters if d["source_message_id"] == poison_id)
     assert kept["body"] == poison and kept["error"] == "sensor_id must be an integer, got string"
     assert narrow.exit_code == 0 and "…" not in narrow.output
+
+
+def test_results_go_to_stdout_and_notes_and_errors_to_stderr(running: LocalPipeline) -> None:
+    save_local(running.target)
+    running.target.dynamodb().put_item(
+        TableName=str(running.target.table),
+        Item={"SensorId": {"N": "4801"}, "Date": {"S": "2024-07-01"}, "DataCount": {"N": "4"}},
+    )
+    days = ("--from", "2024-07-01", "--to", "2024-07-31")
+
+    as_json = invoke("counts", "--sensor", "4801", *days, "--json")
+    # as a user meets it: `sensor-digest counts ... --json 2>/dev/null | jq`
+    process = subprocess.run(
+        [str(Path(sys.executable).with_name("sensor-digest")), "counts", "--sensor", "4801", *days, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    no_days = invoke("counts", "--sensor", "4802", *days)
+    no_summary = invoke("summary", "--sensor", "4802")
+    no_table = invoke("counts", "--sensor", "4801", *days, "--table", "NoSuchTable", "--json")
+
+    expected = {"sensor_id": 4801, "from": "2024-07-01", "to": "2024-07-31", "days": {"2024-07-01": 4}, "total": 4}
+    assert (as_json.exit_code, json.loads(as_json.stdout), as_json.stderr) == (0, expected, "")
+    assert (process.returncode, json.loads(process.stdout), process.stderr) == (0, expected, "")
+    assert (no_days.exit_code, no_days.stdout) == (0, "")
+    assert no_days.stderr == "sensor 4802 has no day counts from 2024-07-01 to 2024-07-31\n"
+    assert (no_summary.exit_code, no_summary.stdout, no_summary.stderr) == (0, "", "sensor 4802 has no summary yet\n")
+    assert (no_table.exit_code, no_table.stdout) == (1, "")
+    assert no_table.stderr.startswith("error: table not found") and no_table.stderr.count("\n") == 1
+
+
+def test_the_demo_shows_its_progress_on_stderr_and_its_report_on_stdout(ddb_endpoint: str) -> None:
+    result = invoke("demo", "--messages", "60", "--sensors", "3", "--poison-rate", "0", "--fault-rate", "0")
+
+    assert result.exit_code == 0, result.output
+    assert "messages handled" in result.stderr and "messages handled" not in result.stdout
+    assert "PASS every day count equals the truth" in result.stdout and "exact" in result.stdout
 
 
 def test_the_commands_read_a_deployed_stack_from_its_outputs(running: LocalPipeline) -> None:

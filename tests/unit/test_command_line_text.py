@@ -1,10 +1,12 @@
 """What the command line shows and reads, without a pipeline: producer text is shown as data (no
 markup, nothing invisible, no line it did not have), output to a file is never folded, and
-``send --timestamp`` reads numbers as the ingest reads them."""
+``send --timestamp`` reads numbers as the ingest reads them; results on stdout,
+errors on stderr."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.table import Table
@@ -64,3 +66,21 @@ def test_send_reads_a_timestamp_as_the_ingest_would_and_refuses_before_any_queue
 
     assert result.exit_code == 2
     assert "the ingest would reject this report" in result.output and reason in result.output
+
+
+@pytest.fixture
+def no_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No running local pipeline: the state file lives in the test's tmp dir (never a developer's)."""
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(tmp_path / "local-pipeline.json"))
+
+
+@pytest.mark.usefixtures("no_pipeline")
+def test_an_error_is_one_line_on_stderr_and_stdout_stays_empty() -> None:
+    result = CliRunner().invoke(
+        app, ["counts", "--sensor", "1", "--from", "2024-05-01", "--to", "2024-05-01", "--json"]
+    )
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "sensor-digest up" in result.stderr

@@ -15,7 +15,7 @@ from sensor_digest_tools.cli.options import (
     Region,
     Stack,
 )
-from sensor_digest_tools.cli.output import console, errors, print_json, resolve_target, say
+from sensor_digest_tools.cli.output import console, errors, note, print_json, resolve_target, say
 from sensor_digest_tools.ops.dlq import list_dead_letters, redrive, stamp
 
 
@@ -73,8 +73,8 @@ def dlq_stamp(
 
 
 def _report_left(left: list[tuple[str, str]]) -> None:
-    """Messages a move left where they were, each with SQS's reason; exit code 1 if any."""
+    """Messages a move left where they were, each with SQS's reason (on stderr); exit code 1 if any."""
     for message_id, reason in left:
-        say(f"left in the dead-letter queue: {message_id}: {reason}")
+        note(f"left in the dead-letter queue: {message_id}: {reason}")
     if left:
         raise typer.Exit(1)

@@ -18,7 +18,7 @@ from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.apps import app
-from sensor_digest_tools.cli.output import console, errors, fail, say
+from sensor_digest_tools.cli.output import console, errors, fail, notes, say
 from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, running_local, save_local
 
 
@@ -66,7 +66,7 @@ def demo(
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=console,
+            console=notes,  # progress is not the result: stderr
             transient=False,
         ) as bar,
     ):

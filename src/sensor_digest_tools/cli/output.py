@@ -1,4 +1,5 @@
-"""How every command ends: its result on stdout, one clear error line and exit code 1 otherwise.
+"""How every command ends: its result on stdout, one clear error line on stderr and exit code 1
+otherwise.
 
 ``errors()`` turns every expected failure (a target that cannot be found, DynamoDB Local that does
 not start, a registry refusal, a DynamoDB or SQS fault) into one line; ``say`` shows a line that
@@ -68,7 +69,8 @@ def _fail_for(exc: ClientError | BotoCoreError) -> NoReturn:
 
 
 def fail(message: str) -> NoReturn:
-    console.print(Text.assemble(("error: ", "bold red"), render.data(message)))
+    """One error line on stderr, exit code 1."""
+    notes.print(Text.assemble(("error: ", "bold red"), render.data(message)))
     raise typer.Exit(1)
 
 
@@ -78,7 +80,8 @@ def note(line: str) -> None:
 
 
 def say(line: str) -> None:
-    """A line that may hold producer or operator data: shown as data."""
+    """A result line on stdout (what a command did) that may hold producer or operator data: shown
+    as data."""
     console.print(render.data(line))
 
 

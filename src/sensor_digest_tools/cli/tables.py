@@ -21,7 +21,7 @@ from sensor_digest_tools.cli.options import (
     parse_date,
     parse_month,
 )
-from sensor_digest_tools.cli.output import console, errors, fail, print_json, resolve_target
+from sensor_digest_tools.cli.output import console, errors, fail, note, print_json, resolve_target
 
 
 @app.command()
@@ -49,7 +49,7 @@ def counts(
         print_json({"sensor_id": sensor, "from": start, "to": end, "days": days, "total": sum(days.values())})
         return
     if not rows:
-        console.print(f"sensor {sensor} has no day counts from {start} to {end}")
+        note(f"sensor {sensor} has no day counts from {start} to {end}")
         return
     out = Table(title=f"Sensor {sensor}, {start} to {end}")
     out.add_column("day")
@@ -92,7 +92,7 @@ def summary(
         print_json({"sensor_id": sensor, "months": months})
         return
     if not months:
-        console.print(f"sensor {sensor} has no summary{' in that range' if start or end else ''} yet")
+        note(f"sensor {sensor} has no summary{' in that range' if start or end else ''} yet")
         return
     console.print(render.summary(sensor, months))
 
