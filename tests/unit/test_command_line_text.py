@@ -1,11 +1,12 @@
 """What the command line shows and reads, without a pipeline: producer text is shown as data (no
 markup, nothing invisible, no line it did not have), output to a file is never folded, and
 ``send --timestamp`` reads numbers as the ingest reads them; results on stdout,
-errors on stderr."""
+errors on stderr; ``--version``."""
 
 from __future__ import annotations
 
 import io
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,13 @@ def test_send_reads_a_timestamp_as_the_ingest_would_and_refuses_before_any_queue
 def no_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No running local pipeline: the state file lives in the test's tmp dir (never a developer's)."""
     monkeypatch.setenv("SENSOR_DIGEST_STATE", str(tmp_path / "local-pipeline.json"))
+
+
+def test_version_prints_the_package_version_and_exits_0() -> None:
+    result = CliRunner().invoke(app, ["--version"])
+
+    assert result.exit_code == 0
+    assert result.stdout == f"sensor-digest {metadata.version('sensor-digest')}\n"
 
 
 @pytest.mark.usefixtures("no_pipeline")
