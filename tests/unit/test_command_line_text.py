@@ -1,7 +1,8 @@
 """What the command line shows and reads, without a pipeline: producer text is shown as data (no
 markup, nothing invisible, no line it did not have), output to a file is never folded, and
 ``send --timestamp`` reads numbers as the ingest reads them; results on stdout,
-errors on stderr; ``--version``."""
+errors on stderr; ``--version``;
+``summary``'s options refused before a subcommand."""
 
 from __future__ import annotations
 
@@ -92,3 +93,29 @@ def test_an_error_is_one_line_on_stderr_and_stdout_stays_empty() -> None:
     assert result.stdout == ""
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert "sensor-digest up" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--sensor", "7"], "options go after the subcommand: `{prog} summary rebuild --sensor 7`"),
+        (
+            ["--table", "T", "--sensor", "7"],
+            "options go after the subcommand: `{prog} summary rebuild --sensor 7 --table T`",
+        ),
+        (["--json"], "`summary rebuild` has no --json: it is `summary`'s own, to read a summary"),
+        (
+            ["--sensor", "7", "--from", "2024-05"],
+            "options go after the subcommand: `{prog} summary rebuild --sensor 7`; "
+            "`summary rebuild` has no --from: it is `summary`'s own, to read a summary",
+        ),
+    ],
+)
+@pytest.mark.usefixtures("no_pipeline")
+def test_summary_refuses_its_own_options_before_a_subcommand_and_says_where_they_go(args: list[str], said: str) -> None:
+    # `summary --sensor 7 rebuild` would rebuild every sensor: the group's --sensor is not rebuild's
+    result = CliRunner().invoke(app, ["summary", *args, "rebuild"], prog_name="sensor-digest")
+
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1] == "Error: " + said.format(prog="sensor-digest")
