@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -214,7 +215,7 @@ def test_every_read_command_answers_json_whole_and_tables_never_cut_a_cell(
     summary = json.loads(invoke("summary", "--sensor", "46", "--json").output)
     letters = json.loads(invoke("dlq", "list", "--json").output)
     monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal
-    narrow = invoke("dlq", "list")
+    narrow = invoke("dlq", "list", "--full")
 
     assert counts == {
         "sensor_id": 46,
@@ -227,6 +228,21 @@ def test_every_read_command_answers_json_whole_and_tables_never_cut_a_cell(
     kept = next(d for d in letters if d["source_message_id"] == poison_id)
     assert kept["body"] == poison and kept["error"] == "sensor_id must be an integer, got string"
     assert narrow.exit_code == 0 and "…" not in narrow.output
+
+
+REASON = {"error": {"DataType": "String", "StringValue": "sensor_id must be an integer, got string"}}
+
+
+def own_queues(running: LocalPipeline) -> tuple[Any, str, str]:
+    """A queue and a dead-letter queue of the test's own on the running pipeline's SQS server (no
+    handler reads them): what a command did to them is all that is in them. The commands reach
+    that server through the running pipeline's state."""
+    save_local(running.target)
+    sqs = running.target.sqs()
+    name = f"CliOwn{uuid.uuid4().hex[:8]}"
+    queue = sqs.create_queue(QueueName=name)["QueueUrl"]
+    dlq = sqs.create_queue(QueueName=f"{name}DLQ")["QueueUrl"]
+    return sqs, queue, dlq
 
 
 def test_results_go_to_stdout_and_notes_and_errors_to_stderr(running: LocalPipeline) -> None:
@@ -257,6 +273,23 @@ def test_results_go_to_stdout_and_notes_and_errors_to_stderr(running: LocalPipel
     assert (no_summary.exit_code, no_summary.stdout, no_summary.stderr) == (0, "", "sensor 4802 has no summary yet\n")
     assert (no_table.exit_code, no_table.stdout) == (1, "")
     assert no_table.stderr.startswith("error: table not found") and no_table.stderr.count("\n") == 1
+
+
+def test_dlq_list_clips_long_bodies_unless_full_and_its_json_keeps_them_whole(running: LocalPipeline) -> None:
+    sqs, _, dlq = own_queues(running)
+    body = json.dumps({"sensor_id": "x", "note": "n" * 5_000})
+    sqs.send_message(QueueUrl=dlq, MessageBody=body, MessageAttributes=REASON)
+
+    listed = invoke("dlq", "list", "--dlq-url", dlq)
+    full = invoke("dlq", "list", "--dlq-url", dlq, "--full")
+    as_json = invoke("dlq", "list", "--dlq-url", dlq, "--json")
+    helped = invoke("dlq", "list", "--help")
+
+    assert listed.exit_code == 0 and body not in listed.stdout
+    assert body[:200] + f"… ({len(body):,} characters; --full to see all)" in listed.stdout
+    assert full.exit_code == 0 and body in full.stdout and "--full to see all" not in full.stdout
+    assert [letter["body"] for letter in json.loads(as_json.stdout)] == [body]
+    assert "bodies and errors whole" in " ".join(helped.stdout.split())
 
 
 def test_the_demo_shows_its_progress_on_stderr_and_its_report_on_stdout(ddb_endpoint: str) -> None:

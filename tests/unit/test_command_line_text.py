@@ -2,7 +2,8 @@
 markup, nothing invisible, no line it did not have), output to a file is never folded, and
 ``send --timestamp`` reads numbers as the ingest reads them; results on stdout,
 errors on stderr; ``--version``;
-``summary``'s options refused before a subcommand."""
+``summary``'s options refused before a subcommand;
+long dead letters clipped."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.app import app
+from sensor_digest_tools.ops.dlq import DeadLetter
 
 
 @pytest.mark.parametrize(
@@ -119,3 +121,18 @@ def test_summary_refuses_its_own_options_before_a_subcommand_and_says_where_they
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr.splitlines()[-1] == "Error: " + said.format(prog="sensor-digest")
+
+
+def test_dlq_list_shows_the_start_of_a_long_body_or_error_and_how_long_it_is_unless_full() -> None:
+    def letter(body: str, error: str) -> DeadLetter:
+        return DeadLetter(message_id="m-1", body=body, error=error, source_message_id="m-1", receipt_handle="r")
+
+    huge, long_body, long_error = "{" + "x" * 912_343 + "}", "{" + "y" * 4_998 + "}", "e" * 500
+    clipped, whole = io.StringIO(), io.StringIO()
+    render.console(file=clipped).print(render.dead_letters([letter(huge, long_error)]))
+    render.console(file=whole).print(render.dead_letters([letter(long_body, long_error)], full=True))
+
+    assert "{" + "x" * 199 + "… (912,345 characters; --full to see all)" in clipped.getvalue()
+    assert "e" * 200 + "… (500 characters; --full to see all)" in clipped.getvalue()
+    assert "x" * 200 not in clipped.getvalue() and len(clipped.getvalue().splitlines()) == 6  # one row
+    assert long_body in whole.getvalue() and long_error in whole.getvalue() and "--full" not in whole.getvalue()

@@ -9,7 +9,6 @@ import typer
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.apps import dlq_app
 from sensor_digest_tools.cli.options import (
-    AsJson,
     DlqUrl,
     QueueUrl,
     Region,
@@ -22,10 +21,21 @@ from sensor_digest_tools.ops.dlq import list_dead_letters, redrive, stamp
 @dlq_app.command("list")
 def dlq_list(
     limit: Annotated[int, typer.Option(min=1, help="At most this many messages.")] = 100,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help=f"Show each body and error whole (by default the first {render.CLIPPED_AT} characters "
+            "and how long it is).",
+        ),
+    ] = False,
     stack: Stack = None,
     region: Region = None,
     dlq_url: DlqUrl = None,
-    as_json: AsJson = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Machine-readable: the messages as JSON on stdout, bodies and errors whole."),
+    ] = False,
 ) -> None:
     """List the dead-letter queue's messages with their reasons (they stay in the queue)."""
     with errors():
@@ -35,7 +45,7 @@ def dlq_list(
         fields = ("message_id", "source_message_id", "source_sent_timestamp", "error", "body")
         print_json([{f: getattr(entry, f) for f in fields} for entry in entries])
         return
-    console.print(render.dead_letters(entries))
+    console.print(render.dead_letters(entries, full=full))
 
 
 @dlq_app.command("redrive")

@@ -161,23 +161,35 @@ def profile(profile: SensorProfile, title: str) -> Table:
     return out
 
 
-def dead_letters(entries: list[DeadLetter]) -> Table:
-    """The dead-letter queue, whole ids and bodies (the terminal wraps them): each message's own SQS
-    id, and its origin (the id and send time it counts by) where that is another one."""
+CLIPPED_AT = 200
+"""Characters of a dead letter's body or error that ``dlq list`` shows unless ``--full``."""
+
+
+def dead_letters(entries: list[DeadLetter], *, full: bool = False) -> Table:
+    """The dead-letter queue, whole ids (the terminal wraps them): each message's own SQS id, and
+    its origin (the id and send time it counts by) where that is another one; each body and error
+    its first ``CLIPPED_AT`` characters and how long it is, or whole with ``full``."""
     out = Table(title=f"Dead-letter queue: {len(entries)} message(s)")
     out.add_column("message id", overflow="fold")  # fold: a long id or body is wrapped, never cut
     out.add_column("origin (id, sent)", overflow="fold")
     out.add_column("error", overflow="fold")
     out.add_column("body", overflow="fold")
     for entry in entries:
-        reason = data(entry.error) if entry.error else Text("(failed maxReceiveCount times)", style="dim")
+        reason = clipped(entry.error, full=full) if entry.error else Text("(failed maxReceiveCount times)", style="dim")
         origin = (
             Text("(its own)", style="dim")
             if entry.source_message_id == entry.message_id
             else data(f"{entry.source_message_id}, {_sent(entry.source_sent_timestamp)}")
         )
-        out.add_row(data(entry.message_id), origin, reason, data(entry.body))
+        out.add_row(data(entry.message_id), origin, reason, clipped(entry.body, full=full))
     return out
+
+
+def clipped(value: str, *, full: bool = False, at: int = CLIPPED_AT) -> Text:
+    """``value`` as data, or its first ``at`` characters and a marker that says how long it is."""
+    if full or len(value) <= at:
+        return data(value)
+    return Text.assemble(data(value[:at]), (f"… ({len(value):,} characters; --full to see all)", "dim"))
 
 
 def _sent(millis: str | None) -> str:
