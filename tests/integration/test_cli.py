@@ -292,6 +292,24 @@ def test_dlq_list_clips_long_bodies_unless_full_and_its_json_keeps_them_whole(ru
     assert "bodies and errors whole" in " ".join(helped.stdout.split())
 
 
+def test_json_output_writes_names_and_bodies_as_themselves(running: LocalPipeline, tables: Tables) -> None:
+    sqs, _, dlq = own_queues(running)
+    body = '{"sensor_id": "Zürich", "note": "東京 ✓ \u202eevil"}'
+    sqs.send_message(QueueUrl=dlq, MessageBody=body, MessageAttributes=REASON)
+    where = ("--table", tables.table, "--ledger", tables.ledger)
+    registered = invoke("sensors", "register", "--sensor", "3", "--name", "Zürich 東京 ✓", "--serial", "SN-ü", *where)
+
+    shown = invoke("sensors", "show", "--sensor", "3", "--json", *where)
+    letters = invoke("dlq", "list", "--dlq-url", dlq, "--json")
+
+    assert registered.exit_code == 0, registered.output
+    assert '"name": "Zürich 東京 ✓"' in shown.stdout and '"serial": "SN-ü"' in shown.stdout
+    assert json.loads(shown.stdout)["name"] == "Zürich 東京 ✓"
+    # the body as itself, but for the right-to-left override, which would reorder the terminal's line
+    assert '\\"Zürich\\", \\"note\\": \\"東京 ✓ \\u202eevil' in letters.stdout and "\u202e" not in letters.stdout
+    assert [letter["body"] for letter in json.loads(letters.stdout)] == [body]
+
+
 def test_the_demo_shows_its_progress_on_stderr_and_its_report_on_stdout(ddb_endpoint: str) -> None:
     result = invoke("demo", "--messages", "60", "--sensors", "3", "--poison-rate", "0", "--fault-rate", "0")
 

@@ -3,11 +3,12 @@ markup, nothing invisible, no line it did not have), output to a file is never f
 ``send --timestamp`` reads numbers as the ingest reads them; results on stdout,
 errors on stderr; ``--version``;
 ``summary``'s options refused before a subcommand;
-long dead letters clipped."""
+long dead letters clipped; JSON with text as itself."""
 
 from __future__ import annotations
 
 import io
+import json
 from importlib import metadata
 from pathlib import Path
 
@@ -136,3 +137,14 @@ def test_dlq_list_shows_the_start_of_a_long_body_or_error_and_how_long_it_is_unl
     assert "e" * 200 + "… (500 characters; --full to see all)" in clipped.getvalue()
     assert "x" * 200 not in clipped.getvalue() and len(clipped.getvalue().splitlines()) == 6  # one row
     assert long_body in whole.getvalue() and long_error in whole.getvalue() and "--full" not in whole.getvalue()
+
+
+def test_json_is_written_with_text_as_itself_and_only_what_acts_on_a_terminal_escaped() -> None:
+    value = {"name": "Zürich 東京 ✓", "body": "\x9b2J \u202eevil tag\U000e0041 \x7f\n\x1b[31m"}
+
+    text = render.json_text(json.dumps(value, indent=2, ensure_ascii=False))
+
+    assert json.loads(text) == value
+    assert '"Zürich 東京 ✓"' in text
+    assert "\\u009b2J \\u202eevil tag\\udb40\\udc41 \\u007f\\n\\u001b[31m" in text
+    text.encode()  # no lone surrogate: UTF-8 whatever the body held

@@ -31,7 +31,10 @@ MISSING_RESOURCE_CODES = (TABLE_NOT_FOUND, *QUEUE_NOT_FOUND)
 
 
 def print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, indent=2, sort_keys=True))
+    """A result as JSON on stdout, as UTF-8 whatever the locale (RFC 8259): text as itself (no
+    ``\\u00fc`` for ``ü``), only what could act on a terminal written as a JSON escape
+    (``render.json_text``); a script that parses it reads the same values either way."""
+    typer.echo(render.json_text(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)).encode())
 
 
 @contextmanager

@@ -38,6 +38,22 @@ def _escaped(text: str) -> str:
     return "".join(ascii(c)[1:-1] if unicodedata.category(c) in _UNSAFE_CATEGORIES else c for c in text)
 
 
+def json_text(text: str) -> str:
+    """JSON written with ``ensure_ascii=False``, its unsafe characters (the same as ``data``'s, which
+    JSON allows raw inside a string: C1 controls, bidirectional overrides, lone surrogates...) as
+    JSON escapes (``\\u202e``, a pair for one beyond U+FFFF): the same JSON value, letters as
+    themselves, nothing that acts on a terminal or cannot be written as UTF-8."""
+    if text.isascii() and "\x7f" not in text:
+        return text  # json.dumps escapes every other ASCII control character inside a string itself
+    # a raw newline is the indentation's, between values (json.dumps writes one in a string as \n)
+    return "".join(_json_escape(c) if c != "\n" and unicodedata.category(c) in _UNSAFE_CATEGORIES else c for c in text)
+
+
+def _json_escape(char: str) -> str:
+    units = char.encode("utf-16-le", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i : i + 2], 'little'):04x}" for i in range(0, len(units), 2))
+
+
 NOT_A_TERMINAL_WIDTH = 10_000
 """The width of output that goes to a file or a pipe: wide enough that no line is folded (a
 one-line error stays one line, a URL stays whole); tables still take only the width they need."""
