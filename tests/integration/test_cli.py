@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from sensor_digest.store import reads
 from sensor_digest_tools.aws.dynamodb_local import free_port
+from sensor_digest_tools.cli import output
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.ops.dlq import list_dead_letters
@@ -154,7 +155,7 @@ def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPi
 
     listed = invoke("dlq", "list")
     again = invoke("dlq", "list")  # listing leaves the messages in place
-    redriven = invoke("dlq", "redrive")
+    redriven = invoke("dlq", "redrive", "--yes")
 
     assert listed.exit_code == 0 and "sensor_id must be an integer, got string" in listed.output
     assert "1 message(s)" in again.output
@@ -183,7 +184,7 @@ def test_producer_and_operator_text_is_shown_as_data_never_as_markup_or_terminal
     listed = invoke("dlq", "list")
     shown = invoke("sensors", "show", "--sensor", "777")
     every = invoke("sensors", "list")
-    deleted = invoke("sensors", "delete", "--sensor", "777")
+    deleted = invoke("sensors", "delete", "--sensor", "777", "--yes")
 
     # Then every command ends normally and shows the text as it is, its control characters escaped
     for result in (registered, listed, shown, every, deleted):
@@ -243,6 +244,16 @@ def own_queues(running: LocalPipeline) -> tuple[Any, str, str]:
     queue = sqs.create_queue(QueueName=name)["QueueUrl"]
     dlq = sqs.create_queue(QueueName=f"{name}DLQ")["QueueUrl"]
     return sqs, queue, dlq
+
+
+def origins(sqs: Any, url: str) -> list[str]:
+    """The origin (``source_message_id``) of every message in a queue; they stay in flight."""
+    got: list[str] = []
+    while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]).get(
+        "Messages"
+    ):
+        got += [m["MessageAttributes"]["source_message_id"]["StringValue"] for m in batch]
+    return got
 
 
 def test_results_go_to_stdout_and_notes_and_errors_to_stderr(running: LocalPipeline) -> None:
@@ -308,6 +319,80 @@ def test_json_output_writes_names_and_bodies_as_themselves(running: LocalPipelin
     # the body as itself, but for the right-to-left override, which would reorder the terminal's line
     assert '\\"Zürich\\", \\"note\\": \\"東京 ✓ \\u202eevil' in letters.stdout and "\u202e" not in letters.stdout
     assert [letter["body"] for letter in json.loads(letters.stdout)] == [body]
+
+
+def test_dlq_redrive_asks_first_and_a_dry_run_or_a_no_moves_nothing(
+    running: LocalPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a dead letter ingest rejected (with its reason) and one SQS moved there itself (none)
+    sqs, queue, dlq = own_queues(running)
+    sqs.send_message(QueueUrl=dlq, MessageBody='{"sensor_id": "x"}', MessageAttributes=REASON)
+    by_sqs = sqs.send_message(QueueUrl=dlq, MessageBody='{"sensor_id": 5}')["MessageId"]
+    where = ("--queue-url", queue, "--dlq-url", dlq)
+    moves = f"2 message(s) (1 of them moved there by SQS itself) from {dlq} to {queue}"
+
+    # When it is run from a script, as a dry run, then at a terminal answered no, yes, and with --yes
+    scripted = invoke("dlq", "redrive", *where)
+    dry = invoke("dlq", "redrive", "--dry-run", *where)
+    monkeypatch.setattr(output, "stdin_is_terminal", lambda: True)
+    declined = runner.invoke(app, ["dlq", "redrive", *where], input="n\n")
+    after_no = origins(sqs, queue)
+    only_sqs = runner.invoke(app, ["dlq", "redrive", "--only-moved-by-sqs", *where], input="y\n")
+    the_rest = invoke("dlq", "redrive", "-y", *where)
+
+    # Then nothing moves until someone agrees, and the question says what will move where
+    assert (scripted.exit_code, scripted.stdout) == (1, "")
+    assert scripted.stderr == (
+        f"error: not confirmed: redrive message(s) from {dlq} to {queue}; stdin is not a terminal to ask on, "
+        "give --yes to go ahead\n"
+    )
+    assert (dry.exit_code, dry.stdout) == (0, f"would redrive {moves}; dry run, nothing moved\n")
+    assert declined.exit_code == 1 and f"redrive {moves}? [y/N]" in declined.stderr
+    assert "error: not confirmed: nothing was done" in declined.stderr and after_no == []
+    assert only_sqs.exit_code == 0, only_sqs.output
+    assert f"redrive 1 message(s) (1 of them moved there by SQS itself) from {dlq} to {queue}?" in only_sqs.stderr
+    assert only_sqs.stdout.endswith(f"redrove 1 message(s) from {dlq} to {queue}\n")
+    assert the_rest.exit_code == 0 and the_rest.stdout == f"redrove 1 message(s) from {dlq} to {queue}\n"
+    moved = origins(sqs, queue)
+    assert by_sqs in moved and len(moved) == 2
+
+
+def test_sensors_delete_shows_the_profile_and_asks_first_and_a_dry_run_deletes_nothing(
+    tables: Tables, ddb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = ("--table", tables.table, "--ledger", tables.ledger)
+    for sensor, serial in (("9", "SN-9"), ("10", "SN-10")):
+        assert (
+            invoke("sensors", "register", "--sensor", sensor, "--name", "roof", "--serial", serial, *where).exit_code
+            == 0
+        )
+    # sensor 10's serial has a sentinel that names another sensor (made by hand): deleting 10 leaves it
+    ddb.put_item(TableName=tables.ledger, Item={"pk": {"S": "SERIAL#SN-10"}, "SensorId": {"N": "11"}})
+
+    scripted = invoke("sensors", "delete", "--sensor", "9", *where)
+    dry = invoke("sensors", "delete", "--sensor", "9", "--dry-run", *where)
+    dry_held = invoke("sensors", "delete", "--sensor", "10", "--dry-run", *where)
+    monkeypatch.setattr(output, "stdin_is_terminal", lambda: True)
+    declined = runner.invoke(app, ["sensors", "delete", "--sensor", "9", *where], input="n\n")
+    kept = invoke("sensors", "show", "--sensor", "9", *where)
+    agreed = runner.invoke(app, ["sensors", "delete", "--sensor", "9", *where], input="y\n")
+    gone = invoke("sensors", "show", "--sensor", "9", *where)
+    dry_missing = invoke("sensors", "delete", "--sensor", "9", "--dry-run", *where)
+
+    assert (scripted.exit_code, scripted.stdout) == (1, "")
+    assert "error: not confirmed: delete sensor 9; " in scripted.stderr and "give --yes" in scripted.stderr
+    assert dry.exit_code == 0 and "roof" in dry.stdout and "SN-9" in dry.stdout
+    assert dry.stdout.endswith("would delete sensor 9; serial 'SN-9' would be free again; dry run, nothing deleted\n")
+    assert dry_held.stdout.endswith(
+        "would delete sensor 10; serial 'SN-10' stays taken: its sentinel names sensor 11, not 10; "
+        "dry run, nothing deleted\n"
+    )
+    assert declined.exit_code == 1 and "roof" in declined.stderr and "SN-9" in declined.stderr
+    assert "delete sensor 9 (serial 'SN-9' would be free again)? [y/N]" in declined.stderr
+    assert kept.exit_code == 0
+    assert agreed.exit_code == 0 and agreed.stdout.endswith("deleted sensor 9 (serial 'SN-9' is free again)\n")
+    assert gone.exit_code == 1
+    assert (dry_missing.exit_code, dry_missing.stderr) == (1, "error: sensor 9 is not registered\n")
 
 
 def test_the_demo_shows_its_progress_on_stderr_and_its_report_on_stdout(ddb_endpoint: str) -> None:
@@ -424,7 +509,7 @@ def test_the_sensors_commands_manage_the_registry(running: LocalPipeline) -> Non
     updated = invoke("sensors", "update", "--sensor", "501", "--serial", "CLI-501B")
     shown = invoke("sensors", "show", "--sensor", "501")
     listed = invoke("sensors", "list")
-    deleted = invoke("sensors", "delete", "--sensor", "501")
+    deleted = invoke("sensors", "delete", "--sensor", "501", "--yes")
     gone = invoke("sensors", "show", "--sensor", "501")
     bad_zone = invoke("sensors", "register", "--sensor", "503", "--name", "z", "--serial", "Z", "--timezone", "Nowhere")
 
@@ -483,7 +568,7 @@ def test_names_and_serials_are_shown_as_text_never_as_markup(tables: Tables) -> 
     registered = invoke("sensors", "register", "--sensor", "1", "--name", name, "--serial", serial, *where)
     taken = invoke("sensors", "register", "--sensor", "2", "--name", "b", "--serial", "[/x]", *where)
     listed = invoke("sensors", "list", *where)
-    deleted = invoke("sensors", "delete", "--sensor", "1", *where)
+    deleted = invoke("sensors", "delete", "--sensor", "1", "--yes", *where)
 
     assert registered.exit_code == 0 and "[bold]roof[/bold]" in registered.output and "[/x]" in registered.output
     assert taken.exit_code == 1 and "error: serial '[/x]' already belongs to another sensor" in taken.output

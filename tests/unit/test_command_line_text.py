@@ -1,9 +1,8 @@
 """What the command line shows and reads, without a pipeline: producer text is shown as data (no
 markup, nothing invisible, no line it did not have), output to a file is never folded, and
-``send --timestamp`` reads numbers as the ingest reads them; results on stdout,
-errors on stderr; ``--version``;
-``summary``'s options refused before a subcommand;
-long dead letters clipped; JSON with text as itself."""
+``send --timestamp`` reads numbers as the ingest reads them; results on stdout, errors on stderr;
+``--version``; options in the wrong place; long dead letters clipped; JSON with text as itself;
+commands that change things refused where nobody can confirm them."""
 
 from __future__ import annotations
 
@@ -148,3 +147,25 @@ def test_json_is_written_with_text_as_itself_and_only_what_acts_on_a_terminal_es
     assert '"Zürich 東京 ✓"' in text
     assert "\\u009b2J \\u202eevil tag\\udb40\\udc41 \\u007f\\n\\u001b[31m" in text
     text.encode()  # no lone surrogate: UTF-8 whatever the body held
+
+
+@pytest.mark.parametrize(
+    ("command", "action"),
+    [
+        (["sensors", "delete", "--sensor", "7", "--table", "T", "--ledger", "L"], "delete sensor 7"),
+        (
+            ["dlq", "redrive", "--queue-url", "http://nowhere.invalid/q", "--dlq-url", "http://nowhere.invalid/d"],
+            "redrive message(s) from http://nowhere.invalid/d to http://nowhere.invalid/q",
+        ),
+    ],
+)
+@pytest.mark.usefixtures("no_pipeline")
+def test_a_command_that_changes_things_refuses_without_a_terminal_unless_yes(command: list[str], action: str) -> None:
+    # CliRunner's stdin is not a terminal: nobody could answer the question; refused before any call
+    result = CliRunner().invoke(app, command)
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"error: not confirmed: {action}; stdin is not a terminal to ask on, give --yes to go ahead\n"
+    )
