@@ -8,7 +8,10 @@ read from moto's CloudFormation.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from typer.testing import CliRunner
 
 from sensor_digest.store import reads
 from sensor_digest_tools.aws.dynamodb_local import free_port
+from sensor_digest_tools.cli import output
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.ops.dlq import list_dead_letters
@@ -151,7 +155,7 @@ def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPi
 
     listed = invoke("dlq", "list")
     again = invoke("dlq", "list")  # listing leaves the messages in place
-    redriven = invoke("dlq", "redrive")
+    redriven = invoke("dlq", "redrive", "--yes")
 
     assert listed.exit_code == 0 and "sensor_id must be an integer, got string" in listed.output
     assert "1 message(s)" in again.output
@@ -180,7 +184,7 @@ def test_producer_and_operator_text_is_shown_as_data_never_as_markup_or_terminal
     listed = invoke("dlq", "list")
     shown = invoke("sensors", "show", "--sensor", "777")
     every = invoke("sensors", "list")
-    deleted = invoke("sensors", "delete", "--sensor", "777")
+    deleted = invoke("sensors", "delete", "--sensor", "777", "--yes")
 
     # Then every command ends normally and shows the text as it is, its control characters escaped
     for result in (registered, listed, shown, every, deleted):
@@ -212,7 +216,7 @@ def test_every_read_command_answers_json_whole_and_tables_never_cut_a_cell(
     summary = json.loads(invoke("summary", "--sensor", "46", "--json").output)
     letters = json.loads(invoke("dlq", "list", "--json").output)
     monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal
-    narrow = invoke("dlq", "list")
+    narrow = invoke("dlq", "list", "--full")
 
     assert counts == {
         "sensor_id": 46,
@@ -225,6 +229,178 @@ def test_every_read_command_answers_json_whole_and_tables_never_cut_a_cell(
     kept = next(d for d in letters if d["source_message_id"] == poison_id)
     assert kept["body"] == poison and kept["error"] == "sensor_id must be an integer, got string"
     assert narrow.exit_code == 0 and "…" not in narrow.output
+
+
+REASON = {"error": {"DataType": "String", "StringValue": "sensor_id must be an integer, got string"}}
+
+
+def own_queues(running: LocalPipeline) -> tuple[Any, str, str]:
+    """A queue and a dead-letter queue of the test's own on the running pipeline's SQS server (no
+    handler reads them): what a command did to them is all that is in them. The commands reach
+    that server through the running pipeline's state."""
+    save_local(running.target)
+    sqs = running.target.sqs()
+    name = f"CliOwn{uuid.uuid4().hex[:8]}"
+    queue = sqs.create_queue(QueueName=name)["QueueUrl"]
+    dlq = sqs.create_queue(QueueName=f"{name}DLQ")["QueueUrl"]
+    return sqs, queue, dlq
+
+
+def origins(sqs: Any, url: str) -> list[str]:
+    """The origin (``source_message_id``) of every message in a queue; they stay in flight."""
+    got: list[str] = []
+    while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]).get(
+        "Messages"
+    ):
+        got += [m["MessageAttributes"]["source_message_id"]["StringValue"] for m in batch]
+    return got
+
+
+def test_results_go_to_stdout_and_notes_and_errors_to_stderr(running: LocalPipeline) -> None:
+    save_local(running.target)
+    running.target.dynamodb().put_item(
+        TableName=str(running.target.table),
+        Item={"SensorId": {"N": "4801"}, "Date": {"S": "2024-07-01"}, "DataCount": {"N": "4"}},
+    )
+    days = ("--from", "2024-07-01", "--to", "2024-07-31")
+
+    as_json = invoke("counts", "--sensor", "4801", *days, "--json")
+    # as a user meets it: `sensor-digest counts ... --json 2>/dev/null | jq`
+    process = subprocess.run(
+        [str(Path(sys.executable).with_name("sensor-digest")), "counts", "--sensor", "4801", *days, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    no_days = invoke("counts", "--sensor", "4802", *days)
+    no_summary = invoke("summary", "--sensor", "4802")
+    no_table = invoke("counts", "--sensor", "4801", *days, "--table", "NoSuchTable", "--json")
+
+    expected = {"sensor_id": 4801, "from": "2024-07-01", "to": "2024-07-31", "days": {"2024-07-01": 4}, "total": 4}
+    assert (as_json.exit_code, json.loads(as_json.stdout), as_json.stderr) == (0, expected, "")
+    assert (process.returncode, json.loads(process.stdout), process.stderr) == (0, expected, "")
+    assert (no_days.exit_code, no_days.stdout) == (0, "")
+    assert no_days.stderr == "sensor 4802 has no day counts from 2024-07-01 to 2024-07-31\n"
+    assert (no_summary.exit_code, no_summary.stdout, no_summary.stderr) == (0, "", "sensor 4802 has no summary yet\n")
+    assert (no_table.exit_code, no_table.stdout) == (1, "")
+    assert no_table.stderr.startswith("error: table not found") and no_table.stderr.count("\n") == 1
+
+
+def test_dlq_list_clips_long_bodies_unless_full_and_its_json_keeps_them_whole(running: LocalPipeline) -> None:
+    sqs, _, dlq = own_queues(running)
+    body = json.dumps({"sensor_id": "x", "note": "n" * 5_000})
+    sqs.send_message(QueueUrl=dlq, MessageBody=body, MessageAttributes=REASON)
+
+    listed = invoke("dlq", "list", "--dlq-url", dlq)
+    full = invoke("dlq", "list", "--dlq-url", dlq, "--full")
+    as_json = invoke("dlq", "list", "--dlq-url", dlq, "--json")
+    helped = invoke("dlq", "list", "--help")
+
+    assert listed.exit_code == 0 and body not in listed.stdout
+    assert body[:200] + f"… ({len(body):,} characters; --full to see all)" in listed.stdout
+    assert full.exit_code == 0 and body in full.stdout and "--full to see all" not in full.stdout
+    assert [letter["body"] for letter in json.loads(as_json.stdout)] == [body]
+    assert "bodies and errors whole" in " ".join(helped.stdout.split())
+
+
+def test_json_output_writes_names_and_bodies_as_themselves(running: LocalPipeline, tables: Tables) -> None:
+    sqs, _, dlq = own_queues(running)
+    body = '{"sensor_id": "Zürich", "note": "東京 ✓ \u202eevil"}'
+    sqs.send_message(QueueUrl=dlq, MessageBody=body, MessageAttributes=REASON)
+    where = ("--table", tables.table, "--ledger", tables.ledger)
+    registered = invoke("sensors", "register", "--sensor", "3", "--name", "Zürich 東京 ✓", "--serial", "SN-ü", *where)
+
+    shown = invoke("sensors", "show", "--sensor", "3", "--json", *where)
+    letters = invoke("dlq", "list", "--dlq-url", dlq, "--json")
+
+    assert registered.exit_code == 0, registered.output
+    assert '"name": "Zürich 東京 ✓"' in shown.stdout and '"serial": "SN-ü"' in shown.stdout
+    assert json.loads(shown.stdout)["name"] == "Zürich 東京 ✓"
+    # the body as itself, but for the right-to-left override, which would reorder the terminal's line
+    assert '\\"Zürich\\", \\"note\\": \\"東京 ✓ \\u202eevil' in letters.stdout and "\u202e" not in letters.stdout
+    assert [letter["body"] for letter in json.loads(letters.stdout)] == [body]
+
+
+def test_dlq_redrive_asks_first_and_a_dry_run_or_a_no_moves_nothing(
+    running: LocalPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a dead letter ingest rejected (with its reason) and one SQS moved there itself (none)
+    sqs, queue, dlq = own_queues(running)
+    sqs.send_message(QueueUrl=dlq, MessageBody='{"sensor_id": "x"}', MessageAttributes=REASON)
+    by_sqs = sqs.send_message(QueueUrl=dlq, MessageBody='{"sensor_id": 5}')["MessageId"]
+    where = ("--queue-url", queue, "--dlq-url", dlq)
+    moves = f"2 message(s) (1 of them moved there by SQS itself) from {dlq} to {queue}"
+
+    # When it is run from a script, as a dry run, then at a terminal answered no, yes, and with --yes
+    scripted = invoke("dlq", "redrive", *where)
+    dry = invoke("dlq", "redrive", "--dry-run", *where)
+    monkeypatch.setattr(output, "stdin_is_terminal", lambda: True)
+    declined = runner.invoke(app, ["dlq", "redrive", *where], input="n\n")
+    after_no = origins(sqs, queue)
+    only_sqs = runner.invoke(app, ["dlq", "redrive", "--only-moved-by-sqs", *where], input="y\n")
+    the_rest = invoke("dlq", "redrive", "-y", *where)
+
+    # Then nothing moves until someone agrees, and the question says what will move where
+    assert (scripted.exit_code, scripted.stdout) == (1, "")
+    assert scripted.stderr == (
+        f"error: not confirmed: redrive message(s) from {dlq} to {queue}; stdin is not a terminal to ask on, "
+        "give --yes to go ahead\n"
+    )
+    assert (dry.exit_code, dry.stdout) == (0, f"would redrive {moves}; dry run, nothing moved\n")
+    assert declined.exit_code == 1 and f"redrive {moves}? [y/N]" in declined.stderr
+    assert "error: not confirmed: nothing was done" in declined.stderr and after_no == []
+    assert only_sqs.exit_code == 0, only_sqs.output
+    assert f"redrive 1 message(s) (1 of them moved there by SQS itself) from {dlq} to {queue}?" in only_sqs.stderr
+    assert only_sqs.stdout.endswith(f"redrove 1 message(s) from {dlq} to {queue}\n")
+    assert the_rest.exit_code == 0 and the_rest.stdout == f"redrove 1 message(s) from {dlq} to {queue}\n"
+    moved = origins(sqs, queue)
+    assert by_sqs in moved and len(moved) == 2
+
+
+def test_sensors_delete_shows_the_profile_and_asks_first_and_a_dry_run_deletes_nothing(
+    tables: Tables, ddb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = ("--table", tables.table, "--ledger", tables.ledger)
+    for sensor, serial in (("9", "SN-9"), ("10", "SN-10")):
+        assert (
+            invoke("sensors", "register", "--sensor", sensor, "--name", "roof", "--serial", serial, *where).exit_code
+            == 0
+        )
+    # sensor 10's serial has a sentinel that names another sensor (made by hand): deleting 10 leaves it
+    ddb.put_item(TableName=tables.ledger, Item={"pk": {"S": "SERIAL#SN-10"}, "SensorId": {"N": "11"}})
+
+    scripted = invoke("sensors", "delete", "--sensor", "9", *where)
+    dry = invoke("sensors", "delete", "--sensor", "9", "--dry-run", *where)
+    dry_held = invoke("sensors", "delete", "--sensor", "10", "--dry-run", *where)
+    monkeypatch.setattr(output, "stdin_is_terminal", lambda: True)
+    declined = runner.invoke(app, ["sensors", "delete", "--sensor", "9", *where], input="n\n")
+    kept = invoke("sensors", "show", "--sensor", "9", *where)
+    agreed = runner.invoke(app, ["sensors", "delete", "--sensor", "9", *where], input="y\n")
+    gone = invoke("sensors", "show", "--sensor", "9", *where)
+    dry_missing = invoke("sensors", "delete", "--sensor", "9", "--dry-run", *where)
+
+    assert (scripted.exit_code, scripted.stdout) == (1, "")
+    assert "error: not confirmed: delete sensor 9; " in scripted.stderr and "give --yes" in scripted.stderr
+    assert dry.exit_code == 0 and "roof" in dry.stdout and "SN-9" in dry.stdout
+    assert dry.stdout.endswith("would delete sensor 9; serial 'SN-9' would be free again; dry run, nothing deleted\n")
+    assert dry_held.stdout.endswith(
+        "would delete sensor 10; serial 'SN-10' stays taken: its sentinel names sensor 11, not 10; "
+        "dry run, nothing deleted\n"
+    )
+    assert declined.exit_code == 1 and "roof" in declined.stderr and "SN-9" in declined.stderr
+    assert "delete sensor 9 (serial 'SN-9' would be free again)? [y/N]" in declined.stderr
+    assert kept.exit_code == 0
+    assert agreed.exit_code == 0 and agreed.stdout.endswith("deleted sensor 9 (serial 'SN-9' is free again)\n")
+    assert gone.exit_code == 1
+    assert (dry_missing.exit_code, dry_missing.stderr) == (1, "error: sensor 9 is not registered\n")
+
+
+def test_the_demo_shows_its_progress_on_stderr_and_its_report_on_stdout(ddb_endpoint: str) -> None:
+    result = invoke("demo", "--messages", "60", "--sensors", "3", "--poison-rate", "0", "--fault-rate", "0")
+
+    assert result.exit_code == 0, result.output
+    assert "messages handled" in result.stderr and "messages handled" not in result.stdout
+    assert "PASS every day count equals the truth" in result.stdout and "exact" in result.stdout
 
 
 def test_the_commands_read_a_deployed_stack_from_its_outputs(running: LocalPipeline) -> None:
@@ -333,7 +509,7 @@ def test_the_sensors_commands_manage_the_registry(running: LocalPipeline) -> Non
     updated = invoke("sensors", "update", "--sensor", "501", "--serial", "CLI-501B")
     shown = invoke("sensors", "show", "--sensor", "501")
     listed = invoke("sensors", "list")
-    deleted = invoke("sensors", "delete", "--sensor", "501")
+    deleted = invoke("sensors", "delete", "--sensor", "501", "--yes")
     gone = invoke("sensors", "show", "--sensor", "501")
     bad_zone = invoke("sensors", "register", "--sensor", "503", "--name", "z", "--serial", "Z", "--timezone", "Nowhere")
 
@@ -392,7 +568,7 @@ def test_names_and_serials_are_shown_as_text_never_as_markup(tables: Tables) -> 
     registered = invoke("sensors", "register", "--sensor", "1", "--name", name, "--serial", serial, *where)
     taken = invoke("sensors", "register", "--sensor", "2", "--name", "b", "--serial", "[/x]", *where)
     listed = invoke("sensors", "list", *where)
-    deleted = invoke("sensors", "delete", "--sensor", "1", *where)
+    deleted = invoke("sensors", "delete", "--sensor", "1", "--yes", *where)
 
     assert registered.exit_code == 0 and "[bold]roof[/bold]" in registered.output and "[/x]" in registered.output
     assert taken.exit_code == 1 and "error: serial '[/x]' already belongs to another sensor" in taken.output

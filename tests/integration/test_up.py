@@ -1,4 +1,6 @@
-"""`sensor-digest up` as a process: one per state file, stopped cleanly by signals, never orphaned.
+"""`sensor-digest up` as a process: one per state file, stopped cleanly by signals, never orphaned;
+its ports pinned or refused when taken, the ingest's settings from options or the environment, and
+only the client's settings on stdout.
 
 Engine: DynamoDB Local, started by the `up` process itself (so that the test can see it stop);
 SQS: moto's server, as `up` runs it.
@@ -14,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -37,11 +40,19 @@ def answers(endpoint: str) -> bool:
         return False
 
 
-def start_up(state: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SENSOR_DIGEST_STATE": str(state)}
-    env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)  # its own engine, whose end the test checks
-    command = [str(Path(sys.executable).with_name("sensor-digest")), "up"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def start_up(
+    state: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    own_engine: bool = True,
+    stdout: Any = subprocess.DEVNULL,
+    stderr: Any = subprocess.DEVNULL,
+) -> subprocess.Popen[bytes]:
+    env = {**os.environ, **(env or {}), "SENSOR_DIGEST_STATE": str(state)}
+    if own_engine:
+        env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)  # its own engine, whose end the test checks
+    command = [str(Path(sys.executable).with_name("sensor-digest")), "up", *args]
+    process = subprocess.Popen(command, env=env, stdout=stdout, stderr=stderr)
     deadline = time.monotonic() + 90
     while not state.is_file():
         assert process.poll() is None, "up exited before it was up"
@@ -228,3 +239,86 @@ def test_a_start_that_fails_leaves_no_engine_behind() -> None:
         start_engine(port=port, timeout=0)  # the JVM cannot answer before its first probe
 
     assert engine_processes(port) == []
+
+
+def wait_for(check: Callable[[], Any], seconds: float = 30) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if value := check():
+            return value
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def test_up_pins_its_ports_reads_unknown_sensors_and_prints_only_the_client_settings_on_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `UNKNOWN_SENSORS=reject sensor-digest up`: the variable the ingest function reads is read here too
+    state = tmp_path / "local-pipeline.json"
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
+    engine_port, sqs_port = free_port(), free_port()
+    while sqs_port == engine_port:
+        sqs_port = free_port()
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = start_up(
+            state,
+            "--dynamodb-port",
+            str(engine_port),
+            "--sqs-port",
+            str(sqs_port),
+            env={"UNKNOWN_SENSORS": "reject"},
+            stdout=stdout,
+            stderr=stderr,
+        )
+    try:
+        saved = json.loads(state.read_text())
+        sent = runner.invoke(app, ["send", "--sensor", "5", "--timestamp", "2024-05-01T10:00:00Z"])
+        letters = wait_for(lambda: json.loads(runner.invoke(app, ["dlq", "list", "--json"]).stdout))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+    assert saved["dynamodb_endpoint"] == f"http://127.0.0.1:{engine_port}"
+    assert saved["sqs_endpoint"] == f"http://127.0.0.1:{sqs_port}"
+    assert sent.exit_code == 0, sent.output
+    assert [letter["error"] for letter in letters] == ["sensor 5 is not registered (UNKNOWN_SENSORS=reject)"]
+    assert all(line.startswith("export ") for line in out.read_text().splitlines())
+    assert f"export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:{sqs_port}" in out.read_text().splitlines()
+    assert "reports of unregistered sensors rejected" in err.read_text()
+
+
+def test_up_counts_the_days_of_unregistered_sensors_in_the_timezone_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ddb_endpoint: str
+) -> None:
+    state = tmp_path / "local-pipeline.json"
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
+    process = start_up(state, "--timezone", "Asia/Tokyo", own_engine=False)  # the session's engine
+    days = ["--sensor", "6", "--from", "2024-05-01", "--to", "2024-05-02", "--json"]
+    try:
+        # 20:00 UTC is 05:00 the next morning in Tokyo
+        sent = runner.invoke(app, ["send", "--sensor", "6", "--timestamp", "2024-05-01T20:00:00Z"])
+        counted = wait_for(lambda: json.loads(runner.invoke(app, ["counts", *days]).stdout)["days"])
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+    assert sent.exit_code == 0, sent.output
+    assert counted == {"2024-05-02": 1}
+
+
+def test_up_refuses_a_port_in_use_in_one_line_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(tmp_path / "local-pipeline.json"))
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)  # up would start its own engine
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+
+        engine = runner.invoke(app, ["up", "--duration", "1", "--dynamodb-port", str(port)])
+        queue = runner.invoke(app, ["up", "--duration", "1", "--sqs-port", str(port)])
+
+    for result, what in ((engine, "DynamoDB Local"), (queue, "SQS")):
+        assert (result.exit_code, result.stdout) == (1, "")
+        assert result.stderr.startswith(f"error: port {port} ({what}) is in use") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "local-pipeline.json").exists()

@@ -1,10 +1,15 @@
 """What the command line shows and reads, without a pipeline: producer text is shown as data (no
 markup, nothing invisible, no line it did not have), output to a file is never folded, and
-``send --timestamp`` reads numbers as the ingest reads them."""
+``send --timestamp`` reads numbers as the ingest reads them; results on stdout, errors on stderr;
+``--version``; options in the wrong place; long dead letters clipped; JSON with text as itself;
+commands that change things refused where nobody can confirm them."""
 
 from __future__ import annotations
 
 import io
+import json
+from importlib import metadata
+from pathlib import Path
 
 import pytest
 from rich.table import Table
@@ -12,6 +17,7 @@ from typer.testing import CliRunner
 
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.app import app
+from sensor_digest_tools.ops.dlq import DeadLetter
 
 
 @pytest.mark.parametrize(
@@ -64,3 +70,102 @@ def test_send_reads_a_timestamp_as_the_ingest_would_and_refuses_before_any_queue
 
     assert result.exit_code == 2
     assert "the ingest would reject this report" in result.output and reason in result.output
+
+
+@pytest.fixture
+def no_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No running local pipeline: the state file lives in the test's tmp dir (never a developer's)."""
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(tmp_path / "local-pipeline.json"))
+
+
+def test_version_prints_the_package_version_and_exits_0() -> None:
+    result = CliRunner().invoke(app, ["--version"])
+
+    assert result.exit_code == 0
+    assert result.stdout == f"sensor-digest {metadata.version('sensor-digest')}\n"
+
+
+@pytest.mark.usefixtures("no_pipeline")
+def test_an_error_is_one_line_on_stderr_and_stdout_stays_empty() -> None:
+    result = CliRunner().invoke(
+        app, ["counts", "--sensor", "1", "--from", "2024-05-01", "--to", "2024-05-01", "--json"]
+    )
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "sensor-digest up" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--sensor", "7"], "options go after the subcommand: `{prog} summary rebuild --sensor 7`"),
+        (
+            ["--table", "T", "--sensor", "7"],
+            "options go after the subcommand: `{prog} summary rebuild --sensor 7 --table T`",
+        ),
+        (["--json"], "`summary rebuild` has no --json: it is `summary`'s own, to read a summary"),
+        (
+            ["--sensor", "7", "--from", "2024-05"],
+            "options go after the subcommand: `{prog} summary rebuild --sensor 7`; "
+            "`summary rebuild` has no --from: it is `summary`'s own, to read a summary",
+        ),
+    ],
+)
+@pytest.mark.usefixtures("no_pipeline")
+def test_summary_refuses_its_own_options_before_a_subcommand_and_says_where_they_go(args: list[str], said: str) -> None:
+    # `summary --sensor 7 rebuild` would rebuild every sensor: the group's --sensor is not rebuild's
+    result = CliRunner().invoke(app, ["summary", *args, "rebuild"], prog_name="sensor-digest")
+
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1] == "Error: " + said.format(prog="sensor-digest")
+
+
+def test_dlq_list_shows_the_start_of_a_long_body_or_error_and_how_long_it_is_unless_full() -> None:
+    def letter(body: str, error: str) -> DeadLetter:
+        return DeadLetter(message_id="m-1", body=body, error=error, source_message_id="m-1", receipt_handle="r")
+
+    huge, long_body, long_error = "{" + "x" * 912_343 + "}", "{" + "y" * 4_998 + "}", "e" * 500
+    clipped, whole = io.StringIO(), io.StringIO()
+    render.console(file=clipped).print(render.dead_letters([letter(huge, long_error)]))
+    render.console(file=whole).print(render.dead_letters([letter(long_body, long_error)], full=True))
+
+    assert "{" + "x" * 199 + "… (912,345 characters; --full to see all)" in clipped.getvalue()
+    assert "e" * 200 + "… (500 characters; --full to see all)" in clipped.getvalue()
+    assert "x" * 200 not in clipped.getvalue() and len(clipped.getvalue().splitlines()) == 6  # one row
+    assert long_body in whole.getvalue() and long_error in whole.getvalue() and "--full" not in whole.getvalue()
+
+
+def test_json_is_written_with_text_as_itself_and_only_what_acts_on_a_terminal_escaped() -> None:
+    value = {"name": "Zürich 東京 ✓", "body": "\x9b2J \u202eevil tag\U000e0041 \x7f\n\x1b[31m"}
+
+    text = render.json_text(json.dumps(value, indent=2, ensure_ascii=False))
+
+    assert json.loads(text) == value
+    assert '"Zürich 東京 ✓"' in text
+    assert "\\u009b2J \\u202eevil tag\\udb40\\udc41 \\u007f\\n\\u001b[31m" in text
+    text.encode()  # no lone surrogate: UTF-8 whatever the body held
+
+
+@pytest.mark.parametrize(
+    ("command", "action"),
+    [
+        (["sensors", "delete", "--sensor", "7", "--table", "T", "--ledger", "L"], "delete sensor 7"),
+        (
+            ["dlq", "redrive", "--queue-url", "http://nowhere.invalid/q", "--dlq-url", "http://nowhere.invalid/d"],
+            "redrive message(s) from http://nowhere.invalid/d to http://nowhere.invalid/q",
+        ),
+    ],
+)
+@pytest.mark.usefixtures("no_pipeline")
+def test_a_command_that_changes_things_refuses_without_a_terminal_unless_yes(command: list[str], action: str) -> None:
+    # CliRunner's stdin is not a terminal: nobody could answer the question; refused before any call
+    result = CliRunner().invoke(app, command)
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"error: not confirmed: {action}; stdin is not a terminal to ask on, give --yes to go ahead\n"
+    )

@@ -9,23 +9,44 @@ import typer
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.apps import dlq_app
 from sensor_digest_tools.cli.options import (
-    AsJson,
     DlqUrl,
+    DryRun,
     QueueUrl,
     Region,
     Stack,
+    Yes,
 )
-from sensor_digest_tools.cli.output import console, errors, print_json, resolve_target, say
-from sensor_digest_tools.ops.dlq import list_dead_letters, redrive, stamp
+from sensor_digest_tools.cli.output import (
+    confirm,
+    console,
+    errors,
+    note,
+    print_json,
+    refuse_without_terminal,
+    resolve_target,
+    say,
+)
+from sensor_digest_tools.ops.dlq import list_dead_letters, moved_by_sqs, plan_redrive, redrive, stamp
 
 
 @dlq_app.command("list")
 def dlq_list(
     limit: Annotated[int, typer.Option(min=1, help="At most this many messages.")] = 100,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help=f"Show each body and error whole (by default the first {render.CLIPPED_AT} characters "
+            "and how long it is).",
+        ),
+    ] = False,
     stack: Stack = None,
     region: Region = None,
     dlq_url: DlqUrl = None,
-    as_json: AsJson = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Machine-readable: the messages as JSON on stdout, bodies and errors whole."),
+    ] = False,
 ) -> None:
     """List the dead-letter queue's messages with their reasons (they stay in the queue)."""
     with errors():
@@ -35,12 +56,22 @@ def dlq_list(
         fields = ("message_id", "source_message_id", "source_sent_timestamp", "error", "body")
         print_json([{f: getattr(entry, f) for f in fields} for entry in entries])
         return
-    console.print(render.dead_letters(entries))
+    console.print(render.dead_letters(entries, full=full))
 
 
 @dlq_app.command("redrive")
 def dlq_redrive(
     limit: Annotated[int, typer.Option(min=1, help="At most this many messages.")] = 10_000,
+    only_moved_by_sqs: Annotated[
+        bool,
+        typer.Option(
+            "--only-moved-by-sqs",
+            help="Only the messages SQS moved there itself after maxReceiveCount receives (those without "
+            "an error); the ones ingest rejected stay.",
+        ),
+    ] = False,
+    dry_run: DryRun = False,
+    yes: Yes = False,
     stack: Stack = None,
     region: Region = None,
     queue_url: QueueUrl = None,
@@ -48,11 +79,29 @@ def dlq_redrive(
 ) -> None:
     """Move dead-letter messages back to the queue, each with its original message id and send time
     (so a report without event_id or timestamp counts once, on its original day); each is deleted
-    only once it was re-sent."""
+    only once it was re-sent. Asks first (how many, from which queue to which) unless --yes."""
+    select = moved_by_sqs if only_moved_by_sqs else None
+    which = "message(s) SQS moved there itself" if only_moved_by_sqs else "message(s)"
     with errors():
         target = resolve_target(stack, region, queue_url=queue_url, dlq_url=dlq_url).need("queue_url", "dlq_url")
-        done = redrive(target.sqs(), str(target.dlq_url), str(target.queue_url), limit=limit)
-    say(f"redrove {done.moved} message(s) to {target.queue_url}")
+        source, destination, sqs = str(target.dlq_url), str(target.queue_url), target.sqs()
+        if not (yes or dry_run):  # before the queue is read: nobody could answer the question
+            refuse_without_terminal(f"redrive {which} from {source} to {destination}")
+        if dry_run or not yes:
+            plan = plan_redrive(sqs, source, limit=limit, select=select)
+            moves = (
+                f"{plan.messages} message(s) ({plan.moved_by_sqs} of them moved there by SQS itself) "
+                f"from {source} to {destination}"
+            )
+            if dry_run:
+                say(f"would redrive {moves}; dry run, nothing moved")
+                return
+            if plan.messages == 0:
+                say(f"nothing to redrive: no {which} in {source}")
+                return
+            confirm(f"redrive {moves}", yes=yes)
+        done = redrive(sqs, source, destination, limit=limit, select=select)
+    say(f"redrove {done.moved} message(s) from {source} to {destination}")
     _report_left(done.left)
 
 
@@ -73,8 +122,8 @@ def dlq_stamp(
 
 
 def _report_left(left: list[tuple[str, str]]) -> None:
-    """Messages a move left where they were, each with SQS's reason; exit code 1 if any."""
+    """Messages a move left where they were, each with SQS's reason (on stderr); exit code 1 if any."""
     for message_id, reason in left:
-        say(f"left in the dead-letter queue: {message_id}: {reason}")
+        note(f"left in the dead-letter queue: {message_id}: {reason}")
     if left:
         raise typer.Exit(1)

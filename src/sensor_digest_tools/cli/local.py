@@ -9,17 +9,24 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Annotated
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from sensor_digest import zones
 from sensor_digest.config import DeliveryMode, QueueType
+from sensor_digest.errors import UnknownTimeZone
 from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.apps import app
-from sensor_digest_tools.cli.output import console, errors, fail, say
+from sensor_digest_tools.cli.output import console, errors, fail, note, notes
 from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, running_local, save_local
+
+if TYPE_CHECKING:
+    from sensor_digest_tools.local.pipeline import PipelineOptions
 
 
 @app.command()
@@ -66,7 +73,7 @@ def demo(
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=console,
+            console=notes,  # progress is not the result: stderr
             transient=False,
         ) as bar,
     ):
@@ -77,16 +84,68 @@ def demo(
         raise typer.Exit(1)
 
 
+class UnknownSensors(StrEnum):
+    ACCEPT = "accept"
+    REJECT = "reject"
+
+
+def _zone(name: str) -> str:
+    """``--timezone``: a zone of the tzdata the functions ship (as ``DIGEST_TIMEZONE`` must be)."""
+    try:
+        return zones.check(name)
+    except UnknownTimeZone as exc:
+        raise typer.BadParameter(exc.reason) from None
+
+
 @app.command()
 def up(
     duration: Annotated[float, typer.Option(help="Stop after this many seconds (0: until Ctrl-C).")] = 0,
-    mode: Annotated[DeliveryMode, typer.Option(help="How ingest counts.")] = DeliveryMode.EXACTLY_ONCE,
+    mode: Annotated[DeliveryMode, typer.Option(envvar="DELIVERY_MODE", help="How ingest counts.")] = (
+        DeliveryMode.EXACTLY_ONCE
+    ),
+    unknown_sensors: Annotated[
+        UnknownSensors,
+        typer.Option(
+            envvar="UNKNOWN_SENSORS",
+            help="What ingest does with a report of a sensor the registry does not know: count it in --timezone, "
+            "or reject it to the dead-letter queue.",
+        ),
+    ] = UnknownSensors.ACCEPT,
+    timezone: Annotated[
+        str,
+        typer.Option(
+            envvar="DIGEST_TIMEZONE",
+            metavar="ZONE",
+            callback=_zone,
+            help="IANA time zone the days of unregistered sensors are counted in (a registered one has its own).",
+        ),
+    ] = "UTC",
+    dynamodb_port: Annotated[
+        int | None, typer.Option(min=1, max=65535, metavar="PORT", help="DynamoDB Local's port (default: a free one).")
+    ] = None,
+    sqs_port: Annotated[
+        int | None,
+        typer.Option(min=1, max=65535, metavar="PORT", help="The SQS endpoint's port (default: a free one)."),
+    ] = None,
     verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
 ) -> None:
-    """Keep a local pipeline running (engine, queue, both handlers) for send/counts/summary/dlq."""
+    """Keep a local pipeline running (engine, queue, both handlers) for send/counts/summary/dlq.
+
+    The ingest's settings come from the options, or else from the variables the ingest function
+    reads (DELIVERY_MODE, UNKNOWN_SENSORS, DIGEST_TIMEZONE). The settings for your own client go to
+    stdout (`sensor-digest up > env.sh`), everything else to stderr."""
 
     from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 
+    engine_endpoint = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
+    if dynamodb_port is not None and engine_endpoint:
+        raise typer.BadParameter(
+            f"AWS_ENDPOINT_URL_DYNAMODB={engine_endpoint} names an engine to use, and --dynamodb-port "
+            "asks to start one: unset the one or drop the other",
+            param_hint="--dynamodb-port",
+        )
+    if dynamodb_port is not None and dynamodb_port == sqs_port:
+        raise typer.BadParameter(f"{sqs_port} is --dynamodb-port too: each needs its own", param_hint="--sqs-port")
     with errors():
         try:
             other = running_local()
@@ -97,18 +156,21 @@ def up(
                 f"a local pipeline is already running (process {other.pid}, queue {other.queue_url}); "
                 f"stop it first, or give this one its own state file with SENSOR_DIGEST_STATE=<path>"
             )
-        pipeline = LocalPipeline(
-            PipelineOptions(delivery_mode=mode, verbose=verbose, sqs="server"),
-            engine_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
+        options = PipelineOptions(
+            delivery_mode=mode,
+            unknown_sensors=unknown_sensors.value,
+            timezone=timezone,
+            dynamodb_port=dynamodb_port or 0,
+            sqs_port=sqs_port or 0,
+            verbose=verbose,
+            sqs="server",
         )
+        pipeline = LocalPipeline(options, engine_endpoint=engine_endpoint)
         with _stopped_by_signals():
             try:
                 target = replace(pipeline.start(), pid=os.getpid())
                 path = save_local(target)
-                say(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
-                say(f"queue {target.queue_url}\ntables {target.table}, {target.ledger}\nstate {path}")
-                console.print("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
-                console.print("for your own client (AWS CLI, any SDK), in a shell (`sensor-digest env` repeats it):")
+                _tell_up(target, options, path)
                 typer.echo(client_settings(target))
                 deadline = time.monotonic() + duration if duration > 0 else None
                 while deadline is None or time.monotonic() < deadline:
@@ -118,6 +180,18 @@ def up(
             finally:
                 clear_local(pid=os.getpid())
                 pipeline.stop()
+
+
+def _tell_up(target: Target, options: PipelineOptions, path: Path) -> None:
+    """What runs where, on stderr (stdout gets only the client's settings)."""
+    unknown = "rejected" if options.unknown_sensors == "reject" else f"counted in {options.timezone}"
+    note(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
+    note(f"queue {target.queue_url}")
+    note(f"tables {target.table}, {target.ledger}")
+    note(f"ingest: {options.delivery_mode.value}, reports of unregistered sensors {unknown}")
+    note(f"state {path}")
+    note("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
+    note("for your own client (AWS CLI, any SDK), in a shell (`sensor-digest env` repeats it):")
 
 
 @contextmanager

@@ -1,5 +1,6 @@
 """The options several commands share, defined once: where a command acts (a deployed stack, a
-region, or named resources), the sensor, and ``--json``; and the parsers of dates and months."""
+region, or named resources), the sensor, ``--json``, and ``--yes`` and ``--dry-run`` of the
+commands that change things; and the parsers of dates and months."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ TableOpt = Annotated[str | None, typer.Option("--table", help="The digest table,
 LedgerOpt = Annotated[str | None, typer.Option("--ledger", help="The ledger table, instead of --stack.")]
 Sensor = Annotated[int, typer.Option("--sensor", min=0, max=2**53 - 1, help="The sensor id.")]
 AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable: the result as JSON on stdout.")]
+Yes = Annotated[
+    bool,
+    typer.Option(
+        "--yes", "-y", help="Do it without asking (needed where stdin is not a terminal: a script, a pipe, cron)."
+    ),
+]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Only say what would be done; change nothing.")]
 
 
 def parse_date(value: str) -> str:

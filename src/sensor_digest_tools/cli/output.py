@@ -1,13 +1,18 @@
-"""How every command ends: its result on stdout, one clear error line and exit code 1 otherwise.
+"""How every command ends: its result on stdout, one clear error line on stderr and exit code 1
+otherwise.
 
-``errors()`` turns every expected failure (a target that cannot be found, DynamoDB Local that does
-not start, a registry refusal, a DynamoDB or SQS fault) into one line; ``say`` shows a line that
-may hold producer or operator data as data, never as markup.
+stdout holds only a command's result (a table, a line that says what was done, JSON), so that
+``sensor-digest counts ... --json > days.json`` or ``| jq`` gets nothing else; errors, notes,
+warnings, progress bars and questions go to stderr. ``errors()`` turns every expected failure (a
+target that cannot be found, DynamoDB Local that does not start, a registry refusal, a DynamoDB or
+SQS fault) into one line; ``say`` (a result) and ``note`` (everything else) show a line that may
+hold producer or operator data as data, never as markup; ``confirm`` asks before a command acts.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -30,7 +35,10 @@ MISSING_RESOURCE_CODES = (TABLE_NOT_FOUND, *QUEUE_NOT_FOUND)
 
 
 def print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, indent=2, sort_keys=True))
+    """A result as JSON on stdout, as UTF-8 whatever the locale (RFC 8259): text as itself (no
+    ``\\u00fc`` for ``ü``), only what could act on a terminal written as a JSON escape
+    (``render.json_text``); a script that parses it reads the same values either way."""
+    typer.echo(render.json_text(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)).encode())
 
 
 @contextmanager
@@ -68,7 +76,8 @@ def _fail_for(exc: ClientError | BotoCoreError) -> NoReturn:
 
 
 def fail(message: str) -> NoReturn:
-    console.print(Text.assemble(("error: ", "bold red"), render.data(message)))
+    """One error line on stderr, exit code 1."""
+    notes.print(Text.assemble(("error: ", "bold red"), render.data(message)))
     raise typer.Exit(1)
 
 
@@ -78,8 +87,31 @@ def note(line: str) -> None:
 
 
 def say(line: str) -> None:
-    """A line that may hold producer or operator data: shown as data."""
+    """A result line on stdout (what a command did) that may hold producer or operator data: shown
+    as data."""
     console.print(render.data(line))
+
+
+def stdin_is_terminal() -> bool:
+    """Whether someone can answer a question (a function of its own, so that tests can be one)."""
+    return sys.stdin.isatty()
+
+
+def refuse_without_terminal(action: str) -> None:
+    """Refuse ``action`` in one line when nobody can be asked (stdin is a script, a pipe, cron)."""
+    if not stdin_is_terminal():
+        fail(f"not confirmed: {action}; stdin is not a terminal to ask on, give --yes to go ahead")
+
+
+def confirm(action: str, *, yes: bool) -> None:
+    """Go on with ``action`` (what the command is about to do, in words) only if the person agrees:
+    ``--yes`` given, or "y" answered at the terminal (the question on stderr); without a terminal
+    and without ``--yes``, refuse (``refuse_without_terminal``). "n" ends the command, exit code 1."""
+    if yes:
+        return
+    refuse_without_terminal(action)
+    if not typer.confirm(f"{render.data(action).plain}?", default=False, err=True):
+        fail("not confirmed: nothing was done")
 
 
 def resolve_target(stack: str | None, region: str | None, **explicit: str | None) -> Target:

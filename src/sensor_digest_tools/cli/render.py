@@ -38,6 +38,22 @@ def _escaped(text: str) -> str:
     return "".join(ascii(c)[1:-1] if unicodedata.category(c) in _UNSAFE_CATEGORIES else c for c in text)
 
 
+def json_text(text: str) -> str:
+    """JSON written with ``ensure_ascii=False``, its unsafe characters (the same as ``data``'s, which
+    JSON allows raw inside a string: C1 controls, bidirectional overrides, lone surrogates...) as
+    JSON escapes (``\\u202e``, a pair for one beyond U+FFFF): the same JSON value, letters as
+    themselves, nothing that acts on a terminal or cannot be written as UTF-8."""
+    if text.isascii() and "\x7f" not in text:
+        return text  # json.dumps escapes every other ASCII control character inside a string itself
+    # a raw newline is the indentation's, between values (json.dumps writes one in a string as \n)
+    return "".join(_json_escape(c) if c != "\n" and unicodedata.category(c) in _UNSAFE_CATEGORIES else c for c in text)
+
+
+def _json_escape(char: str) -> str:
+    units = char.encode("utf-16-le", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i : i + 2], 'little'):04x}" for i in range(0, len(units), 2))
+
+
 NOT_A_TERMINAL_WIDTH = 10_000
 """The width of output that goes to a file or a pipe: wide enough that no line is folded (a
 one-line error stays one line, a URL stays whole); tables still take only the width they need."""
@@ -161,23 +177,35 @@ def profile(profile: SensorProfile, title: str) -> Table:
     return out
 
 
-def dead_letters(entries: list[DeadLetter]) -> Table:
-    """The dead-letter queue, whole ids and bodies (the terminal wraps them): each message's own SQS
-    id, and its origin (the id and send time it counts by) where that is another one."""
+CLIPPED_AT = 200
+"""Characters of a dead letter's body or error that ``dlq list`` shows unless ``--full``."""
+
+
+def dead_letters(entries: list[DeadLetter], *, full: bool = False) -> Table:
+    """The dead-letter queue, whole ids (the terminal wraps them): each message's own SQS id, and
+    its origin (the id and send time it counts by) where that is another one; each body and error
+    its first ``CLIPPED_AT`` characters and how long it is, or whole with ``full``."""
     out = Table(title=f"Dead-letter queue: {len(entries)} message(s)")
     out.add_column("message id", overflow="fold")  # fold: a long id or body is wrapped, never cut
     out.add_column("origin (id, sent)", overflow="fold")
     out.add_column("error", overflow="fold")
     out.add_column("body", overflow="fold")
     for entry in entries:
-        reason = data(entry.error) if entry.error else Text("(failed maxReceiveCount times)", style="dim")
+        reason = clipped(entry.error, full=full) if entry.error else Text("(failed maxReceiveCount times)", style="dim")
         origin = (
             Text("(its own)", style="dim")
             if entry.source_message_id == entry.message_id
             else data(f"{entry.source_message_id}, {_sent(entry.source_sent_timestamp)}")
         )
-        out.add_row(data(entry.message_id), origin, reason, data(entry.body))
+        out.add_row(data(entry.message_id), origin, reason, clipped(entry.body, full=full))
     return out
+
+
+def clipped(value: str, *, full: bool = False, at: int = CLIPPED_AT) -> Text:
+    """``value`` as data, or its first ``at`` characters and a marker that says how long it is."""
+    if full or len(value) <= at:
+        return data(value)
+    return Text.assemble(data(value[:at]), (f"… ({len(value):,} characters; --full to see all)", "dim"))
 
 
 def _sent(millis: str | None) -> str:

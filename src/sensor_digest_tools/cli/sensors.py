@@ -6,6 +6,7 @@ from dataclasses import asdict, replace
 from typing import Annotated
 
 import typer
+from rich.console import RenderableType
 from rich.table import Table
 
 from sensor_digest.registry import Registry, SensorProfile
@@ -13,17 +14,36 @@ from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.apps import sensors_app
 from sensor_digest_tools.cli.options import (
     AsJson,
+    DryRun,
     LedgerOpt,
     Region,
     Sensor,
     Stack,
     TableOpt,
+    Yes,
 )
-from sensor_digest_tools.cli.output import console, errors, fail, note, print_json, resolve_target, say
+from sensor_digest_tools.cli.output import (
+    confirm,
+    console,
+    errors,
+    fail,
+    note,
+    notes,
+    print_json,
+    refuse_without_terminal,
+    resolve_target,
+    say,
+)
+from sensor_digest_tools.ops.sensors import DeletionPlan, plan_delete
+from sensor_digest_tools.ops.targets import Target
+
+
+def _where(stack: str | None, region: str | None, table: str | None, ledger: str | None) -> Target:
+    return resolve_target(stack, region, table=table, ledger=ledger).need("table", "ledger")
 
 
 def _registry(stack: str | None, region: str | None, table: str | None, ledger: str | None) -> Registry:
-    target = resolve_target(stack, region, table=table, ledger=ledger).need("table", "ledger")
+    target = _where(stack, region, table, ledger)
     return Registry(table_name=str(target.table), ledger_table_name=str(target.ledger), client=target.dynamodb())
 
 
@@ -123,11 +143,32 @@ def sensors_list(
 
 @sensors_app.command("delete")
 def sensors_delete(
-    sensor: Sensor, stack: Stack = None, region: Region = None, table: TableOpt = None, ledger: LedgerOpt = None
+    sensor: Sensor,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
 ) -> None:
-    """Delete a profile and its serial's sentinel together (its counts stay); a malformed profile too."""
+    """Delete a profile and its serial's sentinel together (its counts stay); a malformed profile too.
+    Shows the profile and whether its serial is freed, and asks first unless --yes."""
     with errors():
-        deleted = _registry(stack, region, table, ledger).delete(sensor)
+        target = _where(stack, region, table, ledger)
+        client = target.dynamodb()
+        if not (yes or dry_run):  # before anything is read: nobody could answer the question
+            refuse_without_terminal(f"delete sensor {sensor}")
+        if dry_run or not yes:
+            plan = plan_delete(client, str(target.table), str(target.ledger), sensor)
+            if dry_run:
+                console.print(_planned(plan))
+                say(f"would delete sensor {sensor}; {_serial_after(plan)}; dry run, nothing deleted")
+                return
+            notes.print(_planned(plan))
+            confirm(f"delete sensor {sensor} ({_serial_after(plan)})", yes=yes)
+        deleted = Registry(table_name=str(target.table), ledger_table_name=str(target.ledger), client=client).delete(
+            sensor
+        )
     if deleted.serial_freed:
         say(f"deleted sensor {sensor} (serial {deleted.serial!r} is free again)")
     elif deleted.serial is None:
@@ -142,3 +183,22 @@ def sensors_delete(
         say(
             f"deleted sensor {sensor}; serial {deleted.serial!r} stays taken: its sentinel names {holder}, not {sensor}"
         )
+
+
+def _planned(plan: DeletionPlan) -> RenderableType:
+    """The profile a delete would remove, or the line that names a malformed one."""
+    if plan.profile is None:
+        return render.data(f"sensor {plan.sensor_id}'s profile item is malformed: {plan.malformed}")
+    return render.profile(plan.profile, f"sensor {plan.sensor_id}")
+
+
+def _serial_after(plan: DeletionPlan) -> str:
+    """What becomes of the profile's serial."""
+    if plan.serial is None:
+        return "its profile has no serial"
+    if plan.serial_freed:
+        return f"serial {plan.serial!r} would be free again"
+    if not plan.sentinel:
+        return f"serial {plan.serial!r} has no sentinel in the ledger: whether another sensor holds it, none can tell"
+    holder = "no sensor" if plan.held_by is None else f"sensor {plan.held_by}"
+    return f"serial {plan.serial!r} stays taken: its sentinel names {holder}, not {plan.sensor_id}"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import shlex
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -49,7 +50,7 @@ def counts(
         print_json({"sensor_id": sensor, "from": start, "to": end, "days": days, "total": sum(days.values())})
         return
     if not rows:
-        console.print(f"sensor {sensor} has no day counts from {start} to {end}")
+        note(f"sensor {sensor} has no day counts from {start} to {end}")
         return
     out = Table(title=f"Sensor {sensor}, {start} to {end}")
     out.add_column("day")
@@ -77,6 +78,7 @@ def summary(
     1 on an error.
     """
     if ctx.invoked_subcommand is not None:
+        _refuse_group_options(ctx)
         return
     if sensor is None:
         raise typer.BadParameter("--sensor is required", param_hint="--sensor")
@@ -92,9 +94,52 @@ def summary(
         print_json({"sensor_id": sensor, "months": months})
         return
     if not months:
-        console.print(f"sensor {sensor} has no summary{' in that range' if start or end else ''} yet")
+        note(f"sensor {sensor} has no summary{' in that range' if start or end else ''} yet")
         return
     console.print(render.summary(sensor, months))
+
+
+class MisplacedOption(typer.BadParameter):
+    """A usage error said as it is (Click's ``Error: ...`` line, without "Invalid value")."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+def _refuse_group_options(ctx: typer.Context) -> None:
+    """``summary``'s options are ``summary``'s alone: given before a subcommand (``summary --sensor 7
+    rebuild``) they would be ignored and the subcommand act on its defaults (every sensor), so they
+    are refused, saying where they go."""
+    given = [p for p in ctx.command.params if p.name and _given(ctx, p.name)]
+    if not given:
+        return
+    name = str(ctx.invoked_subcommand)
+    group = ctx.command
+    subcommand = group.get_command(ctx, name) if isinstance(group, typer.core.TyperGroup) else None
+    takes = {opt for p in (subcommand.params if subcommand else []) for opt in p.opts}
+    moved = [_written(ctx, p) for p in given if p.opts[0] in takes]
+    other = [p.opts[0] for p in given if p.opts[0] not in takes]
+    said = []
+    if moved:
+        said.append(f"options go after the subcommand: `{ctx.command_path} {name} {' '.join(moved)}`")
+    if other:
+        whose = "it is" if len(other) == 1 else "they are"
+        said.append(
+            f"`{ctx.info_name} {name}` has no {', '.join(other)}: {whose} `{ctx.info_name}`'s own, to read a summary"
+        )
+    raise MisplacedOption("; ".join(said), ctx=ctx)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option was given (on the command line, or by an environment variable)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
+def _written(ctx: typer.Context, param: Any) -> str:
+    """An option as it was given: ``--sensor 7``, ``--exact``."""
+    opt = str(param.opts[0])
+    return opt if param.is_flag else f"{opt} {shlex.quote(str(ctx.params[param.name]))}"
 
 
 @summary_app.command("rebuild")

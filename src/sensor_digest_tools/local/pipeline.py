@@ -4,28 +4,30 @@
 two services with ``build_service(settings, session)`` (the handlers' own wiring) on a boto3
 session of its own, and runs the two emulated event sources in background threads, as Lambda
 would run the two functions side by side. Nothing is read from or written to the process
-environment, so two pipelines can run in one process.
+environment, so two pipelines can run in one process: the ingest's settings (delivery mode,
+``UNKNOWN_SENSORS``, ``DIGEST_TIMEZONE``) and the ports of the engine and of moto's SQS server
+(each a free one unless given; a given one that is taken is ``PortInUse``) are ``PipelineOptions``.
 """
 
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
-from sensor_digest import ingest, summary
+from sensor_digest import ingest, summary, zones
 from sensor_digest.config import DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.dead_letter_format import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
 from sensor_digest.logs import LOG
 from sensor_digest_tools import instruments
-from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
+from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, create_tables, running_engine, start_engine
 from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT as BROKER_ENDPOINT
 from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
@@ -56,6 +58,10 @@ class PipelineOptions:
     seed: int = 7
     verbose: bool = False
     sqs: str = "in-process"  # or "server": moto's SQS server, reachable by other processes (`up`)
+    unknown_sensors: str = "accept"  # the ingest's UNKNOWN_SENSORS: accept or reject
+    timezone: str = "UTC"  # the ingest's DIGEST_TIMEZONE: the days of unregistered sensors
+    dynamodb_port: int = 0  # the engine this pipeline starts (none with an endpoint given); 0: a free one
+    sqs_port: int = 0  # moto's SQS server (sqs="server"); 0: a free one
 
     @property
     def fifo(self) -> bool:
@@ -68,6 +74,21 @@ class PipelineOptions:
     @property
     def event_batching_window(self) -> float:
         return 0.0 if self.fifo else self.batching_window
+
+
+class PortInUse(EngineError):
+    """A port asked for (``dynamodb_port``, ``sqs_port``) is taken: nothing can start there."""
+
+
+def check_port_free(port: int, what: str) -> None:
+    """``PortInUse`` naming ``port`` when something listens on it (on loopback or every address),
+    tried as the servers bind (address reuse on: a port a closed connection left in TIME_WAIT is free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise PortInUse(f"port {port} ({what}) is in use: {exc.strerror or exc}") from None
 
 
 def route_service_logs(verbose: bool) -> None:
@@ -107,7 +128,8 @@ class LocalPipeline:
             raise
 
     def _start(self) -> Target:
-        engine = self._stack.enter_context(running_engine(self._engine_endpoint))
+        self._check_ports()
+        engine = self._start_engine()
         own_engine = self._engine_endpoint is None
         suffix = "" if own_engine else f"-{uuid.uuid4().hex[:8]}"
         table, ledger = f"SensorDigest{suffix}", f"SensorDigestLedger{suffix}"
@@ -124,9 +146,10 @@ class LocalPipeline:
                 table_name=table,
                 ledger_table_name=ledger,
                 dlq_url=queues.dlq_url,
-                timezone=ZoneInfo("UTC"),
+                timezone=zones.load(self.options.timezone),
                 delivery_mode=self.options.delivery_mode,
                 queue_type=self.options.queue_type,
+                unknown_sensors=self.options.unknown_sensors,
             ),
             self.session,
         )
@@ -163,6 +186,23 @@ class LocalPipeline:
             self._threads.append(thread)
         return self.target
 
+    def _check_ports(self) -> None:
+        """The ports asked for, before anything starts: ``PortInUse`` names a taken one."""
+        if self.options.dynamodb_port and self._engine_endpoint:
+            raise ValueError("an engine endpoint to use and a port to start an engine on: give one of them")
+        if self.options.dynamodb_port:
+            check_port_free(self.options.dynamodb_port, "DynamoDB Local")
+        if self.options.sqs_port and self.options.sqs == "server":
+            check_port_free(self.options.sqs_port, "SQS")
+
+    def _start_engine(self) -> LocalEngine:
+        """The engine at the endpoint given, else one of this pipeline's own (stopped with it)."""
+        if not self.options.dynamodb_port:
+            return self._stack.enter_context(running_engine(self._engine_endpoint))
+        engine = start_engine(port=self.options.dynamodb_port)
+        self._stack.callback(engine.stop)
+        return engine
+
     def sqs(self) -> Any:
         """An SQS client of this pipeline (the in-process SQS answers only its own session's clients)."""
         return self.session.client("sqs")
@@ -174,7 +214,7 @@ class LocalPipeline:
         if self.options.sqs == "server":
             if self.options.fifo:  # moto numbers FIFO messages at random; ordered mode needs growing numbers
                 raise ValueError("a FIFO pipeline runs on the in-process SQS only: moto's sequence numbers do not grow")
-            server = LocalSqs()
+            server = LocalSqs(port=self.options.sqs_port)
             self._stack.callback(server.stop)
             pair = server.create_queues(
                 name,

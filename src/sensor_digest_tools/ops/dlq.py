@@ -211,6 +211,37 @@ def redrive(
     return report
 
 
+def moved_by_sqs(letter: DeadLetter) -> bool:
+    """A message SQS moved to the dead-letter queue itself, after ``maxReceiveCount`` receives: one
+    without the ``error`` attribute ingest writes on those it rejects."""
+    return letter.error is None
+
+
+@dataclass(frozen=True)
+class RedrivePlan:
+    """What a redrive would move now: how many messages, and how many of them SQS moved there itself."""
+
+    messages: int
+    moved_by_sqs: int
+
+
+def plan_redrive(
+    sqs: Any, source: str, *, limit: int = 10_000, select: Callable[[DeadLetter], bool] | None = None
+) -> RedrivePlan:
+    """``redrive``'s dry run with the same ``limit`` and ``select``, counted: nothing moves, every
+    message read is made visible again. Messages that arrive or leave meanwhile change the count."""
+    chosen: list[DeadLetter] = []
+
+    def pick(letter: DeadLetter) -> bool:
+        if select is None or select(letter):
+            chosen.append(letter)
+            return True
+        return False
+
+    redrive(sqs, source, source, limit=limit, dry_run=True, select=pick)
+    return RedrivePlan(messages=len(chosen), moved_by_sqs=sum(moved_by_sqs(letter) for letter in chosen))
+
+
 def stamp(sqs: Any, url: str, *, limit: int = 10_000) -> MoveReport:
     """Write its origin on every message of the dead-letter queue that lacks it (those SQS moved
     there itself): each is sent again to the same queue with the ``source_message_id`` and
