@@ -9,10 +9,12 @@ escapes, and styles are given as ``Text`` styles, never spelt in the strings.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -27,15 +29,30 @@ if TYPE_CHECKING:
 # What is shown as an escape rather than as itself: control characters (C0 and C1, tab and newline
 # among them: a newline in a cell would draw a row that is not there), format characters (the
 # bidirectional overrides that make a line read other than it is, zero-width spaces and joiners,
-# the byte order mark, tag characters), line and paragraph separators, lone surrogates and
-# private-use characters. Display only: the interpreter's Unicode tables decide, no verdict does.
+# the byte order mark, tag characters), line and paragraph separators, lone surrogates,
+# private-use characters, the other invisible ones (``_INVISIBLE``) and blanks other than the
+# space. Combining marks stay themselves: they are how many scripts write. Display only: the
+# interpreter's Unicode tables decide, no verdict does.
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
+
+# Unicode's default-ignorable code points that are no format character (U+034F, the Hangul fillers,
+# the variation selectors...): they print as nothing. And blanks other than the space (U+00A0 and
+# the other space separators, U+2800 the blank braille pattern): they print like a space, or as nothing.
+_INVISIBLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+
+
+def _unsafe(char: str) -> bool:
+    category = unicodedata.category(char)
+    return category in _UNSAFE_CATEGORIES or (category == "Zs" and char != " ") or bool(_INVISIBLE.match(char))
 
 
 def _escaped(text: str) -> str:
     if text.isascii() and text.isprintable():
         return text
-    return "".join(ascii(c)[1:-1] if unicodedata.category(c) in _UNSAFE_CATEGORIES else c for c in text)
+    return "".join(ascii(c)[1:-1] if _unsafe(c) else c for c in text)
 
 
 def json_text(text: str) -> str:
@@ -46,12 +63,18 @@ def json_text(text: str) -> str:
     if text.isascii() and "\x7f" not in text:
         return text  # json.dumps escapes every other ASCII control character inside a string itself
     # a raw newline is the indentation's, between values (json.dumps writes one in a string as \n)
-    return "".join(_json_escape(c) if c != "\n" and unicodedata.category(c) in _UNSAFE_CATEGORIES else c for c in text)
+    return "".join(_json_escape(c) if c != "\n" and _unsafe(c) else c for c in text)
 
 
 def _json_escape(char: str) -> str:
     units = char.encode("utf-16-le", "surrogatepass")
     return "".join(f"\\u{int.from_bytes(units[i : i + 2], 'little'):04x}" for i in range(0, len(units), 2))
+
+
+def titled(title: str, **options: Any) -> Table:
+    """A table at least as wide as its title, so that the title is never folded into a column of
+    words (the table itself takes only the width it needs, up to the console's)."""
+    return Table(title=title, min_width=cell_len(title), **options)
 
 
 NOT_A_TERMINAL_WIDTH = 10_000
@@ -80,7 +103,7 @@ def demo(result: DemoResult) -> list[RenderableType]:
     days = sorted({d for _, d in truth} | {d for _, d in result.counts})
     sensors = sorted({s for s, _ in truth} | {s for s, _ in result.counts})
     shown = sensors[:10]
-    table = Table(title=f"Per-day counts (DynamoDB day items; {len(shown)} of {len(sensors)} sensors)")
+    table = titled(f"Per-day counts (DynamoDB day items; {len(shown)} of {len(sensors)} sensors)")
     table.add_column("sensor", justify="right")
     for day in days:
         table.add_column(day, justify="right")
@@ -96,7 +119,7 @@ def demo(result: DemoResult) -> list[RenderableType]:
     shown_parts.append(table)
 
     expected = result.traffic.summaries()
-    summary = Table(title=f"Summaries ({schema.DAILY_COUNTS} of each sensor's summary item)")
+    summary = titled(f"Summaries ({schema.DAILY_COUNTS} of each sensor's summary item)")
     for column in ("sensor", "days", "total", "matches its day items"):
         summary.add_column(column, justify="right")
     for sensor in shown:
@@ -110,7 +133,7 @@ def demo(result: DemoResult) -> list[RenderableType]:
     shown_parts.append(summary)
 
     stats, figures = result.stats, result.figures
-    facts = Table(title="Run", show_header=False)
+    facts = titled("Run", show_header=False)
     facts.add_column("what")
     facts.add_column("value", justify="right")
     rows = [
@@ -163,7 +186,7 @@ def demo(result: DemoResult) -> list[RenderableType]:
 
 def profile(profile: SensorProfile, title: str) -> Table:
     """One sensor's profile."""
-    out = Table(title=title, show_header=False)
+    out = titled(title, show_header=False)
     out.add_column("field")
     out.add_column("value")
     for field, value in (
@@ -185,7 +208,7 @@ def dead_letters(entries: list[DeadLetter], *, full: bool = False) -> Table:
     """The dead-letter queue, whole ids (the terminal wraps them): each message's own SQS id, and
     its origin (the id and send time it counts by) where that is another one; each body and error
     its first ``CLIPPED_AT`` characters and how long it is, or whole with ``full``."""
-    out = Table(title=f"Dead-letter queue: {len(entries)} message(s)")
+    out = titled(f"Dead-letter queue: {len(entries)} message(s)")
     out.add_column("message id", overflow="fold")  # fold: a long id or body is wrapped, never cut
     out.add_column("origin (id, sent)", overflow="fold")
     out.add_column("error", overflow="fold")
@@ -220,7 +243,7 @@ def _sent(millis: str | None) -> str:
 
 def summary(sensor: int, months: dict[str, dict[str, int]]) -> Table:
     """A sensor's months, each day's count, with a total per month and overall."""
-    out = Table(title=f"Summary of sensor {sensor}: {len(months)} month(s)")
+    out = titled(f"Summary of sensor {sensor}: {len(months)} month(s)")
     out.add_column("day")
     out.add_column("count", justify="right")
     for month, daily in sorted(months.items()):

@@ -88,8 +88,13 @@ def _timestamp_value(text: str) -> str | int | float:
     text is one, else the text itself, which the ingest reads as ISO-8601 (or refuses)."""
     if not JSON_NUMBER.fullmatch(text):
         return text
-    number: int | float = json.loads(text)
-    return number if math.isfinite(number) else text  # 1e999: no number JSON can carry
+    try:
+        number: int | float = json.loads(text)
+    except ValueError:  # more digits than Python converts (4,300): no epoch second is that long
+        raise typer.BadParameter(f"--timestamp {text[:20]}... is no epoch time: {len(text)} digits") from None
+    if not math.isfinite(number):  # 1e309: a float JSON cannot carry
+        raise typer.BadParameter(f"--timestamp {text} is not a finite number of epoch seconds")
+    return number
 
 
 def _report(sensor: int, count: int, timestamp: str | None, event_id: str | None) -> str:

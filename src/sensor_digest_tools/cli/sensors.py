@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 from rich.console import RenderableType
-from rich.table import Table
 
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest_tools.cli import render
@@ -131,7 +130,7 @@ def sensors_list(
         if malformed:
             raise typer.Exit(1)
         return
-    out = Table(title=f"{len(profiles)} registered sensor(s)")
+    out = render.titled(f"{len(profiles)} registered sensor(s)")
     for column in ("sensor", "name", "serial", "time zone", "version"):
         out.add_column(column)
     for p in profiles:

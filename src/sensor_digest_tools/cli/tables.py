@@ -6,7 +6,6 @@ import shlex
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from sensor_digest.errors import MalformedItem
@@ -52,7 +51,7 @@ def counts(
     if not rows:
         note(f"sensor {sensor} has no day counts from {start} to {end}")
         return
-    out = Table(title=f"Sensor {sensor}, {start} to {end}")
+    out = render.titled(f"Sensor {sensor}, {start} to {end}")
     out.add_column("day")
     out.add_column(schema.DATA_COUNT, justify="right")
     for day, n in rows:
