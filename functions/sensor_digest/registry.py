@@ -238,7 +238,7 @@ class Registry:
             present = serial is not None and kept is None and self._sentinel_exists(serial)
             refusals = self._transact(actions)
             if refusals is None:
-                held_by = None if kept is None else _owner(kept)
+                held_by = None if kept is None else sentinel_owner(kept)
                 return Deletion(
                     sensor_id=sensor_id,
                     serial=serial,
@@ -377,7 +377,8 @@ class Deletion:
     held_by: int | None = None
 
 
-def _owner(sentinel: dict[str, Any]) -> int | None:
+def sentinel_owner(sentinel: dict[str, Any]) -> int | None:
+    """The sensor a serial's sentinel item names, or None when it names none readable."""
     value = sentinel.get(schema.SENSOR_ID)
     try:
         return int(value["N"]) if isinstance(value, dict) else None

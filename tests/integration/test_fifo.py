@@ -77,16 +77,24 @@ def faults() -> WriteFaults:
     return WriteFaults()
 
 
-@pytest.fixture
-def handler(tables: Tables, fifo_dlq: DeadLetters, session: LocalSession, faults: WriteFaults) -> Any:
+def fifo_handler(tables: Tables, session: Any, dlq_url: str, rule: Any = None, reads: bool = False) -> Any:
+    """The FIFO ingest handler on ``session``, its calls through ``rule`` (writes, and ledger reads if ``reads``)."""
     settings = IngestSettings(
         table_name=tables.table,
         ledger_table_name=tables.ledger,
-        dlq_url=fifo_dlq.url,
+        dlq_url=dlq_url,
         timezone=ZoneInfo("UTC"),
         queue_type=QueueType.FIFO,
     )
-    return lambda_handler(ingest.build_service(settings, FaultySession(inner=session, rule=faults)))
+    if rule is not None:
+        operations = (*WRITE_OPERATIONS, "batch_get_item") if reads else WRITE_OPERATIONS
+        session = FaultySession(inner=session, rule=rule, operations=operations)
+    return lambda_handler(ingest.build_service(settings, session))
+
+
+@pytest.fixture
+def handler(tables: Tables, fifo_dlq: DeadLetters, session: LocalSession, faults: WriteFaults) -> Any:
+    return fifo_handler(tables, session, fifo_dlq.url, faults)
 
 
 def listed(handler: Any, batch: list[QueuedMessage]) -> list[QueuedMessage]:
@@ -205,15 +213,8 @@ def test_a_listed_message_holds_back_the_rest_of_its_group_before_any_write(
     tables: Tables, session: LocalSession, ddb: Any
 ) -> None:
     # Given a dead-letter queue that refuses (it does not exist): a rejected message is listed
-    settings = IngestSettings(
-        table_name=tables.table,
-        ledger_table_name=tables.ledger,
-        dlq_url="http://127.0.0.1:9/000000000000/missing.fifo",
-        timezone=ZoneInfo("UTC"),
-        queue_type=QueueType.FIFO,
-    )
     faults = WriteFaults()
-    handler = lambda_handler(ingest.build_service(settings, FaultySession(inner=session, rule=faults)))
+    handler = fifo_handler(tables, session, "http://127.0.0.1:9/000000000000/missing.fifo", faults)
     seq = Sequencer()
     first, poison, after, other = seq.message(9), seq.message(9), seq.message(9, count=5), seq.message(10)
     poison.body = "not json"
@@ -511,20 +512,8 @@ def test_a_redriven_message_waits_when_its_marker_cannot_be_looked_up(
     def ledger_reads_throttled(operation: str, kwargs: dict[str, Any]) -> str | None:
         return "throttle" if operation == "batch_get_item" and tables.ledger in kwargs["RequestItems"] else None
 
-    settings = IngestSettings(
-        table_name=tables.table,
-        ledger_table_name=tables.ledger,
-        dlq_url=fifo_dlq.url,
-        timezone=ZoneInfo("UTC"),
-        queue_type=QueueType.FIFO,
-    )
-    plain = lambda_handler(ingest.build_service(settings, session))
-    throttled = lambda_handler(
-        ingest.build_service(
-            settings,
-            FaultySession(inner=session, rule=ledger_reads_throttled, operations=(*WRITE_OPERATIONS, "batch_get_item")),
-        )
-    )
+    plain = fifo_handler(tables, session, fifo_dlq.url)
+    throttled = fifo_handler(tables, session, fifo_dlq.url, ledger_reads_throttled, reads=True)
     seq = Sequencer()
     message = seq.message(55, DAY, 9)
     message.receive_count = 2
@@ -553,19 +542,7 @@ def test_a_failed_marker_lookup_holds_back_every_message_of_the_redriven_ones_se
             return "throttle" if throttles.pop() else None
         return None
 
-    settings = IngestSettings(
-        table_name=tables.table,
-        ledger_table_name=tables.ledger,
-        dlq_url=fifo_dlq.url,
-        timezone=ZoneInfo("UTC"),
-        queue_type=QueueType.FIFO,
-    )
-    handler = lambda_handler(
-        ingest.build_service(
-            settings,
-            FaultySession(inner=session, rule=throttled_once, operations=(*WRITE_OPERATIONS, "batch_get_item")),
-        )
-    )
+    handler = fifo_handler(tables, session, fifo_dlq.url, throttled_once, reads=True)
     seq = Sequencer()
     x = redriven(seq.message(57, DAY, 2), seq)
     y = seq.message(57, DAY, 3)
@@ -594,14 +571,7 @@ def test_a_counted_message_found_again_is_remembered_even_when_the_batch_is_cut_
             release.wait()
         return None
 
-    settings = IngestSettings(
-        table_name=tables.table,
-        ledger_table_name=tables.ledger,
-        dlq_url=fifo_dlq.url,
-        timezone=ZoneInfo("UTC"),
-        queue_type=QueueType.FIFO,
-    )
-    handler = lambda_handler(ingest.build_service(settings, FaultySession(inner=session, rule=hang_day_one)))
+    handler = fifo_handler(tables, session, fifo_dlq.url, hang_day_one)
     seq = Sequencer()
     a, b = seq.message(58, DAY, 1), seq.message(58, NEXT_DAY, 4)
     try:

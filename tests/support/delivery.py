@@ -15,10 +15,10 @@ from tests.support.faults import Crash
 class Delivery:
     """What a redelivery loop saw."""
 
-    invocations: int = 0
-    crashes: int = 0
-    failures_listed: int = 0
-    deliveries: int = 0
+    invocations: int = 0  # of the handler
+    crashes: int = 0  # invocations that raised: their batch comes back whole
+    failures_listed: int = 0  # records the responses listed
+    deliveries: int = 0  # records handed over, redeliveries included
 
 
 def deliver_until_drained(

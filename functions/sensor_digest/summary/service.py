@@ -24,14 +24,16 @@ from sensor_digest.summary.map_upsert import MonthOutcome, SummaryWriter
 
 @dataclass
 class SummaryReport:
-    records: int = 0
-    ignored: int = 0
-    coalesced: int = 0
-    written: int = 0
-    stale: int = 0
-    failed: int = 0
+    """What became of a stream batch, by sensor-day."""
+
+    records: int = 0  # in the batch
+    ignored: int = 0  # records that are no day item (the summary's own, removals, profiles)
+    coalesced: int = 0  # sensor-days left once each keeps its highest count
+    written: int = 0  # elements written
+    stale: int = 0  # elements that held their count (or more) already: nothing to write
+    failed: int = 0  # sensor-days whose write failed: the batch checkpoints before the first
     requests: int = 0
-    checkpoint: str | None = None
+    checkpoint: str | None = None  # the stream SequenceNumber to retry from
     reasons: list[str] = field(default_factory=list)
 
     def metrics(self) -> dict[str, int]:

@@ -12,23 +12,23 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sensor_digest_tools.lambda_runtime.events import FakeContext, lambda_sqs_record
-
-Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+from sensor_digest_tools.lambda_runtime.invoke import Handler
 
 
 @dataclass
 class SqsSourceStats:
-    batches: int = 0
-    deliveries: int = 0
-    redeliveries: int = 0
-    duplicates_injected: int = 0
-    failures_listed: int = 0
-    handler_errors: int = 0
+    """What the SQS event source did, as Lambda's poller would have."""
+
+    batches: int = 0  # invocations of the handler
+    deliveries: int = 0  # records handed over, redeliveries included
+    redeliveries: int = 0  # of them, records received before (a listed failure, a lost delete)
+    duplicates_injected: int = 0  # deletes the source "lost" on purpose (duplicate_rate)
+    failures_listed: int = 0  # records a batch response listed for redelivery
+    handler_errors: int = 0  # invocations that raised: the whole batch comes back
     done_at: dict[str, float] = field(default_factory=dict)  # messageId -> when a batch reported it done
 
 

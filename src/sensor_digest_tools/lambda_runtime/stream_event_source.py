@@ -10,24 +10,24 @@ batch goes to the on-failure destination (a list here), as Lambda does.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sensor_digest.stream_filter import DAY_ITEM_FILTER, matches_filter
 from sensor_digest_tools.lambda_runtime.events import FakeContext, stream_event
-
-Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+from sensor_digest_tools.lambda_runtime.invoke import Handler
 
 
 @dataclass
 class StreamSourceStats:
-    records_read: int = 0
-    records_filtered_out: int = 0
-    batches: int = 0
-    retries: int = 0
-    handler_errors: int = 0
-    sent_to_on_failure: int = 0
+    """What the stream event source did, as Lambda's poller would have."""
+
+    records_read: int = 0  # from the stream, every shard
+    records_filtered_out: int = 0  # by the stack's filter, never handed over
+    batches: int = 0  # invocations of the handler
+    retries: int = 0  # batches handed over again from a checkpoint or whole
+    handler_errors: int = 0  # invocations that raised
+    sent_to_on_failure: int = 0  # records given up after the retries (the on-failure queue)
     cycles: list[tuple[float, float]] = field(default_factory=list)  # (poll started, all handled)
 
 

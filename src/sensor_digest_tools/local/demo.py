@@ -21,12 +21,14 @@ from sensor_digest_tools.ops.producer import batch_entry, is_fifo
 
 @dataclass(frozen=True)
 class DemoOptions:
-    messages: int = 5000
+    """What the demo sends and how the local AWS treats it (``sensor-digest demo --help``)."""
+
+    messages: int = 5000  # reports sent, poison included
     sensors: int = 20
     days: int = 3
-    duplicate_rate: float = 0.1
-    poison_rate: float = 0.01
-    fault_rate: float = 0.01
+    duplicate_rate: float = 0.1  # deliveries SQS repeats (lost deletes); on FIFO also producer retries
+    poison_rate: float = 0.01  # reports that break the schema
+    fault_rate: float = 0.01  # DynamoDB writes throttled
     seed: int = 7
     delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
     queue_type: QueueType = QueueType.STANDARD

@@ -50,12 +50,14 @@ MAX_BACKOFF_SECONDS = 1.0
 
 @dataclass
 class RebuildReport:
-    sensors: int = 0
-    days: int = 0
-    written: int = 0
-    already_current: int = 0
-    legacy_removed: int = 0
-    months: set[tuple[int, str]] = field(default_factory=set)
+    """What a rebuild did."""
+
+    sensors: int = 0  # looked at
+    days: int = 0  # day items read
+    written: int = 0  # elements raised to their day item
+    already_current: int = 0  # elements that held their day item's count already
+    legacy_removed: int = 0  # single SUMMARY items of earlier versions, migrated and deleted
+    months: set[tuple[int, str]] = field(default_factory=set)  # month items touched
     # --exact only
     lowered: int = 0
     removed: int = 0

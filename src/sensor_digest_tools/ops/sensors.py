@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sensor_digest.errors import MalformedItem
-from sensor_digest.registry import SensorNotFound, SensorProfile
+from sensor_digest.registry import SensorNotFound, SensorProfile, sentinel_owner
 from sensor_digest.store import reads, schema
 
 
@@ -43,7 +43,7 @@ def plan_delete(client: Any, table: str, ledger: str, sensor_id: int) -> Deletio
     sentinel = reads.get_item(client, ledger, schema.sentinel_key(serial))
     if sentinel is None:  # no sentinel: nothing the registry could free (another sensor may hold it)
         return DeletionPlan(sensor_id, profile, malformed, serial=serial, serial_freed=False, sentinel=False)
-    owner = _owner(sentinel)
+    owner = sentinel_owner(sentinel)
     if owner == sensor_id:
         return DeletionPlan(sensor_id, profile, malformed, serial=serial, serial_freed=True)
     return DeletionPlan(sensor_id, profile, malformed, serial=serial, serial_freed=False, held_by=owner)
@@ -54,11 +54,3 @@ def _profile(item: dict[str, Any]) -> tuple[SensorProfile | None, str | None]:
         return SensorProfile.from_item(item), None
     except MalformedItem as bad:
         return None, str(bad)
-
-
-def _owner(sentinel: dict[str, Any]) -> int | None:
-    value = sentinel.get(schema.SENSOR_ID)
-    try:
-        return int(value["N"]) if isinstance(value, dict) else None
-    except (KeyError, TypeError, ValueError):
-        return None
