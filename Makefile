@@ -17,7 +17,7 @@ export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 PY313 ?= $(shell pyenv prefix 3.13.0 2>/dev/null)/bin/python
 VENV313 ?= .venv-py313
 
-.PHONY: setup demo test test-unit test-unit-py313 lint synth bootstrap deploy destroy bench bench-quick clean
+.PHONY: setup demo test test-unit test-unit-py313 lint docs docs-serve synth bootstrap deploy destroy bench bench-quick clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -73,8 +73,8 @@ $(VENV313)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 test-unit-py313: $(VENV313)/.installed
 	$(VENV313)/bin/python -m pytest tests/unit tests/moto docs/examples
 
-## lint: ruff (lint and format check), mypy, and Checkov on the synthesized templates of both queue types (.checkov.yaml)
-lint: setup $(CHECKOV)/.installed
+## lint: ruff (lint and format check), mypy, the docs site's strict build, and Checkov on the synthesized templates of both queue types (.checkov.yaml)
+lint: setup $(CHECKOV)/.installed docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -83,8 +83,17 @@ lint: setup $(CHECKOV)/.installed
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet -c queueType=fifo --output cdk.out.fifo
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out.fifo/$(STACK).template.json
 
+## docs: the documentation site from docs/ into site/ (ignored), strict: a broken link or a page left out fails it
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+## docs-serve: the site at http://127.0.0.1:8000, rebuilt on every change (DOCS_ADDR=host:port to move it)
+DOCS_ADDR ?= 127.0.0.1:8000
+docs-serve: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr $(DOCS_ADDR)
+
 # CONTEXT: context options for synth, bootstrap, deploy and destroy, key=value separated by spaces
-# (README, "Context options"): `make deploy CONTEXT="queueType=fifo alarmEmail=me@example.com"` runs
+# (docs/configuration.md): `make deploy CONTEXT="queueType=fifo alarmEmail=me@example.com"` runs
 # `cdk deploy -c 'queueType=fifo' -c 'alarmEmail=me@example.com' SensorDigest`. They act on the stack
 # CONTEXT names with stackName=, else on cdk.json's (SensorDigest). Nothing is remembered between runs:
 # give every deploy of a stack the same CONTEXT.
@@ -109,7 +118,7 @@ deploy: setup
 destroy: setup
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk destroy $(CDK_CONTEXT) $(CONTEXT_STACK)
 
-## bench: the full benchmark (figures in the README); bench-quick: the CI smoke run
+## bench: the full benchmark (writes docs/benchmark-results.md and the sweep's docs/batching.svg); bench-quick: the CI smoke run
 bench: setup
 	$(PY) -m bench
 
@@ -117,4 +126,4 @@ bench-quick: setup
 	$(PY) -m bench --quick
 
 clean:
-	rm -rf $(VENV) $(VENV313) .cache cdk.out cdk.out.fifo
+	rm -rf $(VENV) $(VENV313) .cache cdk.out cdk.out.fifo site

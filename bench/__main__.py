@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench import report, runner, sweep
+from bench import pages, report, runner, sweep
 from bench.goals import goals
 from bench.plan import Plan
 from bench.workloads import WORKLOADS
@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     report.print_goals(met)
     record["goals"] = [{"goal": g, "measured": m, "met": ok} for g, m, ok in met]
     report.write(record, args.out)
+    if not plan.quick:  # CI's smoke run leaves the site's page alone: its figures are too small to mean much
+        print(f"results page: {pages.write_page(record, str(args.out.name))}")
     return 0
 
 

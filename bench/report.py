@@ -1,6 +1,7 @@
 """What the benchmark prints and writes: the header with the settings it ran at, a table per
 workload, the summary path, the goals, and the results file (``bench/results/latest.json``); the
-sweep's plot goes to ``docs/batching.svg`` (``bench/sweep.py`` draws it).
+sweep's plot goes to ``docs/batching.svg`` (``bench/sweep.py`` draws it), and a full run's results
+page to ``docs/benchmark-results.md`` (``bench/pages.py`` renders it).
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ def new_report(plan: Plan) -> dict[str, Any]:
         "messages": plan.messages,
         "date": datetime.now(UTC).isoformat(),
         "overrides": plan.overrides,
+        "machine": {
+            "arch": platform.machine(),
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+            "engine": "DynamoDB Local",
+        },
     }
     report["results"] = []
     report["settings"] = plan.reported_settings()

@@ -1,0 +1,120 @@
+"""MkDocs hook: the context options table of ``docs/configuration.md``, rendered at build time from
+the deployment model (``sensor_digest_cdk.shape``: the fields of ``Settings`` with their defaults,
+``RULES`` with what each key allows, ``context_key``), so the page cannot go stale.
+
+What a key means is written here, once per group of keys (``MEANINGS``); ``{s}`` in a meaning is
+the default ``Settings()``, so derived figures come from the model too. A field without a meaning,
+or a meaning naming a key the model does not have, fails the build (and
+``tests/unit/test_docs_site.py``): a new context key cannot ship undocumented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+MARKER = "<!-- context-options -->"
+
+MEANINGS: dict[tuple[str, ...], str] = {
+    ("stackName",): "stack name; the tables are named `<stackName>` and `<stackName>Ledger`",
+    ("removal",): (
+        "`retain` (deletion protection on; `make destroy` keeps tables, queues, logs and the key) "
+        "or `destroy` (a dev stack)"
+    ),
+    ("billing", "readCapacity", "writeCapacity"): (
+        "with `provisioned`: `readCapacity`, `writeCapacity` (1 to 40,000, DynamoDB's default quota per table)"
+    ),
+    ("deliveryMode",): "`at-least-once` not with `queueType=fifo`",
+    ("queueType",): (
+        "`fifo`: [ordered mode](ordered-mode.md); both ingest queues FIFO in high-throughput mode, no ledger "
+        "grant for ingest; `stackName` then at most 30 characters (CloudFormation's generated FIFO queue "
+        "names are not shortened to SQS's 80, aws-cdk#11041); switching an existing stack replaces both "
+        "queues: drain the old queue first ([Deploy, 7](deploy.md#7-upgrade-a-deployed-stack))"
+    ),
+    ("fifoBatchSize", "fifoMaxConcurrency"): (
+        "the event source on a FIFO queue (Lambda allows at most 10 and no batching window; "
+        "`ingestBatchSize`, `ingestBatchingWindowSeconds` and `ingestMaxConcurrency` do not apply there); "
+        "visibility timeout = 6 × function timeout = {fifo_visibility} s"
+    ),
+    ("unknownSensors", "profileCacheSeconds"): "the [registry](registry.md)'s use in ingest",
+    ("digestTimezone",): "zone of day boundaries; checked at synth against the shipped tzdata's list",
+    ("ingestBatchSize", "ingestBatchingWindowSeconds"): (
+        "SQS event source; chosen by measurement ([Benchmarks](benchmarks.md)): a message waits at most "
+        "{s.ingest_batching_window_seconds} s for its batch; a batch of more than 10 needs a window of at "
+        "least 1 s (Lambda's rule)"
+    ),
+    ("ingestMaxConcurrency", "ingestTimeoutSeconds", "ingestMemoryMb", "ingestMaxWorkers"): (
+        "ingest function; two invocations at once keep transaction conflicts rare and handle about 1,000 "
+        "messages per second on W1 here (latency model), several thousand by the model's own bound; raise "
+        "it for more"
+    ),
+    ("queueRetentionDays", "deadLetterRetentionDays", "maxReceiveCount"): (
+        "queues (visibility timeout = 6 × function timeout + window = {s.visibility_timeout_seconds} s, "
+        "within SQS's 12 h); `maxReceiveCount` × visibility timeout must stay under the queue's retention, "
+        "or a failing message would expire before it reaches the dead-letter queue"
+    ),
+    ("deadLetterMaxMessageBytes",): (
+        "the dead-letter queue's `MaximumMessageSize`; the ingest queue's is derived from it (minus "
+        "{overhead:,} bytes for the reason and origin attributes: {s.ingest_max_message_bytes:,} by default)"
+    ),
+    (
+        "summaryBatchSize",
+        "summaryBatchingWindowSeconds",
+        "summaryRetryAttempts",
+        "summaryMaxRecordAgeHours",
+    ): "stream event source (bisect on error, `TRIM_HORIZON`)",
+    ("summaryTimeoutSeconds", "summaryMemoryMb"): "summary function",
+    ("logRetentionDays", "iteratorAgeAlarmSeconds", "alarmEmail"): "monitoring",
+    ("queueAgeAlarmSeconds",): (
+        "the stall alarm on the ingest queue's oldest message; 0 derives it (`maxReceiveCount` × visibility "
+        "timeout + 300 s, at least 1,800 s: {s.queue_age_threshold_seconds:,} s at the defaults); a value at or "
+        "under {s.max_receive_count} × {s.visibility_timeout_seconds} s is refused, since one message working "
+        "through its retries would fire it"
+    ),
+}
+
+
+def _default(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return f"`{value!r}`"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"`{value}`" if value else "none"
+
+
+def render_options_table() -> str:
+    """The table, one row per group of ``MEANINGS``: keys, defaults and what each allows from the
+    model, then the meaning. Raises ``ValueError`` when the keys of the model and ``MEANINGS`` differ."""
+    from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES  # noqa: PLC0415
+    from sensor_digest_cdk.shape import RULES, Settings, context_key  # noqa: PLC0415
+
+    defaults = Settings()
+    field_of = {context_key(f.name): f.name for f in fields(Settings)}
+    documented = [key for group in MEANINGS for key in group]
+    undocumented = sorted(set(field_of) - set(documented))
+    unknown = sorted(set(documented) - set(field_of))
+    if undocumented or unknown:
+        raise ValueError(f"context options: no meaning for {undocumented}; meanings of unknown keys {unknown}")
+    fifo = Settings(queue_type="fifo")
+    values: dict[str, Any] = {
+        "s": defaults,
+        "fifo_visibility": fifo.visibility_timeout_seconds,
+        "overhead": DEAD_LETTER_OVERHEAD_BYTES,
+    }
+    rows = ["| key | default | allowed | meaning |", "|---|---|---|---|"]
+    for group, meaning in MEANINGS.items():
+        names = [field_of[key] for key in group]
+        keys = ", ".join(f"`{key}`" for key in group)
+        default = ", ".join(_default(getattr(defaults, name)) for name in names)
+        if len(group) == 1:
+            allowed = RULES[names[0]].allowed
+        else:
+            allowed = "<br>".join(f"`{key}`: {RULES[name].allowed}" for key, name in zip(group, names, strict=True))
+        cells = (keys, default, allowed, meaning.format(**values))
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows)
+
+
+def on_page_markdown(markdown: str, **_: Any) -> str:
+    """MkDocs' hook: the marker in a page becomes the table."""
+    return markdown.replace(MARKER, render_options_table()) if MARKER in markdown else markdown
