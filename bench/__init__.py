@@ -1,1 +1,1 @@
-"""SensorDigest benchmarks: figures printed, never asserted on speed (see README, Benchmarks)."""
+"""SensorDigest benchmarks: figures printed, never asserted on speed (see docs/benchmarks.md)."""

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     record["goals"] = [{"goal": g, "measured": m, "met": ok} for g, m, ok in met]
     report.write(record, args.out)
     if not plan.quick:  # CI's smoke run leaves the site's page alone: its figures are too small to mean much
-        print(f"results page: {pages.write_page(record, str(args.out.name))}")
+        print(f"results page: {pages.write_page(record)}")
     return 0
 
 

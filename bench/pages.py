@@ -2,7 +2,9 @@
 run's date, machine and settings, so the site's figures are the latest run's and never typed by hand.
 
 A full ``python -m bench`` writes the page after its results file; ``python -m bench.pages FILE``
-renders it from any results file (``bench/results/latest.json`` by default). The sweep's plot is
+renders it from any results file (``bench/results/latest.json`` by default). The results file is
+kept beside the page (``docs/benchmark-results.json``, offered for download), and
+``tests/unit/test_docs_site.py`` holds the committed page to its rendering. The sweep's plot is
 ``docs/batching.svg`` (``bench/sweep.py`` draws it in a full run).
 """
 
@@ -37,15 +39,15 @@ def _machine(report: dict[str, Any]) -> str:
     machine = report.get("machine")
     if not machine:
         return "not recorded in this results file (written before the benchmark recorded it)"
-    return (
-        f"{machine['arch']}, {machine['cores']} cores, Python {machine['python']}, {machine['engine']}"
-        + (f" ({machine['host']})" if machine.get("host") else "")
+    return f"{machine['arch']}, {machine['cores']} cores, Python {machine['python']}, {machine['engine']}" + (
+        f" ({machine['host']})" if machine.get("host") else ""
     )
 
 
 def _results_table(results: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| workload | strategy | mode | msg/s | req/msg | WCU/msg | listed | conflicts | over | under | × msg/s | × WCU |",
+        "| workload | strategy | mode | msg/s | req/msg | WCU/msg | listed | conflicts | over | under "
+        "| × msg/s | × WCU |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for workload in dict.fromkeys(r["workload"] for r in results):
@@ -109,22 +111,21 @@ def _sweep(sweep: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render(report: dict[str, Any], source: str) -> str:
-    """The page's Markdown for one results file (``source`` names it on the page)."""
+def render(report: dict[str, Any], source: str = "benchmark-results.json") -> str:
+    """The page's Markdown for one results file (``source``: its name beside the page)."""
     settings = report.get("settings", {})
     overrides = report.get("overrides") or {}
     out = [
         "# Latest benchmark results",
         "",
-        "!!! info \"Generated: do not edit\"",
-        f"    Rendered by `bench/pages.py` from `{source}`, the results file of a `python -m bench` run.",
+        '!!! info "Generated: do not edit"',
+        f"    Rendered by `bench/pages.py` from [`{source}`]({source}), the results file of a `python -m bench` run.",
         "    A full run writes this page again; [Benchmarks](benchmarks.md) explains the method, the",
         "    strategies (a)–(e), the workloads and how to read the figures.",
         "",
         f"- **Run**: {report['date']} (UTC), {report['messages']:,} messages per workload",
         f"- **Machine**: {_machine(report)}",
-        "- **Settings**: "
-        + (", ".join(f"{SETTINGS.get(k, k)} {v:,}" for k, v in settings.items()) or "not recorded"),
+        "- **Settings**: " + (", ".join(f"{SETTINGS.get(k, k)} {v:,}" for k, v in settings.items()) or "not recorded"),
         "- **Defaults?** "
         + ("NOT THE DEFAULTS: " + ", ".join(f"{k}={v}" for k, v in overrides.items()) if overrides else "yes"),
         "",
@@ -162,8 +163,11 @@ def render(report: dict[str, Any], source: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_page(report: dict[str, Any], source: str, page: Path = PAGE) -> Path:
-    page.write_text(render(report, source), encoding="utf-8")
+def write_page(report: dict[str, Any], page: Path = PAGE) -> Path:
+    """The page, and the results file it is rendered from beside it (same name, ``.json``)."""
+    source = page.with_suffix(".json")
+    source.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    page.write_text(render(report, source.name), encoding="utf-8")
     return page
 
 
@@ -173,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", type=Path, default=PAGE)
     args = parser.parse_args(argv)
     report = json.loads(args.results.read_text(encoding="utf-8"))
-    print(f"page: {write_page(report, args.results.name, args.page)}")
+    print(f"page: {write_page(report, args.page)}")
     return 0
 
 

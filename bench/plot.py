@@ -1,4 +1,4 @@
-"""A small SVG line chart (log x axis) for the README, so the benchmark needs no plotting library."""
+"""A small SVG line chart (log x axis) for docs/batching.svg, so the benchmark needs no plotting library."""
 
 from __future__ import annotations
 

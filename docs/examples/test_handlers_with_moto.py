@@ -11,7 +11,7 @@ environment stays the same; a test that sets another `TABLE_NAME` (or starts a f
 with other credentials) gets new ones by itself. `handler.reset()` (in `ingest.handler` and
 `summary.handler`) forgets them outright, if you ever need it.
 
-moto is a fast check, not DynamoDB: see the README's moto divergences before you trust it with a
+moto is a fast check, not DynamoDB: see docs/testing.md for moto's divergences before you trust it with a
 claim about conditions or concurrency.
 """
 

@@ -1,4 +1,4 @@
-"""The sensor message schema of the contract (README, "Sensor message"): parse, validate, assign the day.
+"""The sensor message schema of the contract (docs/contract.md, "Sensor message"): parse, validate, assign the day.
 
 Every rule of the contract lives here (the timestamp's grammar in ``timestamps.py``), and every
 violation raises ``RejectedMessage`` with a reason a person can act on. No rule depends on the

@@ -1,4 +1,4 @@
-"""The timestamp of a sensor message (README, "Sensor message"): one written grammar, our own parser.
+"""The timestamp of a sensor message (docs/contract.md, "Sensor message"): one written grammar, our own parser.
 
 ``datetime.fromisoformat`` accepts what the running Python accepts (``T24:00`` from 3.14 on and
 not before; any character between date and time; fractions of hours; offsets with seconds), so a

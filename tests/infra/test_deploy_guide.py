@@ -1,4 +1,4 @@
-"""What the README's "Deploy" tells a first deployer about the template, held to it: the outputs the
+"""What docs/deploy.md tells a first deployer about the template, held to it: the outputs the
 steps read, what an idle stack is billed for (alarm metrics, the dashboard, the key, point-in-time
 recovery), what `make destroy` keeps and under which names, and what switching queueType replaces."""
 

@@ -1,7 +1,7 @@
 """The benchmark's instruments: the latency model, the request meter, the backlog event source.
 
 Engine: DynamoDB Local (the meter reads what the engine reports; the latency model's delay is
-measured around real requests). A wrong instrument would print wrong figures in the README.
+measured around real requests). A wrong instrument would print wrong figures in docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ SQS moves a message that was received ``MAX_RECEIVES`` times without a delete to
 queue (its group goes on without it), and an operator redrives the dead-letter queue as
 ``sensor-digest dlq redrive`` does: each message sent again to the current queue, with a new
 message id and sequence number, its origin stamped as attributes. Counted or not before, each
-report must end counted once, but for the case ordered mode cannot know (README, "Ordered
-mode"): a message that may have been counted before (a delivery lost a write's answer, or it was
+report must end counted once, but for the case ordered mode cannot know (docs/ordered-mode.md,
+"What it promises"): a message that may have been counted before (a delivery lost a write's answer, or it was
 acknowledged and its delete lost) and that SQS then moved away without ingest ever seeing it
 counted again may count once more after its redrive. The model allows exactly that, message by
 message; a message listed behind a failed one (a group's tail) must stay exact.

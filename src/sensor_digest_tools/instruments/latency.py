@@ -26,7 +26,7 @@ from typing import Any
 _SLEPT = "sensor_digest_latency_slept"
 _ITEMS = "sensor_digest_latency_items"
 
-# milliseconds; see the module's docstring and the README's "Benchmarks" for their grounds
+# milliseconds; see the module's docstring and docs/benchmarks.md for their grounds
 DEFAULT_PER_REQUEST_MS: Mapping[str, float] = {
     "GetItem": 4.0,
     "Query": 5.0,

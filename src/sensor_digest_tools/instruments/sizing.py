@@ -1,7 +1,7 @@
 """Item sizes and write units by DynamoDB's documented rules ("DynamoDB item sizes and formats").
 
 DynamoDB Local does not report the capacity real DynamoDB would consume for transactions, so
-the benchmarks and the README compute it from item sizes with these rules.
+the benchmarks and docs/benchmarks.md compute it from item sizes with these rules.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Each sensor is one message group (``MessageGroupId`` = the sensor id, as a decimal string), so SQS
 keeps a sensor's reports in order and Lambda hands them over one batch at a time; the report's
 ``event_id`` is its ``MessageDeduplicationId``, so a producer retry within SQS's five-minute
-window is dropped by SQS itself. ``send`` and the demo send through here; the README's producer
-example does the same by hand.
+window is dropped by SQS itself. ``send`` and the demo send through here; the producer
+example of docs/producers.md does the same by hand.
 """
 
 from __future__ import annotations
