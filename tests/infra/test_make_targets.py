@@ -90,3 +90,21 @@ def test_make_synth_refuses_bad_context_in_one_line_each() -> None:
         "error: context value ingestBatchSize='abc' is not allowed: "
         "ingestBatchSize takes a whole number from 1 to 10000 (Lambda's limit for a standard queue)",
     ]
+
+
+def test_make_docs_builds_the_site_strictly_and_lint_runs_it() -> None:
+    # Given make's plan for docs and for lint (read, not run)
+    docs = make("docs")
+    lint = make("lint")
+    assert docs.returncode == 0, docs.stderr
+    # Then docs is a strict MkDocs build, and lint (so CI) includes it
+    [build] = [line for line in docs.stdout.splitlines() if "mkdocs " in line]
+    assert shlex.split(build)[-3:] == ["build", "--strict", "--quiet"]
+    assert build in lint.stdout.splitlines()
+
+
+def test_make_docs_serve_serves_the_site_at_the_address_given() -> None:
+    result = make("docs-serve", "DOCS_ADDR=127.0.0.1:8123")
+    assert result.returncode == 0, result.stderr
+    [serve] = [line for line in result.stdout.splitlines() if "mkdocs " in line]
+    assert shlex.split(serve)[-3:] == ["serve", "--dev-addr", "127.0.0.1:8123"]
