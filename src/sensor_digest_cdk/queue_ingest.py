@@ -71,19 +71,9 @@ class QueueIngest(Construct):
             service=names.INGEST_SERVICE,
             timeout_seconds=shape.ingest_timeout_seconds,
             memory_mb=shape.ingest_memory_mb,
-            environment={
-                "TABLE_NAME": table_name,
-                "LEDGER_TABLE_NAME": ledger_table_name,
-                "DLQ_URL": self.dead_letter_queue.queue_url,
-                "DIGEST_TIMEZONE": shape.digest_timezone,
-                "DELIVERY_MODE": shape.delivery_mode,
-                "MARKER_TTL_SECONDS": str(shape.marker_ttl_seconds),
-                "INGEST_MAX_WORKERS": str(shape.ingest_max_workers),
-                "UNKNOWN_SENSORS": shape.unknown_sensors,
-                "PROFILE_CACHE_SECONDS": str(shape.profile_cache_seconds),
-                "MAX_RECEIVE_COUNT": str(shape.max_receive_count),
-                "QUEUE_TYPE": shape.queue_type,
-            },
+            environment=shape.ingest_environment(
+                table=table_name, ledger=ledger_table_name, dlq_url=self.dead_letter_queue.queue_url
+            ),
         )
         window = shape.event_batching_window_seconds
         self.function.add_event_source(

@@ -42,6 +42,7 @@ DASHBOARD_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # CloudWatch's rule for da
 IOT_RULE_NAME = re.compile(r"[A-Za-z0-9_]{1,128}")  # AWS IoT's rule for rule names
 IAM_PRINCIPAL_ARN = re.compile(r"arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}")
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
+FIFO_MAX_BATCH = 10  # Lambda's largest batch from a FIFO queue (which also allows no batching window)
 SQS_MAX_VISIBILITY_TIMEOUT_SECONDS = 12 * 3600
 SQS_MAX_RETENTION_DAYS = 14
 LOG_RETENTION_DAYS = (7, 14, 30, 90, 365)  # the retentions lambda_function.RETENTION maps
@@ -152,7 +153,7 @@ RULES: dict[str, Rule] = {
     "ingest_batching_window_seconds": _BATCHING_WINDOW,
     "ingest_max_concurrency": _EVENT_SOURCE_CONCURRENCY,
     "ingest_max_workers": _between(1, 64, "the ingest function's INGEST_MAX_WORKERS"),
-    "fifo_batch_size": _between(1, 10, "Lambda's limit for FIFO queues"),
+    "fifo_batch_size": _between(1, FIFO_MAX_BATCH, "Lambda's limit for FIFO queues"),
     "fifo_max_concurrency": _EVENT_SOURCE_CONCURRENCY,
     "delivery_mode": _one_of("exactly-once", "at-least-once"),
     # the functions load zones from the tzdata the asset ships (lambda_asset.py), nothing else
@@ -254,7 +255,12 @@ def prop_key(field_name: str) -> str:
 
 
 def _refused(what: str, key: Callable[[str], str], name: str, given: object) -> str:
-    return f"{what} {key(name)}={given!r} is not allowed: {key(name)} takes {RULES[name].allowed}"
+    return f"{what} {key(name)}={_shown(given, key)!r} is not allowed: {key(name)} takes {RULES[name].allowed}"
+
+
+def _shown(value: object, key: Callable[[str], str]) -> object:
+    """A value as its key's caller gave it: in context, a list of ARNs as its comma-separated text."""
+    return ",".join(value) if key is context_key and isinstance(value, tuple) else value
 
 
 @dataclass(frozen=True)
@@ -383,6 +389,23 @@ class PipelineShape:
             f"AWSLambdaPowertoolsPythonV3-{LAMBDA_PYTHON}-arm64:{POWERTOOLS_LAYER_VERSION}"
         )
 
+    def ingest_environment(self, *, table: str, ledger: str, dlq_url: str) -> dict[str, str]:
+        """The ingest function's environment (the contract's variables and the tunables it reads):
+        the construct deploys it, the local pipeline reads it as the function does."""
+        return {
+            "TABLE_NAME": table,
+            "LEDGER_TABLE_NAME": ledger,
+            "DLQ_URL": dlq_url,
+            "DIGEST_TIMEZONE": self.digest_timezone,
+            "DELIVERY_MODE": self.delivery_mode,
+            "MARKER_TTL_SECONDS": str(self.marker_ttl_seconds),
+            "INGEST_MAX_WORKERS": str(self.ingest_max_workers),
+            "UNKNOWN_SENSORS": self.unknown_sensors,
+            "PROFILE_CACHE_SECONDS": str(self.profile_cache_seconds),
+            "MAX_RECEIVE_COUNT": str(self.max_receive_count),
+            "QUEUE_TYPE": self.queue_type,
+        }
+
     @property
     def iot_rule_sql(self) -> str:
         """The IoT rule's statement: every field of a report published on ``iot_topic`` (the filter
@@ -399,6 +422,13 @@ class PipelineShape:
         problems = _unknown_key_problems(props, known, prop_key, "prop", strict=True)
         values = {name: value for name, value in props.items() if name in known}
         return cls._built(values, set(), problems, prop_key, "prop")
+
+    @classmethod
+    def from_context(cls, get: Callable[[str], Any], keys: Iterable[str] = ()) -> PipelineShape:
+        """The shape that context keys (``queueType``, ...; see ``AppSettings.from_context``) set, the
+        physical names generated: ``ShapeError`` names every problem in camelCase."""
+        problems, values, unreadable = read_context(get, keys)
+        return cls._built(values, unreadable, problems, context_key, "context value")
 
     @classmethod
     def _built(
@@ -436,7 +466,7 @@ class PipelineShape:
                 bad.add(name)
         for names, ok, allowed in self._combinations(key):
             if not ok and not bad.intersection(names):
-                given = " with ".join(f"{key(n)}={getattr(self, n)!r}" for n in names)
+                given = " with ".join(f"{key(n)}={_shown(getattr(self, n), key)!r}" for n in names)
                 problems.append(f"{what} {given} is not allowed: {allowed}")
         return problems
 

@@ -53,7 +53,7 @@ def invoke(*args: str) -> Any:
 @pytest.fixture(scope="module")
 def running(ddb_endpoint: str) -> Iterator[LocalPipeline]:
     """A local pipeline as `sensor-digest up` runs it: moto's SQS server, the session's DynamoDB Local."""
-    pipeline = LocalPipeline(PipelineOptions(sqs="server", visibility_timeout=1), engine_endpoint=ddb_endpoint)
+    pipeline = LocalPipeline(PipelineOptions(sqs="server", time_scale=0.005)  # a visibility timeout of 1 s, engine_endpoint=ddb_endpoint)
     pipeline.start()
     yield pipeline
     pipeline.stop()
