@@ -137,7 +137,9 @@ def _ingest_handler(mode: DeliveryMode, queue_type: QueueType = QueueType.STANDA
         # the deployed function's environment (PipelineShape.ingest_environment), this strategy's mode and queue
         shape = replace(settings, delivery_mode=mode.value, queue_type=queue_type.value)
         environment = shape.ingest_environment(
-            table=tables["table"], ledger=tables["ledger"], dlq_url=UNUSED_DLQ  # the workloads hold no poison
+            table=tables["table"],
+            ledger=tables["ledger"],
+            dlq_url=UNUSED_DLQ,  # the workloads hold no poison
         )
         return lambda_handler(ingest.build_service(IngestSettings.from_env(environment), session))
 

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from sensor_digest.config import DeliveryMode, QueueType
+from sensor_digest.config import QueueType
 from sensor_digest.store.reads import day_counts, summaries
-from sensor_digest_tools.local.demo import DemoOptions, run_demo, send_traffic
 from sensor_digest_cdk.shape import PipelineShape
+from sensor_digest_tools.local.demo import DemoOptions, run_demo, send_traffic
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.traffic import generate
 from sensor_digest_tools.ops.dlq import drain_dead_letters

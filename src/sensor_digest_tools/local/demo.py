@@ -13,8 +13,8 @@ from typing import Any
 
 from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.store.reads import day_counts, summaries
-from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_cdk.shape import FIFO_MAX_BATCH, PipelineShape
+from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.traffic import Traffic, generate
 from sensor_digest_tools.ops.dlq import DeadLetter, drain_dead_letters, redrive
 from sensor_digest_tools.ops.producer import batch_entry, is_fifo

@@ -26,6 +26,7 @@ from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from sensor_digest import ingest, summary
 from sensor_digest.config import DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.logs import LOG
+from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, create_tables, running_engine, start_engine
 from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession
@@ -40,7 +41,6 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
 from sensor_digest_tools.ops.targets import Target
-from sensor_digest_cdk.shape import PipelineShape
 
 LOCAL_TIME_SCALE = 0.01
 """Local seconds per deployed second, for the shape's durations: the visibility timeout (200 s as
