@@ -74,7 +74,7 @@ class SensorDigestPipeline(Construct):
         super().__init__(scope, construct_id)
         self.shape = shape
         stack = Stack.of(self)
-        label = stack.stack_name if construct_id == HIDDEN_ID else f"{stack.stack_name}/{self.node.path}"
+        label = stack.stack_name if construct_id == HIDDEN_ID else self.node.path  # Readings/Plain
         asset = function_asset()
         storage = DigestTables(self, "Storage", shape=shape)
         ingest = QueueIngest(

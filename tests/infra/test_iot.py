@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sensor_digest_cdk.iot_ingest import ERROR_LOG_ACTIONS, IOT_SQL_VERSION
+from sensor_digest_cdk.pipeline import PRODUCERS_SID
 from sensor_digest_cdk.shape import AppSettings, PipelineShape, ShapeError, iot_topic_ok
 from sensor_digest_cdk.stack import OUTPUT_IOT_RULE_NAME
 from tests.support.templates import cdk_synth, error_lines, resources
@@ -156,3 +157,23 @@ def test_a_topic_filter_iot_would_refuse_or_the_sql_could_not_quote_is_refused(t
 def test_a_rule_name_without_a_topic_is_refused() -> None:
     with pytest.raises(ShapeError, match="iot_rule_name names the rule iot_topic adds: give iot_topic too"):
         PipelineShape(iot_rule_name="reports")
+
+
+def test_with_restricted_producers_the_rules_role_is_admitted_to_send(synth_with: Callable[..., Any]) -> None:
+    # Given the app's stack with IoT ingestion, producers restricted and one producer named
+    producer = "arn:aws:iam::123456789012:role/producer"
+    stack, template = synth_with(iotTopic=TOPIC, restrictProducers="true", producerArns=producer)
+
+    # When the ingest queue's policy is read
+    denies = [
+        statement
+        for policy in resources(template, "AWS::SQS::QueuePolicy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if statement.get("Sid") == PRODUCERS_SID
+    ]
+
+    # Then its one Deny spares exactly the named producer and the rule's role
+    [deny] = denies
+    assert deny["Condition"] == {
+        "ArnNotEquals": {"aws:PrincipalArn": [producer, stack.resolve(stack.pipeline.iot.role.role_arn)]}
+    }
