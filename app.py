@@ -2,7 +2,8 @@
 """CDK entry point: builds the one SensorDigest stack from context and checks it with cdk-nag.
 
 Bad context (a value out of its range, a misspelt key) is refused before any construct exists:
-one line per problem on stderr, no traceback, exit code 1 (``Settings.from_context``).
+one line per problem on stderr, no traceback, exit code 1 (``AppSettings.from_context``). The stack
+is a thin shell over the construct ``SensorDigestPipeline`` (``src/sensor_digest_cdk/pipeline.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "functions")]  # the constructs an
 import aws_cdk as cdk  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
-from sensor_digest_cdk.shape import Settings, SettingsError  # noqa: E402
+from sensor_digest_cdk.shape import AppSettings, ShapeError  # noqa: E402
 from sensor_digest_cdk.stack import SensorDigestStack  # noqa: E402
 
 # Where the CDK CLI hands the app its context (cdk.json, cdk.context.json and every -c): JSON in
@@ -38,10 +39,10 @@ def cli_context() -> dict[str, object]:
 
 
 def build_app(context: dict[str, object] | None = None) -> tuple[cdk.App, SensorDigestStack]:
-    """The app and its stack; ``SettingsError`` (every problem of the context) before anything is built."""
+    """The app and its stack; ``ShapeError`` (every problem of the context) before anything is built."""
     app = cdk.App(context=context or {})
     keys = [*(context or {}), *cli_context()]
-    settings = Settings.from_context(app.node.try_get_context, keys)
+    settings = AppSettings.from_context(app.node.try_get_context, keys)
     stack = SensorDigestStack(app, settings.stack_name, settings=settings, stack_name=settings.stack_name)
     cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
     cdk.Tags.of(app).add("project", "sensor-digest")
@@ -51,7 +52,7 @@ def build_app(context: dict[str, object] | None = None) -> tuple[cdk.App, Sensor
 def main() -> int:
     try:
         app, _ = build_app()
-    except SettingsError as error:
+    except ShapeError as error:
         for problem in error.problems:
             print(f"error: {problem}", file=sys.stderr)
         return 1

@@ -1,8 +1,8 @@
 """``python -m bench [--quick]``: cost and speed of four counting strategies, as the stack deploys them.
 
 Every strategy is a Lambda handler run as the SQS event source runs it with the stack's settings
-(``infra/settings.py``: batch size, maximum concurrency, worker threads, timeout) on a backlog,
-against DynamoDB Local with DynamoDB's transaction conflicts emulated, twice: raw (this machine's
+(``sensor_digest_cdk/shape.py``, ``PipelineShape``: batch size, maximum concurrency, worker threads,
+timeout) on a backlog, against DynamoDB Local with DynamoDB's transaction conflicts emulated, twice: raw (this machine's
 DynamoDB Local) and under the latency model of a networked DynamoDB
 (``sensor_digest_tools.instruments.latency``). Prints messages per second, requests and write units per
 message (ingest and summary apart), messages listed for a retry, over- and undercount, and ratios

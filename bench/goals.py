@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.shape import PipelineShape
 
 
 def _exact_on_every_workload(report: dict[str, Any], strategy: str, goal: str) -> list[tuple[str, str, bool]]:
@@ -18,7 +18,7 @@ def _exact_on_every_workload(report: dict[str, Any], strategy: str, goal: str) -
     return [(goal, measured, all(r["overcount"] == r["undercount"] == 0 for r in runs))]
 
 
-def goals(report: dict[str, Any], settings: Settings) -> list[tuple[str, str, bool]]:
+def goals(report: dict[str, Any], settings: PipelineShape) -> list[tuple[str, str, bool]]:
     """(goal, measured, met) at the stack's defaults, W1, under the latency model."""
     by = {(r["workload"], r["strategy"], r["mode"], r["history"]): r for r in report["results"]}
     out: list[tuple[str, str, bool]] = []

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.shape import PipelineShape
 
-DEPLOYED = Settings()
+DEPLOYED = PipelineShape()
 MODELED = "acde"  # (b) is left out of the modeled pass: three writes per message, its place is clear raw
 B_WORKLOADS = ("W1",)  # and it runs on W1 only, for the same reason
 REPORTED_SETTINGS = (
@@ -50,7 +50,7 @@ class Plan:
     modes: str  # comma-separated: raw, model
     sets: tuple[str, ...]  # the --set KEY=VALUE items, as given
     overrides: dict[str, str]
-    settings: Settings
+    settings: PipelineShape
     quick: bool = False
     no_sweep: bool = False
     only_sweep: bool = False
@@ -72,7 +72,7 @@ class Plan:
         if quick:
             workloads = "W1,W4"
         overrides = dict(item.split("=", 1) for item in sets)
-        settings = Settings.from_context(overrides.get) if overrides else DEPLOYED
+        settings = PipelineShape.from_context(overrides.get) if overrides else DEPLOYED
         return cls(n, workloads, strategies, modes, tuple(sets), overrides, settings, quick, no_sweep, only_sweep)
 
     @property

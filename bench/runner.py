@@ -26,7 +26,7 @@ from sensor_digest.config import SummarySettings
 from sensor_digest.store import schema
 from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
 from sensor_digest.stream_filter import matches_filter
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
 from sensor_digest_tools.aws.session import LocalSession
@@ -81,7 +81,7 @@ def fresh_tables(client: Any, strategy: str) -> dict[str, str]:
 def run(
     key: str,
     workload: Workload,
-    settings: Settings,
+    settings: PipelineShape,
     *,
     modeled: bool = False,
     history: bool = False,
@@ -166,7 +166,7 @@ def run(
 
 
 def summary_path(
-    e: Engine, reader: StreamReader, table: str, settings: Settings, batches: tuple[int, ...], n: int, clear: bool
+    e: Engine, reader: StreamReader, table: str, settings: PipelineShape, batches: tuple[int, ...], n: int, clear: bool
 ) -> list[dict[str, Any]]:
     """The summary handler on the stream the ingest run produced, in stream batches of each size
     (the stream read as one shard, in order: the least coalescing a batch can see). ``clear``
@@ -210,7 +210,7 @@ def run_planned(plan: Plan, name: str, workload: Workload) -> list[dict[str, Any
     ]
 
 
-def run_aged(workload: Workload, settings: Settings) -> dict[str, Any]:
+def run_aged(workload: Workload, settings: PipelineShape) -> dict[str, Any]:
     """(c) on ``workload`` with a year of history per sensor, and its summary path at the stack's
     stream batch size."""
     return run("c", workload, settings, history=True, summary_batches=(settings.summary_batch_size,))

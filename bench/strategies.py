@@ -11,6 +11,7 @@ deployed batch size and concurrency of its queue type.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -22,13 +23,13 @@ from sensor_digest import ingest
 from sensor_digest.config import DeliveryMode, IngestSettings, QueueType
 from sensor_digest.messages import SensorMessage, read_pending
 from sensor_digest.store import schema
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 
 UTC = ZoneInfo("UTC")
 UNUSED_DLQ = "https://sqs.us-east-1.amazonaws.com/000000000000/unused"
-StrategyFactory = Callable[[Any, dict[str, str], Settings], Handler]
+StrategyFactory = Callable[[Any, dict[str, str], PipelineShape], Handler]
 
 
 def _parsed(message: QueuedMessage) -> SensorMessage:
@@ -97,12 +98,12 @@ def _per_message(count: Callable[[QueuedMessage], None]) -> Handler:
     return handler
 
 
-def blog(session: Any, tables: dict[str, str], settings: Settings) -> Handler:
+def blog(session: Any, tables: dict[str, str], settings: PipelineShape) -> Handler:
     client = session.client("dynamodb")
     return _per_message(lambda message: blog_update(client, tables["table"], _parsed(message)))
 
 
-def powertools_idempotency(session: Any, tables: dict[str, str], settings: Settings) -> Handler:
+def powertools_idempotency(session: Any, tables: dict[str, str], settings: PipelineShape) -> Handler:
     client = session.client("dynamodb")
     layer = DynamoDBPersistenceLayer(table_name=tables["idempotency"], boto3_client=client)
     config = IdempotencyConfig(event_key_jmespath="[sensor_id, event_id]", expires_after_seconds=29 * 86400)
@@ -132,18 +133,15 @@ def powertools_idempotency(session: Any, tables: dict[str, str], settings: Setti
 
 
 def _ingest_handler(mode: DeliveryMode, queue_type: QueueType = QueueType.STANDARD) -> StrategyFactory:
-    def make(session: Any, tables: dict[str, str], settings: Settings) -> Handler:
-        ingest_settings = IngestSettings(
-            table_name=tables["table"],
-            ledger_table_name=tables["ledger"],
+    def make(session: Any, tables: dict[str, str], settings: PipelineShape) -> Handler:
+        # the deployed function's environment (PipelineShape.ingest_environment), this strategy's mode and queue
+        shape = replace(settings, delivery_mode=mode.value, queue_type=queue_type.value)
+        environment = shape.ingest_environment(
+            table=tables["table"],
+            ledger=tables["ledger"],
             dlq_url=UNUSED_DLQ,  # the workloads hold no poison
-            timezone=UTC,
-            delivery_mode=mode,
-            max_workers=settings.ingest_max_workers,
-            marker_ttl_seconds=settings.marker_ttl_seconds,
-            queue_type=queue_type,
         )
-        return lambda_handler(ingest.build_service(ingest_settings, session))
+        return lambda_handler(ingest.build_service(IngestSettings.from_env(environment), session))
 
     return make
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.plot import Panel, Series, svg
 from bench.workloads import shape
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.shape import PipelineShape
 
 POLLERS = 5
 SHAPES = {20: "few sensors, often (20)", 200: "W1's 200 sensors", 50_000: "many sensors, rarely (50,000)"}
@@ -53,7 +53,7 @@ def interpolate(curve: list[tuple[int, float]], n: float) -> float:
 
 
 def run_sweep(
-    run: Callable[..., dict[str, Any]], settings: Settings, *, quick: bool, plot: Path | None
+    run: Callable[..., dict[str, Any]], settings: PipelineShape, *, quick: bool, plot: Path | None
 ) -> dict[str, Any]:
     n = 1_000 if quick else 10_000
     shapes = {200: SHAPES[200]} if quick else SHAPES
@@ -146,7 +146,7 @@ def run_sweep(
     return {"measured": measured, "windows": windows, "pollers": POLLERS}
 
 
-def fifo_shapes(run: Callable[..., dict[str, Any]], settings: Settings, *, quick: bool) -> list[dict[str, Any]]:
+def fifo_shapes(run: Callable[..., dict[str, Any]], settings: PipelineShape, *, quick: bool) -> list[dict[str, Any]]:
     """Ordered mode (e) on the sweep's three shapes, on a backlog with the day under way. A FIFO
     batch holds at most 10 messages, so there is no batch size to choose: what differs is how many
     of a batch's messages share a sensor-day (many when few sensors send often, one each when

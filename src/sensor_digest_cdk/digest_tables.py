@@ -6,7 +6,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from sensor_digest.store import schema
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.removal import removal_policy
+from sensor_digest_cdk.shape import PipelineShape
 
 _TYPES = {"N": dynamodb.AttributeType.NUMBER, "S": dynamodb.AttributeType.STRING}
 
@@ -17,24 +18,24 @@ def _attribute(definition: tuple[str, str, str]) -> dynamodb.Attribute:
 
 
 class DigestTables(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, shape: PipelineShape) -> None:
         super().__init__(scope, construct_id)
-        provisioned = settings.billing == "provisioned"
+        provisioned = shape.billing == "provisioned"
         common = {
             "billing_mode": dynamodb.BillingMode.PROVISIONED if provisioned else dynamodb.BillingMode.PAY_PER_REQUEST,
-            "read_capacity": settings.read_capacity if provisioned else None,
-            "write_capacity": settings.write_capacity if provisioned else None,
+            "read_capacity": shape.read_capacity if provisioned else None,
+            "write_capacity": shape.write_capacity if provisioned else None,
             "encryption": dynamodb.TableEncryption.AWS_MANAGED,
             "point_in_time_recovery_specification": dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            "removal_policy": settings.removal_policy,
-            "deletion_protection": not settings.destroy,
+            "removal_policy": removal_policy(shape),
+            "deletion_protection": not shape.destroy,
         }
         self.table = dynamodb.Table(
             self,
             "DigestTable",
-            table_name=settings.table_name,
+            table_name=shape.table_name or None,  # generated unless given
             partition_key=_attribute(schema.DIGEST_KEY_SCHEMA[0]),
             sort_key=_attribute(schema.DIGEST_KEY_SCHEMA[1]),
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
@@ -43,7 +44,7 @@ class DigestTables(Construct):
         self.ledger = dynamodb.Table(
             self,
             "LedgerTable",
-            table_name=settings.ledger_table_name,
+            table_name=shape.ledger_table_name or None,
             partition_key=_attribute(schema.LEDGER_KEY_SCHEMA[0]),
             time_to_live_attribute=schema.EXPIRES_AT,
             **common,  # type: ignore[arg-type]

@@ -1,27 +1,59 @@
-"""The Lambda asset: ``functions/`` plus the pure-Python ``tzdata`` package, built by copying files.
+"""The Lambda asset, built at synth from what is installed: no checkout needed beside the app.
 
-AL2023-based Lambda runtimes do not promise system zone data, and ``zoneinfo`` falls back to
-the ``tzdata`` package; it is copied from the environment ``make setup`` installed (pinned in
-requirements.txt), so synth needs no Docker and no network. boto3 comes with the runtime and
-Powertools from its published layer.
+The asset root holds what ``functions/`` holds in the checkout: the core package ``sensor_digest``
+(installed with the wheel), the two handler modules ``ingest/handler.py`` and ``summary/handler.py``
+(the contract's entry points; the wheel ships them as package data of this package,
+``sensor_digest_cdk/functions/``, so they never land in site-packages as top-level packages), and
+the pure-Python ``tzdata`` package: AL2023-based Lambda runtimes do not promise system zone data, and
+``zoneinfo`` falls back to ``tzdata`` (pinned in requirements.txt). Synth needs no Docker and no
+network; boto3 comes with the runtime and Powertools from its published layer.
+
+The asset is built once per process into a temporary folder (CDK copies it into the cloud
+assembly, fingerprinted by content, so the folder's own path never reaches the template).
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
 import shutil
+import tempfile
+from importlib import resources
 from pathlib import Path
 
 import tzdata
 
-ROOT = Path(__file__).resolve().parents[2]
-FUNCTIONS = ROOT / "functions"
-BUILD = ROOT / ".cache" / "lambda-asset"
+import sensor_digest
+
+HANDLER_PACKAGES = ("ingest", "summary")
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
+CORE = Path(sensor_digest.__file__).resolve().parent
 
 
-def build_function_asset(destination: Path = BUILD) -> Path:
+def handler_root() -> Path:
+    """Where ``ingest/`` and ``summary/`` are: this package's data in an installed wheel, else the
+    checkout's ``functions/`` (beside the core package ``sensor_digest``)."""
+    packaged = Path(str(resources.files(__package__ or "sensor_digest_cdk") / "functions"))
+    if (packaged / "ingest" / "handler.py").is_file():
+        return packaged
+    return CORE.parent
+
+
+def build_function_asset(destination: Path) -> Path:
+    """The asset root at ``destination`` (replaced if it exists)."""
     if destination.exists():
         shutil.rmtree(destination)
-    shutil.copytree(FUNCTIONS, destination, ignore=IGNORE)
+    destination.mkdir(parents=True)
+    shutil.copytree(CORE, destination / "sensor_digest", ignore=IGNORE)
+    for name in HANDLER_PACKAGES:
+        shutil.copytree(handler_root() / name, destination / name, ignore=IGNORE)
     shutil.copytree(Path(tzdata.__file__).parent, destination / "tzdata", ignore=IGNORE)
     return destination
+
+
+@functools.cache
+def function_asset() -> Path:
+    """The asset of this process, built on first use and removed when the process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="sensor-digest-asset-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return build_function_asset(folder / "asset")

@@ -11,10 +11,11 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from sensor_digest import names
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.removal import removal_policy
+from sensor_digest_cdk.shape import PipelineShape
 
 # Python 3.13: the newest the project can also test on (`make test-unit-py313`); the Powertools layer
-# follows it (infra/settings.py LAMBDA_PYTHON)
+# follows it (shape.py LAMBDA_PYTHON)
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 
 
@@ -22,7 +23,7 @@ def python_function(
     scope: Construct,
     construct_id: str,
     *,
-    settings: Settings,
+    shape: PipelineShape,
     asset: Path,
     handler: str,
     service: str,
@@ -33,8 +34,8 @@ def python_function(
     log_group = logs.LogGroup(
         scope,
         f"{construct_id}Logs",
-        retention=RETENTION[settings.log_retention_days],
-        removal_policy=settings.removal_policy,
+        retention=RETENTION[shape.log_retention_days],
+        removal_policy=removal_policy(shape),
     )
     # A role of its own instead of AWSLambdaBasicExecutionRole (logs:CreateLogGroup, CreateLogStream
     # and PutLogEvents on "*"): the log group exists, so the function may only write its own streams.
@@ -51,7 +52,7 @@ def python_function(
         )
     )
     powertools = lambda_.LayerVersion.from_layer_version_arn(
-        scope, f"{construct_id}Powertools", Fn.sub(settings.powertools_layer_arn)
+        scope, f"{construct_id}Powertools", Fn.sub(shape.powertools_layer_arn)
     )
     return lambda_.Function(
         scope,

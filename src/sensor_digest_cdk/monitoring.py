@@ -22,7 +22,8 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from sensor_digest import names
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.removal import removal_policy
+from sensor_digest_cdk.shape import PipelineShape
 
 PERIOD = Duration.minutes(5)
 
@@ -46,7 +47,8 @@ class PipelineMonitoring(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        settings: Settings,
+        shape: PipelineShape,
+        label: str,
         queue: sqs.IQueue,
         dead_letter_queue: sqs.IQueue,
         stream_failure_queue: sqs.IQueue,
@@ -56,14 +58,15 @@ class PipelineMonitoring(Construct):
         ledger: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
-        self._settings = settings
+        self._shape = shape
+        self._label = label
         self.key, self.topic = self._alarm_topic()
         self._watched = Watched(queue, dead_letter_queue, stream_failure_queue, ingest, summary, table, ledger)
         self.alarms = self._alarms()
         self.dashboard = self._dashboard()
         self.dashboard_url = (
             f"https://{Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region={Aws.REGION}"
-            f"#dashboards:name={settings.stack_name}-pipeline"
+            f"#dashboards:name={shape.dashboard_name or self.dashboard.dashboard_name}"
         )
 
     def _alarm_topic(self) -> tuple[kms.Key, sns.Topic]:
@@ -77,9 +80,9 @@ class PipelineMonitoring(Construct):
         key = kms.Key(
             self,
             "AlarmTopicKey",
-            description=f"{self._settings.stack_name}: encrypts the alarm topic; CloudWatch alarms may use it",
+            description=f"{self._label}: encrypts the alarm topic; CloudWatch alarms may use it",
             enable_key_rotation=True,
-            removal_policy=self._settings.removal_policy,
+            removal_policy=removal_policy(self._shape),
         )
         key.add_to_resource_policy(
             iam.PolicyStatement(
@@ -98,8 +101,8 @@ class PipelineMonitoring(Construct):
                 **cloudwatch_of_this_account,  # type: ignore[arg-type]
             )
         )
-        if self._settings.alarm_email:
-            topic.add_subscription(subscriptions.EmailSubscription(self._settings.alarm_email))
+        if self._shape.alarm_email:
+            topic.add_subscription(subscriptions.EmailSubscription(self._shape.alarm_email))
         return key, topic
 
     def _alarms(self) -> dict[str, cloudwatch.Alarm]:
@@ -118,7 +121,7 @@ class PipelineMonitoring(Construct):
             ),
             "IngestStalled": (
                 w.queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum"),
-                self._settings.queue_age_threshold_seconds,
+                self._shape.queue_age_threshold_seconds,
                 "Reports wait in the ingest queue longer than they would through every retry: "
                 "ingest is not consuming (event source disabled, a broken deploy, a stuck function)",
             ),
@@ -129,7 +132,7 @@ class PipelineMonitoring(Construct):
             ),
             "SummaryIteratorAge": (
                 w.summary.metric("IteratorAge", period=PERIOD, statistic="Maximum"),
-                self._settings.iterator_age_alarm_seconds * 1000,
+                self._shape.iterator_age_alarm_seconds * 1000,
                 "The summary falls behind the table's stream",
             ),
             "IngestThrottles": (w.ingest.metric_throttles(period=PERIOD), 0, "Ingest invocations are throttled"),
@@ -181,7 +184,7 @@ class PipelineMonitoring(Construct):
                 period=PERIOD,
             )
 
-        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self._settings.stack_name}-pipeline")
+        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=self._shape.dashboard_name or None)
         dashboard.add_widgets(
             cloudwatch.GraphWidget(
                 title="Ingest outcomes",
@@ -197,7 +200,7 @@ class PipelineMonitoring(Construct):
                 right=[w.queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum")],
                 right_annotations=[
                     cloudwatch.HorizontalAnnotation(
-                        value=self._settings.queue_age_threshold_seconds, label="ingest stalled (alarm)"
+                        value=self._shape.queue_age_threshold_seconds, label="ingest stalled (alarm)"
                     )
                 ],
             ),

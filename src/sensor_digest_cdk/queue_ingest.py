@@ -17,7 +17,7 @@ from constructs import Construct
 from sensor_digest import names
 from sensor_digest_cdk.lambda_function import python_function
 from sensor_digest_cdk.secure_queue import secure_queue
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.shape import PipelineShape
 
 
 class QueueIngest(Construct):
@@ -26,14 +26,14 @@ class QueueIngest(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        settings: Settings,
+        shape: PipelineShape,
         asset: Path,
         table_name: str,
         ledger_table_name: str,
     ) -> None:
         super().__init__(scope, construct_id)
         fifo: dict[str, object] = {}
-        if settings.fifo:
+        if shape.fifo:
             fifo = {
                 "fifo": True,
                 "content_based_deduplication": False,  # producers name each report (its event_id)
@@ -41,57 +41,47 @@ class QueueIngest(Construct):
                 "fifo_throughput_limit": sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
             }
         # Rejected messages keep their original body plus an `error` and a `source_message_id`
-        # attribute: the source queue's maximum leaves room for them (Settings.ingest_max_message_bytes).
+        # attribute: the source queue's maximum leaves room for them (PipelineShape.ingest_max_message_bytes).
         self.dead_letter_queue = secure_queue(
             self,
             "DeadLetterQueue",
-            settings=settings,
-            retention_period=Duration.days(settings.dead_letter_retention_days),
-            max_message_size_bytes=settings.dead_letter_max_message_bytes,
+            shape=shape,
+            retention_period=Duration.days(shape.dead_letter_retention_days),
+            max_message_size_bytes=shape.dead_letter_max_message_bytes,
             **fifo,
         )
         self.queue = secure_queue(
             self,
             "Queue",
-            settings=settings,
-            retention_period=Duration.days(settings.queue_retention_days),
-            visibility_timeout=settings.visibility_timeout,
-            max_message_size_bytes=settings.ingest_max_message_bytes,
+            shape=shape,
+            retention_period=Duration.days(shape.queue_retention_days),
+            visibility_timeout=Duration.seconds(shape.visibility_timeout_seconds),
+            max_message_size_bytes=shape.ingest_max_message_bytes,
             dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letter_queue, max_receive_count=settings.max_receive_count
+                queue=self.dead_letter_queue, max_receive_count=shape.max_receive_count
             ),
             **fifo,
         )
         self.function = python_function(
             self,
             "Function",
-            settings=settings,
+            shape=shape,
             asset=asset,
             handler="ingest.handler.handler",
             service=names.INGEST_SERVICE,
-            timeout_seconds=settings.ingest_timeout_seconds,
-            memory_mb=settings.ingest_memory_mb,
-            environment={
-                "TABLE_NAME": table_name,
-                "LEDGER_TABLE_NAME": ledger_table_name,
-                "DLQ_URL": self.dead_letter_queue.queue_url,
-                "DIGEST_TIMEZONE": settings.digest_timezone,
-                "DELIVERY_MODE": settings.delivery_mode,
-                "MARKER_TTL_SECONDS": str(settings.marker_ttl_seconds),
-                "INGEST_MAX_WORKERS": str(settings.ingest_max_workers),
-                "UNKNOWN_SENSORS": settings.unknown_sensors,
-                "PROFILE_CACHE_SECONDS": str(settings.profile_cache_seconds),
-                "MAX_RECEIVE_COUNT": str(settings.max_receive_count),
-                "QUEUE_TYPE": settings.queue_type,
-            },
+            timeout_seconds=shape.ingest_timeout_seconds,
+            memory_mb=shape.ingest_memory_mb,
+            environment=shape.ingest_environment(
+                table=table_name, ledger=ledger_table_name, dlq_url=self.dead_letter_queue.queue_url
+            ),
         )
-        window = settings.event_batching_window_seconds
+        window = shape.event_batching_window_seconds
         self.function.add_event_source(
             sources.SqsEventSource(
                 self.queue,
-                batch_size=settings.event_batch_size,
+                batch_size=shape.event_batch_size,
                 max_batching_window=Duration.seconds(window) if window else None,  # FIFO takes none
                 report_batch_item_failures=True,
-                max_concurrency=settings.event_max_concurrency,
+                max_concurrency=shape.event_max_concurrency,
             )
         )

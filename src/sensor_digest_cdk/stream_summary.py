@@ -14,38 +14,36 @@ from sensor_digest import names
 from sensor_digest.stream_filter import DAY_ITEM_FILTER
 from sensor_digest_cdk.lambda_function import python_function
 from sensor_digest_cdk.secure_queue import secure_queue
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.shape import PipelineShape
 
 
 class StreamSummary(Construct):
     def __init__(
-        self, scope: Construct, construct_id: str, *, settings: Settings, asset: Path, table: dynamodb.ITable
+        self, scope: Construct, construct_id: str, *, shape: PipelineShape, asset: Path, table: dynamodb.ITable
     ) -> None:
         super().__init__(scope, construct_id)
         # Where Lambda records a batch it gave up on (the records' stream positions, not the data).
-        self.failure_queue = secure_queue(
-            self, "StreamFailureQueue", settings=settings, retention_period=Duration.days(14)
-        )
+        self.failure_queue = secure_queue(self, "StreamFailureQueue", shape=shape, retention_period=Duration.days(14))
         self.function = python_function(
             self,
             "Function",
-            settings=settings,
+            shape=shape,
             asset=asset,
             handler="summary.handler.handler",
             service=names.SUMMARY_SERVICE,
-            timeout_seconds=settings.summary_timeout_seconds,
-            memory_mb=settings.summary_memory_mb,
+            timeout_seconds=shape.summary_timeout_seconds,
+            memory_mb=shape.summary_memory_mb,
             environment={"TABLE_NAME": table.table_name},
         )
         self.function.add_event_source(
             sources.DynamoEventSource(
                 table,
                 starting_position=lambda_.StartingPosition.TRIM_HORIZON,
-                batch_size=settings.summary_batch_size,
-                max_batching_window=Duration.seconds(settings.summary_batching_window_seconds),
+                batch_size=shape.summary_batch_size,
+                max_batching_window=Duration.seconds(shape.summary_batching_window_seconds),
                 bisect_batch_on_error=True,
-                retry_attempts=settings.summary_retry_attempts,
-                max_record_age=Duration.hours(settings.summary_max_record_age_hours),
+                retry_attempts=shape.summary_retry_attempts,
+                max_record_age=Duration.hours(shape.summary_max_record_age_hours),
                 on_failure=sources.SqsDlq(self.failure_queue),
                 report_batch_item_failures=True,
                 filters=[lambda_.FilterCriteria.filter(DAY_ITEM_FILTER)],

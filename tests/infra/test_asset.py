@@ -7,7 +7,7 @@ from typing import Any
 
 from aws_cdk.assertions import Template
 
-from sensor_digest_cdk.lambda_asset import BUILD
+from sensor_digest_cdk.lambda_asset import function_asset
 from tests.support.templates import resources
 
 
@@ -25,9 +25,10 @@ def test_both_functions_run_python_3_13_with_the_powertools_layer_built_for_it(t
 
 
 def test_the_function_asset_carries_the_handlers_and_zone_data_but_no_tests(stack_and_template: Any) -> None:
-    assert (BUILD / "ingest" / "handler.py").is_file()
-    assert (BUILD / "summary" / "handler.py").is_file()
-    assert (BUILD / "sensor_digest" / "counting" / "ledger.py").is_file()
-    assert (BUILD / "tzdata" / "zoneinfo" / "Asia" / "Tokyo").is_file()
-    assert not list(BUILD.rglob("__pycache__"))
-    assert not (BUILD / "tests").exists()
+    build = function_asset()  # the folder the synthesized stack's functions were built from
+    assert (build / "ingest" / "handler.py").is_file()
+    assert (build / "summary" / "handler.py").is_file()
+    assert (build / "sensor_digest" / "counting" / "ledger.py").is_file()
+    assert (build / "tzdata" / "zoneinfo" / "Asia" / "Tokyo").is_file()
+    assert not list(build.rglob("__pycache__"))
+    assert not (build / "tests").exists()

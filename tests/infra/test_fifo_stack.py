@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from sensor_digest_cdk.shape import Settings, SettingsError
+from sensor_digest_cdk.shape import AppSettings, PipelineShape, ShapeError
 from tests.support.templates import actions, policy_of, resources
 
 HIGH_THROUGHPUT = {
@@ -68,14 +68,14 @@ def test_the_function_is_told_the_queue_type_and_may_only_put_and_read_markers_i
 
 
 def test_fifo_settings_are_checked() -> None:
-    assert Settings(queue_type="fifo").visibility_timeout_seconds == 180
-    with pytest.raises(SettingsError, match="fifoBatchSize takes a whole number from 1 to 10"):
-        Settings.from_context({"queueType": "fifo", "fifoBatchSize": "11"}.get)
-    with pytest.raises(SettingsError, match="leave deliveryMode exactly-once"):
-        Settings.from_context({"queueType": "fifo", "deliveryMode": "at-least-once"}.get)
-    with pytest.raises(SettingsError, match="stackName of at most 30"):
-        Settings.from_context({"queueType": "fifo", "stackName": "S" * 31}.get)
-    Settings.from_context({"queueType": "fifo", "stackName": "S" * 30}.get)
-    Settings.from_context({"stackName": "S" * 31}.get)  # a standard queue's name is shortened
-    with pytest.raises(SettingsError, match="queueType takes standard or fifo"):
-        Settings.from_context({"queueType": "FIFO"}.get)
+    assert PipelineShape(queue_type="fifo").visibility_timeout_seconds == 180
+    with pytest.raises(ShapeError, match="fifoBatchSize takes a whole number from 1 to 10"):
+        AppSettings.from_context({"queueType": "fifo", "fifoBatchSize": "11"}.get)
+    with pytest.raises(ShapeError, match="leave deliveryMode exactly-once"):
+        AppSettings.from_context({"queueType": "fifo", "deliveryMode": "at-least-once"}.get)
+    with pytest.raises(ShapeError, match="stackName of at most 30"):
+        AppSettings.from_context({"queueType": "fifo", "stackName": "S" * 31}.get)
+    AppSettings.from_context({"queueType": "fifo", "stackName": "S" * 30}.get)
+    AppSettings.from_context({"stackName": "S" * 31}.get)  # a standard queue's name is shortened
+    with pytest.raises(ShapeError, match="queueType takes standard or fifo"):
+        AppSettings.from_context({"queueType": "FIFO"}.get)

@@ -10,12 +10,12 @@ from typing import Any
 from aws_cdk.assertions import Match, Template
 
 from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.shape import PipelineShape
 from tests.support.templates import DAY, resources
 
 
 def test_the_queue_redrives_to_a_dead_letter_queue_after_five_receives(template: Template) -> None:
-    settings = Settings()
+    settings = PipelineShape()
     template.has_resource_properties(
         "AWS::SQS::Queue",
         {
@@ -82,7 +82,7 @@ def test_the_sqs_event_source_reports_item_failures_and_bounds_concurrency(templ
 
 
 def test_the_ingest_queue_leaves_room_in_the_dead_letter_queue_for_the_reason(template: Template) -> None:
-    settings = Settings()
+    settings = PipelineShape()
     queues = resources(template, "AWS::SQS::Queue").values()
     [source] = [q for q in queues if "RedrivePolicy" in q["Properties"]]
     [dead_letters] = [

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from sensor_digest_cdk.shape import Settings, SettingsError
+from sensor_digest_cdk.shape import AppSettings, PipelineShape, ShapeError
 from tests.support.templates import actions, resources
 
 
@@ -82,7 +82,7 @@ def test_cloudwatch_of_this_account_may_publish_to_the_alarm_topic(template: Tem
 
 
 def test_a_stalled_ingest_queue_alarms_and_shows_on_the_dashboard(template: Template) -> None:
-    settings = Settings()
+    settings = PipelineShape()
     template.has_resource_properties(
         "AWS::CloudWatch::Alarm",
         {
@@ -95,7 +95,7 @@ def test_a_stalled_ingest_queue_alarms_and_shows_on_the_dashboard(template: Temp
         },
     )
     # above what one message can reach through all its retries, so that retries alone never fire it
-    assert settings.queue_age_threshold_seconds > settings.max_receive_count * settings.visibility_timeout.to_seconds()
+    assert settings.queue_age_threshold_seconds > settings.max_receive_count * settings.visibility_timeout_seconds
     [dashboard] = resources(template, "AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
     assert "ApproximateAgeOfOldestMessage" in body
@@ -107,5 +107,5 @@ def test_the_stall_threshold_is_a_setting(synth_with: Callable[..., Any]) -> Non
     template.has_resource_properties(
         "AWS::CloudWatch::Alarm", {"MetricName": "ApproximateAgeOfOldestMessage", "Threshold": 3600}
     )
-    with pytest.raises(SettingsError, match="queueAgeAlarmSeconds"):
-        Settings.from_context({"queueAgeAlarmSeconds": "600"}.get)  # under 5 receives x 200 s
+    with pytest.raises(ShapeError, match="queueAgeAlarmSeconds"):
+        AppSettings.from_context({"queueAgeAlarmSeconds": "600"}.get)  # under 5 receives x 200 s

@@ -45,7 +45,11 @@ def test_the_alarm_topic_is_encrypted_and_tls_only(template: Template) -> None:
     )
 
 
-QUEUE_TYPES = pytest.mark.parametrize("context", [{}, {"queueType": "fifo"}], ids=["standard", "fifo"])
+QUEUE_TYPES = pytest.mark.parametrize(
+    "context",
+    [{}, {"queueType": "fifo"}, {"iotTopic": "sensors/+/reports", "restrictProducers": "true"}],
+    ids=["standard", "fifo", "iot-restricted"],
+)
 
 
 @QUEUE_TYPES

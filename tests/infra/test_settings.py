@@ -1,6 +1,6 @@
 """The stack's settings (context keys): derived values, and bad context refused at synth with one
 line per problem naming the key, the value and what is allowed: every key's type and range, the
-combinations AWS refuses, misspelt keys. In-process through ``Settings.from_context``, and as a
+combinations AWS refuses, misspelt keys. In-process through ``AppSettings.from_context``, and as a
 deployer meets it: ``cdk synth -c ...`` in a process of its own."""
 
 from __future__ import annotations
@@ -15,17 +15,33 @@ import pytest
 from aws_cdk.assertions import Match
 
 from sensor_digest_cdk.lambda_function import RETENTION
-from sensor_digest_cdk.shape import LOG_RETENTION_DAYS, RULES, Settings, SettingsError, context_key
+from sensor_digest_cdk.shape import (
+    CONTEXT_FIELDS,
+    LOG_RETENTION_DAYS,
+    NAME_FIELDS,
+    RULES,
+    STACK_NAME_RULE,
+    AppSettings,
+    PipelineShape,
+    ShapeError,
+    context_key,
+)
 from tests.support.templates import DAY, ROOT, cdk_synth, error_lines
 
-KEYS = {context_key(field.name): field.name for field in fields(Settings)}
+KEYS = {context_key(name): name for name in (*CONTEXT_FIELDS, "stack_name")}
+ALL_RULES = {**RULES, "stack_name": STACK_NAME_RULE}
+
+
+def setting(settings: AppSettings, name: str) -> object:
+    """A field's value: the stack's name, or a field of its pipeline's shape."""
+    return settings.stack_name if name == "stack_name" else getattr(settings.shape, name)
 
 
 def refusals(context: dict[str, object]) -> list[str]:
     """The problems ``context`` is refused with (none: it is accepted)."""
     try:
-        Settings.from_context(context.get, context)
-    except SettingsError as error:
+        AppSettings.from_context(context.get, context)
+    except ShapeError as error:
         assert str(error) == "\n".join(error.problems)
         return error.problems
     return []
@@ -44,23 +60,24 @@ def test_a_digest_timezone_the_functions_cannot_load_is_refused_at_synth(synth_w
 
 
 def test_the_marker_lifetime_is_derived_from_the_queue_and_redrive_windows() -> None:
-    settings = Settings(queue_retention_days=4, dead_letter_retention_days=14)
+    settings = PipelineShape(queue_retention_days=4, dead_letter_retention_days=14)
     assert settings.marker_ttl_seconds == (4 + 14 + 1) * DAY
 
 
 def test_bad_context_is_refused_with_the_reason() -> None:
-    with pytest.raises(SettingsError, match="maxReceiveCount=3 is not allowed: maxReceiveCount takes a whole number"):
-        Settings.from_context({"maxReceiveCount": "3"}.get)
-    with pytest.raises(SettingsError, match="billing='free' is not allowed: billing takes on-demand or provisioned"):
-        Settings.from_context({"billing": "free"}.get)
+    with pytest.raises(ShapeError, match="maxReceiveCount=3 is not allowed: maxReceiveCount takes a whole number"):
+        AppSettings.from_context({"maxReceiveCount": "3"}.get)
+    with pytest.raises(ShapeError, match="billing='free' is not allowed: billing takes on-demand or provisioned"):
+        AppSettings.from_context({"billing": "free"}.get)
 
 
 # -- every key checked ---------------------------------------------------------------------------
 
 
 def test_every_setting_has_a_rule_and_the_defaults_pass_it() -> None:
-    assert set(RULES) == {field.name for field in fields(Settings)}
-    Settings().validate()
+    assert set(RULES) == {field.name for field in fields(PipelineShape)}
+    assert PipelineShape().problems() == []
+    assert set(CONTEXT_FIELDS) == set(RULES) - set(NAME_FIELDS)  # the names follow stackName
     assert context_key("ingest_batch_size") == "ingestBatchSize"
     assert context_key("stack_name") == "stackName"
 
@@ -113,6 +130,10 @@ BAD_VALUES: list[tuple[str, object]] = [
     ("alarmEmail", "not-an-email"),
     ("alarmEmail", "me@localhost"),
     ("alarmEmail", "me@example.com "),
+    ("iotTopic", "sensors/#/reports"),
+    ("restrictProducers", "yes"),
+    ("producerArns", "arn:aws:iam::123456789012:group/ops"),
+    ("iotRuleName", "sensor-digest"),
 ]
 
 
@@ -123,7 +144,9 @@ def test_every_key_has_a_bad_value_here() -> None:
 @pytest.mark.parametrize(("key", "value"), BAD_VALUES, ids=[f"{k}={v!r}"[:40] for k, v in BAD_VALUES])
 def test_a_value_out_of_its_range_is_refused_naming_key_value_and_what_is_allowed(key: str, value: object) -> None:
     [problem] = refusals({key: value})
-    assert problem.startswith(f"context value {key}={value!r} is not allowed: {key} takes {RULES[KEYS[key]].allowed}")
+    assert problem.startswith(
+        f"context value {key}={value!r} is not allowed: {key} takes {ALL_RULES[KEYS[key]].allowed}"
+    )
     assert "\n" not in problem
 
 
@@ -145,12 +168,12 @@ GOOD_VALUES: list[tuple[str, object]] = [
 @pytest.mark.parametrize(("key", "value"), GOOD_VALUES, ids=[f"{k}={v!r}"[:40] for k, v in GOOD_VALUES])
 def test_a_value_at_the_edge_of_its_range_is_taken(key: str, value: object) -> None:
     assert refusals({key: value}) == []
-    assert getattr(Settings.from_context({key: value}.get), KEYS[key]) == value
+    assert setting(AppSettings.from_context({key: value}.get), KEYS[key]) == value
 
 
 @pytest.mark.parametrize("raw", ["100", " 100", "+100", 100, 100.0])
 def test_a_whole_number_comes_as_text_from_the_command_line_or_as_a_json_number(raw: object) -> None:
-    assert Settings.from_context({"ingestBatchSize": raw}.get).ingest_batch_size == 100
+    assert AppSettings.from_context({"ingestBatchSize": raw}.get).shape.ingest_batch_size == 100
 
 
 @pytest.mark.parametrize("raw", ["abc", "1.5", "", "1e3", "1_000", "0x10", 1.5, True, [100]])
@@ -216,7 +239,8 @@ def test_combinations_aws_takes_are_taken() -> None:
     assert refusals({"queueType": "fifo", "stackName": "S" * 30}) == []
     assert refusals({"stackName": "S" * 31}) == []  # a standard queue's name is shortened
     assert refusals({"ingestTimeoutSeconds": 900, "ingestBatchingWindowSeconds": 300}) == []  # 5,700 s < 12 h
-    assert Settings(ingest_timeout_seconds=900, ingest_batching_window_seconds=300).visibility_timeout_seconds == 5700
+    shape = PipelineShape(ingest_timeout_seconds=900, ingest_batching_window_seconds=300)
+    assert shape.visibility_timeout_seconds == 5700
 
 
 def test_several_bad_values_are_each_named_on_a_line_of_their_own() -> None:
@@ -268,7 +292,7 @@ def test_keys_of_cdk_and_unrelated_keys_pass(key: str) -> None:
 
 def test_the_context_cdk_json_sets_passes() -> None:
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
-    assert Settings.from_context(context.get, context) == Settings()
+    assert AppSettings.from_context(context.get, context) == AppSettings()
 
 
 # -- as a deployer meets it: `cdk synth -c ...` --------------------------------------------------

@@ -53,7 +53,8 @@ def invoke(*args: str) -> Any:
 @pytest.fixture(scope="module")
 def running(ddb_endpoint: str) -> Iterator[LocalPipeline]:
     """A local pipeline as `sensor-digest up` runs it: moto's SQS server, the session's DynamoDB Local."""
-    pipeline = LocalPipeline(PipelineOptions(sqs="server", visibility_timeout=1), engine_endpoint=ddb_endpoint)
+    # time_scale 0.005: the deployed visibility timeout of 200 s becomes 1 s
+    pipeline = LocalPipeline(PipelineOptions(sqs="server", time_scale=0.005), engine_endpoint=ddb_endpoint)
     pipeline.start()
     yield pipeline
     pipeline.stop()

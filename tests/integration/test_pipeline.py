@@ -7,8 +7,9 @@ import os
 
 import pytest
 
-from sensor_digest.config import DeliveryMode, QueueType
+from sensor_digest.config import QueueType
 from sensor_digest.store.reads import day_counts, summaries
+from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools.local.demo import DemoOptions, run_demo, send_traffic
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.traffic import generate
@@ -22,7 +23,7 @@ def test_two_pipelines_in_one_process_count_their_own_traffic(ddb_endpoint: str)
     environment = dict(os.environ)
     first = LocalPipeline(PipelineOptions(fault_rate=0.05, seed=1), engine_endpoint=ddb_endpoint)
     second = LocalPipeline(
-        PipelineOptions(delivery_mode=DeliveryMode.AT_LEAST_ONCE, seed=2), engine_endpoint=ddb_endpoint
+        PipelineOptions(shape=PipelineShape(delivery_mode="at-least-once"), seed=2), engine_endpoint=ddb_endpoint
     )
     traffic = {
         first: generate(messages=300, sensors=5, days=2, poison_rate=0.02, seed=1),

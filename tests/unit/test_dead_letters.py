@@ -20,10 +20,10 @@ from sensor_digest.dead_letter_format import (
     message_size,
 )
 from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService, Rejection
-from sensor_digest_cdk.shape import Settings
+from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
 
-SETTINGS = Settings()
+SETTINGS = PipelineShape()
 
 
 @pytest.fixture

@@ -135,6 +135,7 @@ def up(
     reads (DELIVERY_MODE, UNKNOWN_SENSORS, DIGEST_TIMEZONE). The settings for your own client go to
     stdout (`sensor-digest up > env.sh`), everything else to stderr."""
 
+    from sensor_digest_cdk.shape import PipelineShape
     from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 
     engine_endpoint = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
@@ -157,9 +158,11 @@ def up(
                 f"stop it first, or give this one its own state file with SENSOR_DIGEST_STATE=<path>"
             )
         options = PipelineOptions(
-            delivery_mode=mode,
-            unknown_sensors=unknown_sensors.value,
-            timezone=timezone,
+            shape=PipelineShape(
+                delivery_mode=mode.value,  # type: ignore[arg-type]
+                unknown_sensors=unknown_sensors.value,  # type: ignore[arg-type]
+                digest_timezone=timezone,
+            ),
             dynamodb_port=dynamodb_port or 0,
             sqs_port=sqs_port or 0,
             verbose=verbose,
@@ -184,7 +187,8 @@ def up(
 
 def _tell_up(target: Target, options: PipelineOptions, path: Path) -> None:
     """What runs where, on stderr (stdout gets only the client's settings)."""
-    unknown = "rejected" if options.unknown_sensors == "reject" else f"counted in {options.timezone}"
+    shape = options.shape
+    unknown = "rejected" if shape.unknown_sensors == "reject" else f"counted in {shape.digest_timezone}"
     note(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
     note(f"queue {target.queue_url}")
     note(f"tables {target.table}, {target.ledger}")

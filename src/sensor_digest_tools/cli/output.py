@@ -22,6 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionEr
 from rich.text import Text
 
 from sensor_digest.errors import SensorDigestError, TransientFault
+from sensor_digest_cdk.shape import ShapeError
 from sensor_digest_tools.aws.dynamodb_local import EngineError
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.ops.targets import Target, TargetError, resolve
@@ -55,6 +56,8 @@ def errors() -> Iterator[None]:
         fail(str(exc))
     except (TargetError, EngineError, SensorDigestError) as exc:  # registry refusals, targets, the engine
         fail(str(exc))
+    except ShapeError as exc:  # options a deployment would refuse too (the local pipeline runs its shape)
+        fail("; ".join(exc.problems))
     except (ClientError, BotoCoreError) as exc:
         _fail_for(exc)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.store.reads import day_counts, summaries
+from sensor_digest_cdk.shape import FIFO_MAX_BATCH, PipelineShape
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.traffic import Traffic, generate
 from sensor_digest_tools.ops.dlq import DeadLetter, drain_dead_letters, redrive
@@ -35,6 +36,17 @@ class DemoOptions:
     batch_size: int = 100  # on FIFO at most 10 (Lambda's limit), with no window
     engine_endpoint: str | None = None
     verbose: bool = False
+
+    @property
+    def shape(self) -> PipelineShape:
+        """The deployed shape with this demo's delivery mode, queue type and batch size (on FIFO at
+        most 10): ``ShapeError`` for what a deployment would refuse (FIFO with at-least-once)."""
+        return PipelineShape(
+            delivery_mode=self.delivery_mode.value,  # type: ignore[arg-type]
+            queue_type=self.queue_type.value,  # type: ignore[arg-type]
+            ingest_batch_size=self.batch_size,
+            fifo_batch_size=min(self.batch_size, FIFO_MAX_BATCH),
+        )
 
 
 @dataclass(frozen=True)
@@ -100,8 +112,7 @@ class DemoResult:
     @property
     def batch_size(self) -> int:
         """The batch size the event source used (a FIFO queue's is at most 10)."""
-        options = self.options
-        return PipelineOptions(queue_type=options.queue_type, batch_size=options.batch_size).event_batch_size
+        return self.options.shape.event_batch_size
 
     @property
     def ok(self) -> bool:
@@ -198,9 +209,7 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
     )
     pipeline = LocalPipeline(
         PipelineOptions(
-            delivery_mode=options.delivery_mode,
-            queue_type=options.queue_type,
-            batch_size=options.batch_size,
+            shape=options.shape,
             duplicate_rate=options.duplicate_rate,
             fault_rate=options.fault_rate,
             seed=options.seed,

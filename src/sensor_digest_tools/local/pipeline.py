@@ -4,9 +4,10 @@
 two services with ``build_service(settings, session)`` (the handlers' own wiring) on a boto3
 session of its own, and runs the two emulated event sources in background threads, as Lambda
 would run the two functions side by side. Nothing is read from or written to the process
-environment, so two pipelines can run in one process: the ingest's settings (delivery mode,
-``UNKNOWN_SENSORS``, ``DIGEST_TIMEZONE``) and the ports of the engine and of moto's SQS server
-(each a free one unless given; a given one that is taken is ``PortInUse``) are ``PipelineOptions``.
+environment, so two pipelines can run in one process. ``PipelineOptions`` holds the deployed shape
+(``PipelineShape``: the ingest function's environment, the event sources, the queues, with durations
+scaled down) and the ports of the engine and of moto's SQS server (each a free one unless given; a
+given one that is taken is ``PortInUse``).
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ import threading
 import time
 import uuid
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
-from sensor_digest import ingest, summary, zones
+from sensor_digest import ingest, summary
 from sensor_digest.config import DeliveryMode, IngestSettings, QueueType, SummarySettings
-from sensor_digest.dead_letter_format import SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
 from sensor_digest.logs import LOG
+from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, create_tables, running_engine, start_engine
 from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession
@@ -41,39 +42,52 @@ from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
 from sensor_digest_tools.ops.targets import Target
 
-FIFO_MAX_BATCH = 10  # Lambda's limit for a FIFO queue, which also allows no batching window
+LOCAL_TIME_SCALE = 0.01
+"""Local seconds per deployed second, for the shape's durations: the visibility timeout (200 s as
+deployed, 2 s here) and the batching window (20 s, 0.2 s here)."""
 
 
 @dataclass(frozen=True)
 class PipelineOptions:
-    delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
-    queue_type: QueueType = QueueType.STANDARD
-    batch_size: int = 100  # on FIFO at most FIFO_MAX_BATCH, with no window
-    batching_window: float = 0.1
-    visibility_timeout: int = 2
-    max_receive_count: int = 5
+    """A local pipeline: the deployed ``PipelineShape`` (the same one the construct reads, so the
+    event sources, queues and the ingest's environment are the deployed ones by construction), its
+    durations scaled by ``time_scale``, and what only a local run has (injected duplicates and faults,
+    ports, the kind of SQS)."""
+
+    shape: PipelineShape = field(default_factory=PipelineShape)
+    time_scale: float = LOCAL_TIME_SCALE
     duplicate_rate: float = 0.0
     fault_rate: float = 0.0
-    stream_batch_size: int = 100
     seed: int = 7
     verbose: bool = False
     sqs: str = "in-process"  # or "server": moto's SQS server, reachable by other processes (`up`)
-    unknown_sensors: str = "accept"  # the ingest's UNKNOWN_SENSORS: accept or reject
-    timezone: str = "UTC"  # the ingest's DIGEST_TIMEZONE: the days of unregistered sensors
     dynamodb_port: int = 0  # the engine this pipeline starts (none with an endpoint given); 0: a free one
     sqs_port: int = 0  # moto's SQS server (sqs="server"); 0: a free one
 
     @property
+    def delivery_mode(self) -> DeliveryMode:
+        return DeliveryMode(self.shape.delivery_mode)
+
+    @property
+    def queue_type(self) -> QueueType:
+        return QueueType(self.shape.queue_type)
+
+    @property
     def fifo(self) -> bool:
-        return self.queue_type is QueueType.FIFO
+        return self.shape.fifo
 
     @property
     def event_batch_size(self) -> int:
-        return min(self.batch_size, FIFO_MAX_BATCH) if self.fifo else self.batch_size
+        return self.shape.event_batch_size
 
     @property
     def event_batching_window(self) -> float:
-        return 0.0 if self.fifo else self.batching_window
+        return self.shape.event_batching_window_seconds * self.time_scale
+
+    @property
+    def visibility_timeout(self) -> int:
+        """Whole seconds (moto's server takes no fraction), at least 1."""
+        return max(1, round(self.shape.visibility_timeout_seconds * self.time_scale))
 
 
 class PortInUse(EngineError):
@@ -141,18 +155,9 @@ class LocalPipeline:
         )
         create_tables(engine.client(), table, ledger)
         route_service_logs(self.options.verbose)
-        self.ingest_service = ingest.build_service(
-            IngestSettings(
-                table_name=table,
-                ledger_table_name=ledger,
-                dlq_url=queues.dlq_url,
-                timezone=zones.load(self.options.timezone),
-                delivery_mode=self.options.delivery_mode,
-                queue_type=self.options.queue_type,
-                unknown_sensors=self.options.unknown_sensors,
-            ),
-            self.session,
-        )
+        # the ingest function's own environment, as the construct sets it, read as the function reads it
+        environment = self.options.shape.ingest_environment(table=table, ledger=ledger, dlq_url=queues.dlq_url)
+        self.ingest_service = ingest.build_service(IngestSettings.from_env(environment), self.session)
         self.summary_service = summary.build_service(SummarySettings(table_name=table), self.session)
         ingest_handler, summary_handler = lambda_handler(self.ingest_service), lambda_handler(self.summary_service)
         self.target = Target(
@@ -178,7 +183,7 @@ class LocalPipeline:
         self.stream_source = StreamEventSource(
             reader=StreamReader(engine.endpoint, table),
             handler=summary_handler,
-            batch_size=self.options.stream_batch_size,
+            batch_size=self.options.shape.summary_batch_size,
         )
         for name, source in (("ingest", self.sqs_source), ("summary", self.stream_source)):
             thread = threading.Thread(target=self._loop, args=(source,), name=f"sensor-digest-{name}", daemon=True)
@@ -219,18 +224,21 @@ class LocalPipeline:
             pair = server.create_queues(
                 name,
                 visibility_timeout=self.options.visibility_timeout,
-                max_receive_count=self.options.max_receive_count,
+                max_receive_count=self.options.shape.max_receive_count,
             )
             return pair, server.endpoint
         self.broker = LocalSqsBroker()
         fifo, suffix = self.options.fifo, ".fifo" if self.options.fifo else ""
-        dlq_url = self.broker.create_queue(f"{name}DLQ{suffix}", max_message_bytes=SQS_MAX_MESSAGE_BYTES, fifo=fifo)
+        shape = self.options.shape
+        dlq_url = self.broker.create_queue(
+            f"{name}DLQ{suffix}", max_message_bytes=shape.dead_letter_max_message_bytes, fifo=fifo
+        )
         queue_url = self.broker.create_queue(
             f"{name}{suffix}",
-            visibility_timeout=self.options.visibility_timeout,
+            visibility_timeout=shape.visibility_timeout_seconds * self.options.time_scale,
             dead_letter_url=dlq_url,
-            max_receive_count=self.options.max_receive_count,
-            max_message_bytes=source_queue_max_bytes(SQS_MAX_MESSAGE_BYTES),
+            max_receive_count=shape.max_receive_count,
+            max_message_bytes=shape.ingest_max_message_bytes,
             fifo=fifo,
         )
         return QueuePair(queue_url=queue_url, dlq_url=dlq_url), BROKER_ENDPOINT

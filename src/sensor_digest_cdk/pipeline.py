@@ -1,0 +1,280 @@
+"""``SensorDigestPipeline``: the whole pipeline as one construct (L3), for any stack.
+
+Tables, queues, both functions, alarms and dashboard, and, on request, an AWS IoT topic rule to the
+ingest queue and a queue policy that admits only the producers granted. Its props are
+``PipelineShape``'s fields, keyword-only, checked at once (``ShapeError``, one line per problem);
+physical names are generated unless given, so two pipelines live in one stack side by side.
+
+What a user wires next is exposed: ``queue``, ``dead_letter_queue``, ``table``, ``ledger``,
+``ingest_function``, ``summary_function``, ``alarm_topic``, ``dashboard``, ``iot`` (or ``None``), and
+the grants ``grant_send`` (producers), ``grant_read`` (consumers of the counts) and
+``grant_redrive`` (operators of the dead-letter queue).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import jsii
+from aws_cdk import IStableListProducer, Lazy, Stack
+from aws_cdk import aws_iam as iam
+from cdk_nag import NagPackSuppression, NagSuppressions
+from constructs import Construct, IValidation
+
+from sensor_digest_cdk.digest_tables import DigestTables
+from sensor_digest_cdk.iot_ingest import IotIngest
+from sensor_digest_cdk.lambda_asset import function_asset
+from sensor_digest_cdk.monitoring import PipelineMonitoring
+from sensor_digest_cdk.queue_ingest import QueueIngest
+from sensor_digest_cdk.shape import PipelineShape
+from sensor_digest_cdk.stream_summary import StreamSummary
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from aws_cdk import aws_dynamodb as dynamodb
+    from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_sns as sns
+    from aws_cdk import aws_sqs as sqs
+
+    from sensor_digest_cdk.shape import PipelineProps
+
+# IAM has no action named TransactWriteItems: each action inside a transaction is authorised as
+# its own PutItem / UpdateItem / ConditionCheckItem ("Using IAM with DynamoDB transactions").
+# Only what the code calls: the count update/insert and the sensor profiles' reads on the digest,
+# marker puts and the batch's lookup of known markers on the ledger, the map upsert (UpdateItem) for the summary.
+INGEST_DIGEST_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:BatchGetItem"]
+INGEST_LEDGER_ACTIONS = ["dynamodb:PutItem", "dynamodb:BatchGetItem"]  # markers, and the lookup of known ones
+INGEST_DLQ_ACTIONS = ["sqs:SendMessage"]
+SUMMARY_DIGEST_ACTIONS = ["dynamodb:UpdateItem"]
+PRODUCERS_SID = "DenySendToAllButTheGrantedProducers"
+# CloudFormation names a FIFO queue <stack>-<logical id>-<13 characters>.fifo and does not shorten it
+# to SQS's 80 characters (aws-cdk#11041); one character is kept spare.
+SQS_QUEUE_NAME_MAX = 80
+FIFO_GENERATED_NAME_OVERHEAD = 21
+HIDDEN_ID = "Default"  # CDK leaves this id out of logical ids (app.py's stack keeps its ids through it)
+
+
+class SensorDigestPipeline(Construct):
+    """The SensorDigest pipeline: ``SensorDigestPipeline(self, "Readings", queue_type="fifo")``, or
+    ``shape=PipelineShape(...)`` for a shape built (and checked) beforehand."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        shape: PipelineShape | None = None,
+        **props: Unpack[PipelineProps],
+    ) -> None:
+        if shape is not None and props:
+            raise TypeError("SensorDigestPipeline takes a shape or its props, not both")
+        shape = shape if shape is not None else PipelineShape.from_props(**props)  # ShapeError before anything
+        super().__init__(scope, construct_id)
+        self.shape = shape
+        stack = Stack.of(self)
+        label = stack.stack_name if construct_id == HIDDEN_ID else self.node.path  # Readings/Plain
+        asset = function_asset()
+        storage = DigestTables(self, "Storage", shape=shape)
+        ingest = QueueIngest(
+            self,
+            "Ingest",
+            shape=shape,
+            asset=asset,
+            table_name=storage.table.table_name,
+            ledger_table_name=storage.ledger.table_name,
+        )
+        summary = StreamSummary(self, "Summary", shape=shape, asset=asset, table=storage.table)
+        self.monitoring = PipelineMonitoring(
+            self,
+            "Monitoring",
+            shape=shape,
+            label=label,
+            queue=ingest.queue,
+            dead_letter_queue=ingest.dead_letter_queue,
+            stream_failure_queue=summary.failure_queue,
+            ingest=ingest.function,
+            summary=summary.function,
+            table=storage.table,
+            ledger=storage.ledger,
+        )
+        self.table: dynamodb.Table = storage.table
+        self.ledger: dynamodb.Table = storage.ledger
+        self.queue: sqs.Queue = ingest.queue
+        self.dead_letter_queue: sqs.Queue = ingest.dead_letter_queue
+        self.stream_failure_queue: sqs.Queue = summary.failure_queue
+        self.ingest_function: lambda_.Function = ingest.function
+        self.summary_function: lambda_.Function = summary.function
+        self.alarm_topic: sns.Topic = self.monitoring.topic
+        self.dashboard: cloudwatch.Dashboard = self.monitoring.dashboard
+        self.dashboard_url: str = self.monitoring.dashboard_url
+
+        self._grant_functions(ingest, summary)
+        self._producers: list[str] = list(shape.producer_arns)
+        self.iot: IotIngest | None = None
+        if shape.iot_topic:
+            self.iot = IotIngest(self, "Iot", shape=shape, queue=self.queue)
+            self._producers.append(self.iot.role.role_arn)
+        if shape.restrict_producers:
+            self._restrict_producers()
+        if shape.fifo:
+            self.node.add_validation(_FifoNamesFit(self))
+        self._suppress_nag_findings()
+
+    # -- what users wire next ------------------------------------------------------------------
+
+    def grant_send(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Lets ``grantee`` send reports to the ingest queue (``sqs:SendMessage`` and the queue's URL
+        and attributes); with ``restrict_producers``, also admits it past the queue policy's Deny,
+        which names principals by ARN: ``grantee`` must then be an IAM role or user (or an
+        ``ArnPrincipal``)."""
+        if self.shape.restrict_producers:
+            self._producers.append(_principal_arn(grantee))
+        return self.queue.grant_send_messages(grantee)
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Lets ``grantee`` read the counts: the digest table's day and summary items (the read API's
+        ``GetItem``/``Query``/``BatchGetItem``, and ``Scan``), nothing of the ledger."""
+        return self.table.grant_read_data(grantee)
+
+    def grant_redrive(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Lets an operator (``sensor-digest dlq list`` / ``redrive``) read and delete dead letters and
+        send them back to the ingest queue (``grant_send``)."""
+        self.grant_send(grantee)
+        return self.dead_letter_queue.grant_consume_messages(grantee)
+
+    # -- inside ----------------------------------------------------------------------------------
+
+    def _grant_functions(self, ingest: QueueIngest, summary: StreamSummary) -> None:
+        """Least privilege: exactly the item actions each function performs, on its tables only."""
+        ingest.function.add_to_role_policy(
+            iam.PolicyStatement(actions=INGEST_DIGEST_ACTIONS, resources=[self.table.table_arn])
+        )
+        # markers (one per message; in ordered mode only for a counted message listed behind a failed
+        # one) and the lookup of known ones
+        ingest.function.add_to_role_policy(
+            iam.PolicyStatement(actions=INGEST_LEDGER_ACTIONS, resources=[self.ledger.table_arn])
+        )
+        ingest.function.add_to_role_policy(
+            iam.PolicyStatement(actions=INGEST_DLQ_ACTIONS, resources=[self.dead_letter_queue.queue_arn])
+        )
+        summary.function.add_to_role_policy(
+            iam.PolicyStatement(actions=SUMMARY_DIGEST_ACTIONS, resources=[self.table.table_arn])
+        )
+        # Stream read (DescribeStream, GetRecords, GetShardIterator, ListStreams) comes with the event source.
+
+    def _restrict_producers(self) -> None:
+        """The queue policy denies ``sqs:SendMessage`` to every principal whose ARN is not one of the
+        producers (``producer_arns``, the IoT rule's role, every ``grant_send`` grantee), the account's
+        administrators and root included: an explicit Deny beats their Allow. It denies nothing else
+        (the ingest function's event source receives and deletes with its own role)."""
+        self.queue.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid=PRODUCERS_SID,
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["sqs:SendMessage"],
+                resources=[self.queue.queue_arn],
+                conditions={"ArnNotEquals": {"aws:PrincipalArn": Lazy.list(_Producers(self._producers))}},
+            )
+        )
+        self.node.add_validation(_SomeProducer(self))
+
+    def _suppress_nag_findings(self) -> None:
+        """Each accepted cdk-nag finding, with the reason and the exact finding it applies to."""
+        for function in (self.ingest_function, self.summary_function):
+            NagSuppressions.add_resource_suppressions(
+                function.role,  # type: ignore[arg-type]
+                [
+                    NagPackSuppression(
+                        id="AwsSolutions-IAM5",
+                        reason="X-Ray PutTraceSegments/PutTelemetryRecords and DynamoDB ListStreams support no "
+                        "resource-level permissions; every other action is scoped to one table, stream or queue.",
+                        applies_to=["Resource::*"],
+                    ),
+                ],
+                apply_to_children=True,
+            )
+        NagSuppressions.add_resource_suppressions(
+            [self.ingest_function, self.summary_function],
+            [
+                NagPackSuppression(
+                    id="AwsSolutions-L1",
+                    reason="Python 3.13, not the newest Lambda runtime (3.14): the newest Python the project runs "
+                    "its unit tier on (make test-unit-py313), and no verdict of the functions depends on the "
+                    "Python version (their own timestamp grammar and character rule, zones from tzdata).",
+                )
+            ],
+        )
+        NagSuppressions.add_resource_suppressions(
+            [self.dead_letter_queue, self.stream_failure_queue],
+            [
+                NagPackSuppression(
+                    id="AwsSolutions-SQS3",
+                    reason="This queue is itself a dead-letter destination (SQS redrive target or the stream "
+                    "event source's on-failure destination); a queue for its failures would have no reader.",
+                )
+            ],
+        )
+
+
+def _principal_arn(grantee: iam.IGrantable) -> str:
+    """The ARN the queue policy's ``aws:PrincipalArn`` condition sees for ``grantee``."""
+    principal = grantee.grant_principal
+    for attribute in ("role_arn", "user_arn", "arn"):
+        arn = getattr(principal, attribute, None)
+        if isinstance(arn, str):
+            return arn
+    raise TypeError(
+        f"grant_send with restrict_producers admits producers by IAM ARN: {principal} is no IAM role, user "
+        "or ArnPrincipal"
+    )
+
+
+@jsii.implements(IStableListProducer)
+class _Producers:
+    """The producers' ARNs as they stand at synth (``grant_send`` may add some after construction)."""
+
+    def __init__(self, arns: list[str]) -> None:
+        self._arns = arns
+
+    def produce(self) -> list[str]:
+        return list(self._arns)
+
+
+@jsii.implements(IValidation)
+class _SomeProducer:
+    """restrict_producers with nobody admitted would close the queue to every sender."""
+
+    def __init__(self, pipeline: SensorDigestPipeline) -> None:
+        self._pipeline = pipeline
+
+    def validate(self) -> list[str]:
+        if self._pipeline._producers:
+            return []
+        return [
+            "restrict_producers=True admits no sender: call grant_send(grantee), or give producer_arns or iot_topic"
+        ]
+
+
+@jsii.implements(IValidation)
+class _FifoNamesFit:
+    """A FIFO queue's generated name (<stack>-<logical id>-<suffix>.fifo) must fit SQS's 80 characters."""
+
+    def __init__(self, pipeline: SensorDigestPipeline) -> None:
+        self._pipeline = pipeline
+
+    def validate(self) -> list[str]:
+        stack = Stack.of(self._pipeline)
+        problems = []
+        for queue in (self._pipeline.queue, self._pipeline.dead_letter_queue):
+            logical_id = stack.resolve(queue.node.default_child.logical_id)  # type: ignore[union-attr]
+            length = len(stack.stack_name) + len(logical_id) + FIFO_GENERATED_NAME_OVERHEAD
+            if length > SQS_QUEUE_NAME_MAX:
+                problems.append(
+                    f"queue_type='fifo': the FIFO queue {logical_id} of stack {stack.stack_name} would get a "
+                    f"generated name of {length} characters, over SQS's {SQS_QUEUE_NAME_MAX}: use a shorter "
+                    "stack name or construct id"
+                )
+        return problems
