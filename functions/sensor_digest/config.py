@@ -142,3 +142,15 @@ class SummarySettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> SummarySettings:
         env = os.environ if env is None else env
         return cls(table_name=_required(env, "TABLE_NAME"))
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    """The read API's: the digest table it reads (and the ``Profiles`` index on it)."""
+
+    table_name: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ApiSettings:
+        env = os.environ if env is None else env
+        return cls(table_name=_required(env, "TABLE_NAME"))
