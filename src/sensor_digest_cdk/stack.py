@@ -12,6 +12,7 @@ from sensor_digest_cdk.digest_tables import DigestTables
 from sensor_digest_cdk.lambda_asset import build_function_asset
 from sensor_digest_cdk.monitoring import PipelineMonitoring
 from sensor_digest_cdk.queue_ingest import QueueIngest
+from sensor_digest_cdk.read_api import ReadApi
 from sensor_digest_cdk.shape import Settings
 from sensor_digest_cdk.stream_summary import StreamSummary
 
@@ -52,6 +53,10 @@ class SensorDigestStack(Stack):
             ledger=storage.ledger,
         )
 
+        api = ReadApi(
+            self, "ReadApi", settings=settings, asset=asset, table=storage.table, alarm_topic=monitoring.topic
+        )
+
         # Least privilege: exactly the item actions each function performs, on its tables only.
         ingest.function.add_to_role_policy(
             iam.PolicyStatement(actions=INGEST_DIGEST_ACTIONS, resources=[storage.table.table_arn])
@@ -75,6 +80,7 @@ class SensorDigestStack(Stack):
         CfnOutput(self, names.OUTPUT_LEDGER_TABLE_NAME, value=storage.ledger.table_name)
         CfnOutput(self, names.OUTPUT_DASHBOARD_URL, value=monitoring.dashboard_url)
         CfnOutput(self, names.OUTPUT_STREAM_FAILURE_QUEUE_URL, value=summary.failure_queue.queue_url)
+        CfnOutput(self, names.OUTPUT_API_URL, value=api.url)
 
         self._suppress_nag_findings(ingest, summary)
 
