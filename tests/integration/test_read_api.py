@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from api import handler as api_module
 from sensor_digest import api
@@ -21,6 +22,7 @@ from sensor_digest.config import ApiSettings
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.lambda_runtime.events import FakeContext
 from sensor_digest_tools.local.api_server import event_of
 from tests.support.tables import Tables
@@ -286,3 +288,21 @@ def test_a_profile_update_lists_a_profile_written_before_the_index(
     registry.update(5, lambda p: replace(p, name="renamed"))
 
     assert get(service, "/sensors")[1]["sensors"] == [{"sensor_id": 5, "name": "renamed", "timezone": "UTC"}]
+
+
+def test_sensors_reindex_lists_old_profiles_and_says_how_many(
+    ddb: Any, tables: Tables, service: api.ApiService, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a profile as earlier versions wrote it, and no local pipeline running
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(tmp_path / "local-pipeline.json"))
+    old = SensorProfile(sensor_id=5, name="old", serial="S-5").item()
+    del old[schema.PROFILE_LIST]
+    ddb.put_item(TableName=tables.table, Item=old)
+    where = ["--table", tables.table, "--ledger", tables.ledger]
+
+    first = CliRunner().invoke(app, ["sensors", "reindex", *where], catch_exceptions=False)
+    again = CliRunner().invoke(app, ["sensors", "reindex", *where], catch_exceptions=False)
+
+    assert (first.exit_code, again.exit_code) == (0, 0), first.output
+    assert "1 profile(s) added" in first.output and "0 profile(s) added" in again.output
+    assert [s["sensor_id"] for s in get(service, "/sensors")[1]["sensors"]] == [5]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -68,3 +69,19 @@ def test_reports_sent_to_up_come_back_from_its_api_as_days_and_months(
         {"sensor_id": 41, "months": {"2024-05": {"2024-05-01": 2, "2024-05-03": 1}}},
     )
     assert refused[:2] == (400, "application/json") and set(refused[2]) == {"error"}
+
+
+def test_up_refuses_an_api_port_in_use_or_given_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(tmp_path / "local-pipeline.json"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+
+        in_use = runner.invoke(app, ["up", "--duration", "1", "--api-port", str(port)])
+        twice = runner.invoke(app, ["up", "--duration", "1", "--sqs-port", str(port), "--api-port", str(port)])
+
+    assert (in_use.exit_code, in_use.stdout) == (1, "")
+    assert in_use.stderr.startswith(f"error: port {port} (the read API) is in use")
+    assert twice.exit_code == 2 and f"{port} is --sqs-port too" in twice.stderr
+    assert not (tmp_path / "local-pipeline.json").exists()
