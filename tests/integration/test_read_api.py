@@ -66,6 +66,13 @@ def put_month(ddb: Any, tables: Tables, sensor: int, month: str, counts: dict[st
     ddb.put_item(TableName=tables.table, Item=schema.summary_item(sensor, month, counts))
 
 
+def put_unlisted_profile(ddb: Any, tables: Tables, profile: SensorProfile) -> None:
+    """A profile as versions before the read API wrote it: without ``ProfileList``."""
+    item = profile.item()
+    del item[schema.PROFILE_LIST]
+    ddb.put_item(TableName=tables.table, Item=item)
+
+
 def test_days_answers_the_day_counts_in_the_range_and_leaves_out_days_without_reports(
     ddb: Any, tables: Tables, service: api.ApiService
 ) -> None:
@@ -260,9 +267,7 @@ def test_list_unlisted_puts_profiles_written_before_the_index_into_it(
     ddb: Any, tables: Tables, registry: Registry, service: api.ApiService
 ) -> None:
     # Given a profile as earlier versions wrote it (no ProfileList) and one written today
-    old = SensorProfile(sensor_id=5, name="old", serial="S-5").item()
-    del old[schema.PROFILE_LIST]
-    ddb.put_item(TableName=tables.table, Item=old)
+    put_unlisted_profile(ddb, tables, SensorProfile(sensor_id=5, name="old", serial="S-5"))
     registry.register(SensorProfile(sensor_id=6, name="new", serial="S-6"))
     assert [s["sensor_id"] for s in get(service, "/sensors")[1]["sensors"]] == [6]
 
@@ -281,9 +286,7 @@ def test_list_unlisted_puts_profiles_written_before_the_index_into_it(
 def test_a_profile_update_lists_a_profile_written_before_the_index(
     ddb: Any, tables: Tables, registry: Registry, service: api.ApiService
 ) -> None:
-    old = SensorProfile(sensor_id=5, name="old", serial="S-5").item()
-    del old[schema.PROFILE_LIST]
-    ddb.put_item(TableName=tables.table, Item=old)
+    put_unlisted_profile(ddb, tables, SensorProfile(sensor_id=5, name="old", serial="S-5"))
 
     registry.update(5, lambda p: replace(p, name="renamed"))
 
@@ -295,9 +298,7 @@ def test_sensors_reindex_lists_old_profiles_and_says_how_many(
 ) -> None:
     # Given a profile as earlier versions wrote it, and no local pipeline running
     monkeypatch.setenv("SENSOR_DIGEST_STATE", str(tmp_path / "local-pipeline.json"))
-    old = SensorProfile(sensor_id=5, name="old", serial="S-5").item()
-    del old[schema.PROFILE_LIST]
-    ddb.put_item(TableName=tables.table, Item=old)
+    put_unlisted_profile(ddb, tables, SensorProfile(sensor_id=5, name="old", serial="S-5"))
     where = ["--table", tables.table, "--ledger", tables.ledger]
 
     first = CliRunner().invoke(app, ["sensors", "reindex", *where], catch_exceptions=False)
