@@ -1,16 +1,16 @@
 """MkDocs hook: the context options table of ``docs/configuration.md``, rendered at build time from
-the deployment model (``sensor_digest_cdk.shape``: the fields of ``Settings`` with their defaults,
-``RULES`` with what each key allows, ``context_key``), so the page cannot go stale.
+the deployment model (``sensor_digest_cdk.shape``: the ``PipelineShape`` fields a context key sets,
+with their defaults; ``RULES`` with what each key allows; ``context_key``; ``stackName`` from
+``AppSettings``), so the page cannot go stale.
 
 What a key means is written here, once per group of keys (``MEANINGS``); ``{s}`` in a meaning is
-the default ``Settings()``, so derived figures come from the model too. A field without a meaning,
-or a meaning naming a key the model does not have, fails the build (and
+the app's default ``PipelineShape``, so derived figures come from the model too. A field without a
+meaning, or a meaning naming a key the model does not have, fails the build (and
 ``tests/unit/test_docs_site.py``): a new context key cannot ship undocumented.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 MARKER = "<!-- context-options -->"
@@ -65,6 +65,18 @@ MEANINGS: dict[tuple[str, ...], str] = {
     ): "stream event source (bisect on error, `TRIM_HORIZON`)",
     ("summaryTimeoutSeconds", "summaryMemoryMb"): "summary function",
     ("logRetentionDays", "iteratorAgeAlarmSeconds", "alarmEmail"): "monitoring",
+    ("apiTimeoutSeconds", "apiMemoryMb", "apiThrottleRateLimit", "apiThrottleBurstLimit"): (
+        "the [read API](read-api.md)'s query function and its stage's throttling (API Gateway waits "
+        "{s.api_integration_timeout_seconds} s for the function: its timeout and a second)"
+    ),
+    ("iotTopic", "iotRuleName"): (
+        "[IoT Core ingestion](iot.md): an MQTT topic filter whose reports a topic rule forwards to the ingest "
+        "queue (standard queues only), and the rule's name (derived when not given)"
+    ),
+    ("restrictProducers", "producerArns"): (
+        "with `true`, the ingest queue's policy denies `sqs:SendMessage` to every principal but the roles and "
+        "users in `producerArns` (and the IoT rule's role) ([construct](construct.md#restricting-producers))"
+    ),
     ("queueAgeAlarmSeconds",): (
         "the stall alarm on the ingest queue's oldest message; 0 derives it (`maxReceiveCount` × visibility "
         "timeout + 300 s, at least 1,800 s: {s.queue_age_threshold_seconds:,} s at the defaults); a value at or "
@@ -86,16 +98,25 @@ def render_options_table() -> str:
     """The table, one row per group of ``MEANINGS``: keys, defaults and what each allows from the
     model, then the meaning. Raises ``ValueError`` when the keys of the model and ``MEANINGS`` differ."""
     from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES  # noqa: PLC0415
-    from sensor_digest_cdk.shape import RULES, Settings, context_key  # noqa: PLC0415
+    from sensor_digest_cdk.shape import (  # noqa: PLC0415
+        CONTEXT_FIELDS,
+        RULES,
+        STACK_NAME_RULE,
+        AppSettings,
+        PipelineShape,
+        context_key,
+    )
 
-    defaults = Settings()
-    field_of = {context_key(f.name): f.name for f in fields(Settings)}
+    app = AppSettings()
+    defaults = app.shape
+    field_of = {context_key(name): name for name in CONTEXT_FIELDS} | {"stackName": "stack_name"}
+    rules = {**RULES, "stack_name": STACK_NAME_RULE}
     documented = [key for group in MEANINGS for key in group]
     undocumented = sorted(set(field_of) - set(documented))
     unknown = sorted(set(documented) - set(field_of))
     if undocumented or unknown:
         raise ValueError(f"context options: no meaning for {undocumented}; meanings of unknown keys {unknown}")
-    fifo = Settings(queue_type="fifo")
+    fifo = PipelineShape(queue_type="fifo")
     values: dict[str, Any] = {
         "s": defaults,
         "fifo_visibility": fifo.visibility_timeout_seconds,
@@ -105,11 +126,11 @@ def render_options_table() -> str:
     for group, meaning in MEANINGS.items():
         names = [field_of[key] for key in group]
         keys = ", ".join(f"`{key}`" for key in group)
-        default = ", ".join(_default(getattr(defaults, name)) for name in names)
+        default = ", ".join(_default(getattr(app if name == "stack_name" else defaults, name)) for name in names)
         if len(group) == 1:
-            allowed = RULES[names[0]].allowed
+            allowed = rules[names[0]].allowed
         else:
-            allowed = "<br>".join(f"`{key}`: {RULES[name].allowed}" for key, name in zip(group, names, strict=True))
+            allowed = "<br>".join(f"`{key}`: {rules[name].allowed}" for key, name in zip(group, names, strict=True))
         cells = (keys, default, allowed, meaning.format(**values))
         rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(rows)

@@ -9,6 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Self
 from zoneinfo import ZoneInfo
 
 from sensor_digest import zones
@@ -135,10 +136,22 @@ class IngestSettings:
 
 
 @dataclass(frozen=True)
-class SummarySettings:
+class TableSettings:
+    """A function's that reads or updates the digest table only: ``TABLE_NAME``."""
+
     table_name: str
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> SummarySettings:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
         env = os.environ if env is None else env
         return cls(table_name=_required(env, "TABLE_NAME"))
+
+
+@dataclass(frozen=True)
+class SummarySettings(TableSettings):
+    """The summary's: the digest table whose day items it folds into monthly summary items."""
+
+
+@dataclass(frozen=True)
+class ApiSettings(TableSettings):
+    """The read API's: the digest table it reads (and the ``Profiles`` index on it)."""

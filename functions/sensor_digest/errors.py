@@ -4,6 +4,7 @@
 ``TransientFault`` is anything worth retrying (throttling, conflicts, timeouts, 5xx).
 ``UnknownTimeZone`` is a zone name the shipped zone data does not hold (``zones.py``); each caller
 turns it into its own kind: a configuration error, an invalid profile, a rejected message.
+``BadRequest`` is a read API request that breaks the API's rules (an HTTP 400, saying which).
 ``MalformedItem`` is an item of the tables without the contract's shape (``store/schema.py``).
 ``ClientError`` codes become these at the DynamoDB boundary (``store/dynamo.py``) and nowhere else.
 """
@@ -38,6 +39,15 @@ class UnknownTimeZone(SensorDigestError):
 class MalformedItem(SensorDigestError):
     """An item of the tables that does not have the contract's shape (a hand-made write, a restore
     from elsewhere): the message names the item and what is wrong with it."""
+
+
+class BadRequest(SensorDigestError):
+    """A read API request that breaks the API's rules (a sensor id, a date, a range, a page token):
+    answered 400 with the reason, never retried."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class TransientFault(SensorDigestError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 INGEST_SERVICE = "sensor-digest-ingest"
 SUMMARY_SERVICE = "sensor-digest-summary"
+API_SERVICE = "sensor-digest-api"
 METRICS_NAMESPACE = "SensorDigest"
 
 # ingest's metrics, one per message fate
@@ -21,6 +22,11 @@ METRIC_SUMMARY_STALE = "summaryStale"
 METRIC_SUMMARY_IGNORED = "summaryIgnored"
 METRIC_SUMMARY_FAILED = "summaryFailed"
 
+# the read API's metrics, one per answer's fate: 2xx, 4xx (the request's fault), 5xx
+METRIC_API_ANSWERED = "apiAnswered"
+METRIC_API_REFUSED = "apiRefused"
+METRIC_API_FAILED = "apiFailed"
+
 # the stack's outputs
 OUTPUT_QUEUE_URL = "QueueUrl"
 OUTPUT_DEAD_LETTER_QUEUE_URL = "DeadLetterQueueUrl"
@@ -28,3 +34,4 @@ OUTPUT_TABLE_NAME = "TableName"
 OUTPUT_LEDGER_TABLE_NAME = "LedgerTableName"
 OUTPUT_DASHBOARD_URL = "DashboardUrl"
 OUTPUT_STREAM_FAILURE_QUEUE_URL = "StreamFailureQueueUrl"
+OUTPUT_API_URL = "ApiUrl"

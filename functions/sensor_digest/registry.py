@@ -27,6 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -100,8 +101,10 @@ class SensorProfile:
         return self
 
     def item(self) -> dict[str, Any]:
+        """The profile as stored: its key, ``ProfileList`` (its entry in the ``Profiles`` index, which
+        lists the registered sensors) and its attributes."""
         return {
-            **schema.profile_key(self.sensor_id),
+            **schema.profile_index_key(self.sensor_id),
             schema.NAME: {"S": self.name},
             schema.SERIAL: {"S": self.serial},
             schema.TIME_ZONE: {"S": self.timezone},
@@ -169,6 +172,31 @@ class Registry:
         return sorted(profiles, key=lambda p: p.sensor_id), malformed
 
     # -- writes ---------------------------------------------------------------------------
+
+    def list_unlisted(self) -> int:
+        """Give every profile written before the ``Profiles`` index existed (no ``ProfileList``) its
+        entry there; returns how many. One Scan (an operator's command, never a Lambda's path), then one
+        ``UpdateItem`` per such profile, on condition that it is still a profile without one (a profile
+        deleted meanwhile stays deleted; one updated meanwhile got it from the update). Only
+        ``ProfileList`` is written: the version, and so any update in flight, is left alone."""
+        listed = 0
+        for item in reads.profile_items(self._client, self._table):
+            if schema.PROFILE_LIST in item:
+                continue
+            written = dynamo.conditional_write("UpdateItem", partial(self._list, schema.sensor_of_item(item)))
+            listed += written is None
+        return listed
+
+    def _list(self, sensor_id: int) -> object:
+        """Give a profile its ``Profiles`` entry, if it is still a profile without one."""
+        return self._client.update_item(
+            TableName=self._table,
+            Key=schema.profile_key(sensor_id),
+            UpdateExpression="SET #l = :l",
+            ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#l)",
+            ExpressionAttributeNames={"#l": schema.PROFILE_LIST, "#pk": schema.SENSOR_ID},
+            ExpressionAttributeValues={":l": {"S": schema.PROFILE_LIST_VALUE}},
+        )
 
     def register(self, profile: SensorProfile) -> SensorProfile:
         profile = replace(profile.validate(), version=1)

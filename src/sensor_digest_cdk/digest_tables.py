@@ -41,6 +41,17 @@ class DigestTables(Construct):
             stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             **common,  # type: ignore[arg-type]
         )
+        # the read API's list of registered sensors: sparse (only profiles carry its key), an in-place update
+        index_partition, index_sort = schema.PROFILE_INDEX_KEY_SCHEMA
+        self.table.add_global_secondary_index(
+            index_name=schema.PROFILE_INDEX,
+            partition_key=_attribute(index_partition),
+            sort_key=_attribute(index_sort),
+            projection_type=dynamodb.ProjectionType.INCLUDE,
+            non_key_attributes=list(schema.PROFILE_INDEX_PROJECTION),
+            read_capacity=shape.read_capacity if provisioned else None,
+            write_capacity=shape.write_capacity if provisioned else None,
+        )
         self.ledger = dynamodb.Table(
             self,
             "LedgerTable",

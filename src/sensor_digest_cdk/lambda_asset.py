@@ -1,7 +1,7 @@
 """The Lambda asset, built at synth from what is installed: no checkout needed beside the app.
 
 The asset root holds what ``functions/`` holds in the checkout: the core package ``sensor_digest``
-(installed with the wheel), the two handler modules ``ingest/handler.py`` and ``summary/handler.py``
+(installed with the wheel), the handler modules ``ingest/handler.py``, ``summary/handler.py`` and ``api/handler.py``
 (the contract's entry points; the wheel ships them as package data of this package,
 ``sensor_digest_cdk/functions/``, so they never land in site-packages as top-level packages), and
 the pure-Python ``tzdata`` package: AL2023-based Lambda runtimes do not promise system zone data, and
@@ -25,13 +25,13 @@ import tzdata
 
 import sensor_digest
 
-HANDLER_PACKAGES = ("ingest", "summary")
+HANDLER_PACKAGES = ("ingest", "summary", "api")
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 CORE = Path(sensor_digest.__file__).resolve().parent
 
 
 def handler_root() -> Path:
-    """Where ``ingest/`` and ``summary/`` are: this package's data in an installed wheel, else the
+    """Where ``ingest/``, ``summary/`` and ``api/`` are: this package's data in an installed wheel, else the
     checkout's ``functions/`` (beside the core package ``sensor_digest``)."""
     packaged = Path(str(resources.files(__package__ or "sensor_digest_cdk") / "functions"))
     if (packaged / "ingest" / "handler.py").is_file():

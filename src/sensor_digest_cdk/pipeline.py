@@ -26,6 +26,7 @@ from sensor_digest_cdk.iot_ingest import IotIngest
 from sensor_digest_cdk.lambda_asset import function_asset
 from sensor_digest_cdk.monitoring import PipelineMonitoring
 from sensor_digest_cdk.queue_ingest import QueueIngest
+from sensor_digest_cdk.read_api import ReadApi
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_cdk.stream_summary import StreamSummary
 
@@ -98,6 +99,15 @@ class SensorDigestPipeline(Construct):
             summary=summary.function,
             table=storage.table,
             ledger=storage.ledger,
+        )
+        self.read_api = ReadApi(
+            self,
+            "ReadApi",
+            shape=shape,
+            label=label,
+            asset=asset,
+            table=storage.table,
+            alarm_topic=self.monitoring.topic,
         )
         self.table: dynamodb.Table = storage.table
         self.ledger: dynamodb.Table = storage.ledger

@@ -43,6 +43,7 @@ IOT_RULE_NAME = re.compile(r"[A-Za-z0-9_]{1,128}")  # AWS IoT's rule for rule na
 IAM_PRINCIPAL_ARN = re.compile(r"arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}")
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
 FIFO_MAX_BATCH = 10  # Lambda's largest batch from a FIFO queue (which also allows no batching window)
+API_MAX_TIMEOUT_SECONDS = 29  # the function's; API Gateway's HTTP API waits at most 30 s (one more)
 SQS_MAX_VISIBILITY_TIMEOUT_SECONDS = 12 * 3600
 SQS_MAX_RETENTION_DAYS = 14
 LOG_RETENTION_DAYS = (7, 14, 30, 90, 365)  # the retentions lambda_function.RETENTION maps
@@ -171,6 +172,10 @@ RULES: dict[str, Rule] = {
     "summary_batching_window_seconds": _BATCHING_WINDOW,
     "summary_retry_attempts": _between(0, 10_000, "Lambda's most; -1, retrying forever, would block the stream"),
     "summary_max_record_age_hours": _between(1, 168, "Lambda gives up stream records at 7 days at most"),
+    "api_timeout_seconds": _between(1, API_MAX_TIMEOUT_SECONDS, "an HTTP API waits at most 30 s for its integration"),
+    "api_memory_mb": _FUNCTION_MEMORY,
+    "api_throttle_rate_limit": _between(1, 10_000, "requests per second; API Gateway's default account quota"),
+    "api_throttle_burst_limit": _between(1, 5_000, "requests at once; API Gateway's default account quota"),
     "log_retention_days": _one_of(*LOG_RETENTION_DAYS),
     "iterator_age_alarm_seconds": _between(1, 7 * 24 * 3600),
     "queue_age_alarm_seconds": _between(0, SQS_MAX_RETENTION_DAYS * 24 * 3600, "0 derives it"),
@@ -308,6 +313,11 @@ class PipelineShape:
     summary_batching_window_seconds: int = 5
     summary_retry_attempts: int = 10
     summary_max_record_age_hours: int = 24
+    # the read API (an HTTP API with IAM auth; its query function reads the digest table only)
+    api_timeout_seconds: int = 10
+    api_memory_mb: int = 256
+    api_throttle_rate_limit: int = 50  # the stage's steady requests per second (each one Query)
+    api_throttle_burst_limit: int = 100
     # monitoring
     log_retention_days: int = 30
     iterator_age_alarm_seconds: int = 300
@@ -377,6 +387,11 @@ class PipelineShape:
         """A marker must outlive every redelivery of its message: the queue's retention, plus the
         dead-letter queue's retention (the window in which a redrive can bring it back), plus a day."""
         return (self.queue_retention_days + self.dead_letter_retention_days + 1) * 24 * 3600
+
+    @property
+    def api_integration_timeout_seconds(self) -> int:
+        """How long API Gateway waits for the query function: its timeout and a second more."""
+        return self.api_timeout_seconds + 1
 
     @property
     def destroy(self) -> bool:
@@ -578,6 +593,10 @@ class PipelineProps(TypedDict, total=False):
     iterator_age_alarm_seconds: int
     queue_age_alarm_seconds: int
     alarm_email: str
+    api_timeout_seconds: int
+    api_memory_mb: int
+    api_throttle_rate_limit: int
+    api_throttle_burst_limit: int
     iot_topic: str
     iot_rule_name: str
     restrict_producers: bool

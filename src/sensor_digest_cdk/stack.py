@@ -30,5 +30,6 @@ class SensorDigestStack(Stack):
         CfnOutput(self, names.OUTPUT_LEDGER_TABLE_NAME, value=pipeline.ledger.table_name)
         CfnOutput(self, names.OUTPUT_DASHBOARD_URL, value=pipeline.dashboard_url)
         CfnOutput(self, names.OUTPUT_STREAM_FAILURE_QUEUE_URL, value=pipeline.stream_failure_queue.queue_url)
+        CfnOutput(self, names.OUTPUT_API_URL, value=pipeline.read_api.url)
         if pipeline.iot is not None:
             CfnOutput(self, OUTPUT_IOT_RULE_NAME, value=pipeline.iot.rule_name)

@@ -11,12 +11,16 @@ from sensor_digest_cdk.lambda_asset import function_asset
 from tests.support.templates import resources
 
 
-def test_both_functions_run_python_3_13_with_the_powertools_layer_built_for_it(template: Template) -> None:
+def test_every_function_runs_python_3_13_with_the_powertools_layer_built_for_it(template: Template) -> None:
     # 3.13 is the newest Python the unit tier also runs on (make test-unit-py313); layer 36 is Powertools 3.31.1
     functions = [
         f["Properties"] for f in resources(template, "AWS::Lambda::Function").values() if "Layers" in f["Properties"]
     ]
-    assert sorted(f["Handler"] for f in functions) == ["ingest.handler.handler", "summary.handler.handler"]
+    assert sorted(f["Handler"] for f in functions) == [
+        "api.handler.handler",
+        "ingest.handler.handler",
+        "summary.handler.handler",
+    ]
     for function in functions:
         assert function["Runtime"] == "python3.13"
         assert function["Architectures"] == ["arm64"]
@@ -28,6 +32,7 @@ def test_the_function_asset_carries_the_handlers_and_zone_data_but_no_tests(stac
     build = function_asset()  # the folder the synthesized stack's functions were built from
     assert (build / "ingest" / "handler.py").is_file()
     assert (build / "summary" / "handler.py").is_file()
+    assert (build / "api" / "handler.py").is_file()
     assert (build / "sensor_digest" / "counting" / "ledger.py").is_file()
     assert (build / "tzdata" / "zoneinfo" / "Asia" / "Tokyo").is_file()
     assert not list(build.rglob("__pycache__"))

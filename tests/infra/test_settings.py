@@ -124,6 +124,10 @@ BAD_VALUES: list[tuple[str, object]] = [
     ("summaryBatchingWindowSeconds", 301),
     ("summaryRetryAttempts", -1),
     ("summaryMaxRecordAgeHours", 169),
+    ("apiTimeoutSeconds", 30),
+    ("apiMemoryMb", 127),
+    ("apiThrottleRateLimit", 0),
+    ("apiThrottleBurstLimit", 5001),
     ("logRetentionDays", 60),
     ("iteratorAgeAlarmSeconds", 0),
     ("queueAgeAlarmSeconds", -1),
@@ -161,6 +165,8 @@ GOOD_VALUES: list[tuple[str, object]] = [
     ("logRetentionDays", 365),
     ("queueAgeAlarmSeconds", 0),
     ("summaryRetryAttempts", 0),
+    ("apiTimeoutSeconds", 29),
+    ("apiThrottleBurstLimit", 5000),
     ("digestTimezone", "America/Argentina/Buenos_Aires"),
 ]
 

@@ -1,14 +1,18 @@
 """Every read of the tables outside the hot path's own lookups, through the DynamoDB boundary
 (``dynamo.call``: a ``ClientError`` becomes a ``TransientFault`` whose cause is the ``ClientError``).
 
-Queries on one sensor's partition (``sensor_days``, ``summary_months``) serve the command line,
-the rebuild and the read API; the scans (``scan_all``, ``sensors_with_data``, ``profile_items``)
-serve operators' commands, the demo's checks and the tests, never a Lambda request path.
+Queries on one sensor's partition (``sensor_days``, ``summary_months``) serve the command line and
+the rebuild; the read API reads the same ranges a page at a time (``sensor_items_page``, through
+the same item filters ``days_of_items`` and ``months_of_items``) and the registered sensors from
+the ``Profiles`` index (``profiles_page``), one ``Query`` per request; the scans (``scan_all``,
+``sensors_with_data``, ``profile_items``) serve operators' commands, the demo's checks and the tests,
+never a Lambda request path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from sensor_digest.errors import MalformedItem
@@ -56,29 +60,80 @@ def by_sensor(counts: dict[tuple[int, str], int]) -> dict[int, dict[str, int]]:
     return out
 
 
+def _sensor_range(table: str, sensor_id: int, low: str, high: str) -> dict[str, Any]:
+    """The ``Query`` of a sensor's items whose sort key lies between ``low`` and ``high`` (inclusive)."""
+    return {
+        "TableName": table,
+        "KeyConditionExpression": "#s = :s AND #d BETWEEN :a AND :b",
+        "ExpressionAttributeNames": {"#s": schema.SENSOR_ID, "#d": schema.DATE},
+        "ExpressionAttributeValues": {":s": {"N": str(sensor_id)}, ":a": {"S": low}, ":b": {"S": high}},
+    }
+
+
 def sensor_items(client: Any, table: str, sensor_id: int, low: str, high: str) -> Iterator[schema.Item]:
     """A sensor's items whose sort key lies between ``low`` and ``high`` (inclusive): one ``Query``."""
-    for page in _pages(
-        client,
-        "Query",
-        TableName=table,
-        KeyConditionExpression="#s = :s AND #d BETWEEN :a AND :b",
-        ExpressionAttributeNames={"#s": schema.SENSOR_ID, "#d": schema.DATE},
-        ExpressionAttributeValues={":s": {"N": str(sensor_id)}, ":a": {"S": low}, ":b": {"S": high}},
-        ConsistentRead=True,
-    ):
+    for page in _pages(client, "Query", **_sensor_range(table, sensor_id, low, high), ConsistentRead=True):
         yield from page["Items"]
 
 
+@dataclass(frozen=True)
+class Page:
+    """One ``Query`` page: its items, and the key it stopped after (``None``: nothing follows)."""
+
+    items: list[schema.Item]
+    last_key: schema.Item | None
+
+
+def _page(client: Any, request: dict[str, Any], limit: int, start_key: schema.Item | None) -> Page:
+    request = {**request, "Limit": limit, **({"ExclusiveStartKey": start_key} if start_key else {})}
+    response = dynamo.call("Query", lambda: client.query(**request))
+    return Page(items=list(response.get("Items", [])), last_key=response.get("LastEvaluatedKey") or None)
+
+
+def sensor_items_page(
+    client: Any, table: str, sensor_id: int, low: str, high: str, *, limit: int, after: str | None = None
+) -> Page:
+    """At most ``limit`` of a sensor's items between ``low`` and ``high`` (inclusive), after sort key
+    ``after``: one eventually consistent ``Query`` (a count may lag a write by a moment)."""
+    start = schema.day_key(sensor_id, after) if after is not None else None
+    return _page(client, _sensor_range(table, sensor_id, low, high), limit, start)
+
+
+def profiles_page(client: Any, table: str, *, limit: int, after: int | None = None) -> Page:
+    """At most ``limit`` entries of the ``Profiles`` index (the registered sensors, by id), after sensor
+    ``after``: one ``Query`` of the sparse index, eventually consistent as every index read is."""
+    request = {
+        "TableName": table,
+        "IndexName": schema.PROFILE_INDEX,
+        "KeyConditionExpression": "#l = :l",
+        "ExpressionAttributeNames": {"#l": schema.PROFILE_LIST},
+        "ExpressionAttributeValues": {":l": {"S": schema.PROFILE_LIST_VALUE}},
+    }
+    return _page(client, request, limit, schema.profile_index_key(after) if after is not None else None)
+
+
+def days_of_items(items: Iterable[schema.Item]) -> list[tuple[str, int]]:
+    """The day counts among ``items``, in their order. Items whose sort key is not a day (a hand-made
+    ``2024-05-01\\n`` sorts inside a day range) are not day items."""
+    days = (item for item in items if _is_day_item(item))
+    return [(day, count) for _, day, count in filter(None, map(schema.day_count_of_item, days))]
+
+
 def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) -> list[tuple[str, int]]:
-    """A sensor's day counts from ``first`` to ``last`` (inclusive), by date. Items whose sort key is
-    not a day (a hand-made ``2024-05-01\\n`` sorts inside the range) are not day items."""
-    items = (item for item in sensor_items(client, table, sensor_id, first, last) if _is_day_item(item))
-    return [(day, count) for _, day, count in filter(None, map(schema.day_count_of_item, items))]
+    """A sensor's day counts from ``first`` to ``last`` (inclusive), by date (``days_of_items``)."""
+    return days_of_items(sensor_items(client, table, sensor_id, first, last))
 
 
 def _is_day_item(item: schema.Item) -> bool:
     return schema.is_day(str(item.get(schema.DATE, {}).get("S", "")))
+
+
+def month_range(sensor_id: int, first: str | None = None, last: str | None = None) -> tuple[str, str]:
+    """The sort keys that bound a sensor's summary items from month ``first`` to ``last``
+    (``YYYY-MM``, inclusive; all when absent)."""
+    low = schema.summary_key(sensor_id, first or "0000-00")[schema.DATE]["S"]
+    high = schema.summary_key(sensor_id, last or "9999-99")[schema.DATE]["S"]
+    return low, high
 
 
 def month_items(
@@ -88,11 +143,13 @@ def month_items(
     absent) as stored: every item under ``SUMMARY#`` by what follows the prefix, every element, one
     that is not an integer as ``None``, a ``DailyCounts`` that is no map as ``None``
     (``schema.daily_counts_as_read``). One ``Query``."""
-    low = schema.summary_key(sensor_id, first or "0000-00")[schema.DATE]["S"]
-    high = schema.summary_key(sensor_id, last or "9999-99")[schema.DATE]["S"]
+    return _months_as_stored(sensor_items(client, table, sensor_id, *month_range(sensor_id, first, last)))
+
+
+def _months_as_stored(items: Iterable[schema.Item]) -> dict[str, dict[str, int | None] | None]:
     return {
         schema.summary_month_of_item(item): schema.daily_counts_as_read(item)
-        for item in sensor_items(client, table, sensor_id, low, high)
+        for item in items
         if schema.DAILY_COUNTS in item
     }
 
@@ -104,8 +161,13 @@ def summary_months(
     a hand-made ``SUMMARY#2024-05\\n`` or an element that names no day of its month is left out
     (``summary rebuild --exact`` removes them); ``MalformedItem`` for a day whose element is not a
     number (the same repair mends it)."""
+    return months_of_items(sensor_id, sensor_items(client, table, sensor_id, *month_range(sensor_id, first, last)))
+
+
+def months_of_items(sensor_id: int, items: Iterable[schema.Item]) -> dict[str, dict[str, int]]:
+    """The months among a sensor's ``items``, as ``summary_months`` reads them."""
     out: dict[str, dict[str, int]] = {}
-    for month, daily in month_items(client, table, sensor_id, first, last).items():
+    for month, daily in _months_as_stored(items).items():
         if not schema.is_month(month):
             continue
         if daily is None:

@@ -9,7 +9,9 @@ contract's item layout has one owner:
   ``Date = SUMMARY#YYYY-MM`` and the map ``DailyCounts`` of that month's days (a write costs a
   unit per started KB of the whole item: a month stays under 1 KB, a year would be about 6);
   earlier versions wrote one item ``Date = SUMMARY`` (``LEGACY_SUMMARY_SORT_KEY``), which the
-  rebuild command migrates; a sensor's profile has ``Date = PROFILE``;
+  rebuild command migrates; a sensor's profile has ``Date = PROFILE`` and ``ProfileList``, the
+  partition key of the sparse index ``Profiles`` (only profiles carry it, so the index lists the
+  registered sensors by id with one ``Query`` and no ``Scan``);
 - ledger (``LEDGER_TABLE_NAME``): ``pk`` (S, partition) and the TTL attribute ``ExpiresAt``.
   ``MSG#<sensor_id>#<event_id>`` marks a counted message; ``SERIAL#<serial>`` keeps a serial
   number unique.
@@ -48,6 +50,13 @@ NAME = "Name"
 SERIAL = "Serial"
 TIME_ZONE = "TimeZone"
 VERSION = "Version"
+# the sparse global secondary index of profiles: partition key ``ProfileList`` (only profile items
+# carry it, always ``PROFILE_LIST``), sort key ``SensorId``; it projects the name and time zone
+PROFILE_LIST = "ProfileList"
+PROFILE_LIST_VALUE = "PROFILE"
+PROFILE_INDEX = "Profiles"
+PROFILE_INDEX_KEY_SCHEMA = ((PROFILE_LIST, "S", "HASH"), (SENSOR_ID, "N", "RANGE"))
+PROFILE_INDEX_PROJECTION = (NAME, TIME_ZONE)
 
 # -- the ledger -------------------------------------------------------------------------------
 
@@ -98,6 +107,11 @@ def legacy_summary_key(sensor_id: int) -> Item:
 
 def profile_key(sensor_id: int) -> Item:
     return _digest_key(sensor_id, PROFILE_SORT_KEY)
+
+
+def profile_index_key(sensor_id: int) -> Item:
+    """The key of a profile's entry in the ``Profiles`` index (a ``Query`` there starts after it)."""
+    return {**profile_key(sensor_id), PROFILE_LIST: {"S": PROFILE_LIST_VALUE}}
 
 
 def marker_id(sensor_id: int, event_id: str) -> str:
@@ -279,11 +293,31 @@ def is_month(text: str) -> bool:
     return MONTH_PATTERN.fullmatch(text) is not None
 
 
+def _key_schema(schema: tuple[tuple[str, str, str], ...]) -> list[dict[str, str]]:
+    return [{"AttributeName": name, "KeyType": role} for name, _, role in schema]
+
+
 def create_table_params(table_name: str, schema: tuple[tuple[str, str, str], ...]) -> dict[str, Any]:
     """``CreateTable`` parameters of a table with this key schema (on demand, as the stack makes it)."""
     return {
         "TableName": table_name,
         "AttributeDefinitions": [{"AttributeName": name, "AttributeType": kind} for name, kind, _ in schema],
-        "KeySchema": [{"AttributeName": name, "KeyType": role} for name, _, role in schema],
+        "KeySchema": _key_schema(schema),
         "BillingMode": "PAY_PER_REQUEST",
     }
+
+
+def create_digest_table_params(table_name: str) -> dict[str, Any]:
+    """``CreateTable`` parameters of the digest table as the stack makes it: its keys, the
+    ``Profiles`` index and the stream."""
+    params = create_table_params(table_name, DIGEST_KEY_SCHEMA)
+    params["AttributeDefinitions"].append({"AttributeName": PROFILE_LIST, "AttributeType": "S"})
+    params["GlobalSecondaryIndexes"] = [
+        {
+            "IndexName": PROFILE_INDEX,
+            "KeySchema": _key_schema(PROFILE_INDEX_KEY_SCHEMA),
+            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(PROFILE_INDEX_PROJECTION)},
+        }
+    ]
+    params["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    return params

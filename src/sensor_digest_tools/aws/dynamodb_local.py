@@ -247,12 +247,10 @@ def running_engine(endpoint: str | None = None) -> Iterator[LocalEngine]:
 
 
 def create_tables(client: DynamoDBClient, table_name: str, ledger_table_name: str) -> None:
-    """The contract's two tables, as the stack defines them (on-demand, stream on the digest)."""
+    """The contract's two tables, as the stack defines them (on-demand, stream and the profiles'
+    index on the digest)."""
     try:
-        client.create_table(
-            **schema.create_table_params(table_name, schema.DIGEST_KEY_SCHEMA),
-            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-        )
+        client.create_table(**schema.create_digest_table_params(table_name))
         client.create_table(**schema.create_table_params(ledger_table_name, schema.LEDGER_KEY_SCHEMA))
     except ClientError as exc:
         if exc.response["Error"]["Code"] != "ResourceInUseException":

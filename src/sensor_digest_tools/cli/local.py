@@ -127,9 +127,18 @@ def up(
         int | None,
         typer.Option(min=1, max=65535, metavar="PORT", help="The SQS endpoint's port (default: a free one)."),
     ] = None,
+    api_port: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=65535,
+            metavar="PORT",
+            help="The read API's port on 127.0.0.1, and its page (default: a free one).",
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
 ) -> None:
-    """Keep a local pipeline running (engine, queue, both handlers) for send/counts/summary/dlq.
+    """Keep a local pipeline running (engine, queue, both handlers, the read API) for send/counts/summary/dlq.
 
     The ingest's settings come from the options, or else from the variables the ingest function
     reads (DELIVERY_MODE, UNKNOWN_SENSORS, DIGEST_TIMEZONE). The settings for your own client go to
@@ -145,8 +154,11 @@ def up(
             "asks to start one: unset the one or drop the other",
             param_hint="--dynamodb-port",
         )
-    if dynamodb_port is not None and dynamodb_port == sqs_port:
-        raise typer.BadParameter(f"{sqs_port} is --dynamodb-port too: each needs its own", param_hint="--sqs-port")
+    given = {"--dynamodb-port": dynamodb_port, "--sqs-port": sqs_port, "--api-port": api_port}
+    for later, (hint, port) in enumerate(list(given.items())[1:], start=1):
+        clash = next((name for name, p in list(given.items())[:later] if port is not None and p == port), None)
+        if clash is not None:
+            raise typer.BadParameter(f"{port} is {clash} too: each needs its own", param_hint=hint)
     with errors():
         try:
             other = running_local()
@@ -165,6 +177,8 @@ def up(
             ),
             dynamodb_port=dynamodb_port or 0,
             sqs_port=sqs_port or 0,
+            api=True,
+            api_port=api_port or 0,
             verbose=verbose,
             sqs="server",
         )
@@ -192,6 +206,7 @@ def _tell_up(target: Target, options: PipelineOptions, path: Path) -> None:
     note(f"local pipeline up: DynamoDB {target.dynamodb_endpoint}, SQS {target.sqs_endpoint}")
     note(f"queue {target.queue_url}")
     note(f"tables {target.table}, {target.ledger}")
+    note(f"read API {target.api_url} (loopback only; its page: {target.api_url}/)")
     note(f"ingest: {options.delivery_mode.value}, reports of unregistered sensors {unknown}")
     note(f"state {path}")
     note("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
@@ -229,6 +244,7 @@ def client_settings(target: Target) -> str:
         "SENSOR_DIGEST_DLQ_URL": target.dlq_url,
         "SENSOR_DIGEST_TABLE": target.table,
         "SENSOR_DIGEST_LEDGER": target.ledger,
+        "SENSOR_DIGEST_API_URL": target.api_url,
     }
     return "\n".join(f"export {name}={shlex.quote(str(value))}" for name, value in values.items() if value)
 

@@ -140,6 +140,20 @@ def sensors_list(
         raise typer.Exit(1)
 
 
+@sensors_app.command("reindex")
+def sensors_reindex(
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    ledger: LedgerOpt = None,
+) -> None:
+    """Put the profiles registered before the read API into its index of sensors (once, after upgrading;
+    safe to repeat and while the pipeline runs). Profiles written since carry it already."""
+    with errors():
+        listed = _registry(stack, region, table, ledger).list_unlisted()
+    say(f"{listed} profile(s) added to the index of sensors")
+
+
 @sensors_app.command("delete")
 def sensors_delete(
     sensor: Sensor,

@@ -1,4 +1,5 @@
-"""The whole pipeline on this machine: DynamoDB Local, a local SQS, both handlers' services.
+"""The whole pipeline on this machine: DynamoDB Local, a local SQS, both handlers' services, and
+(``api=True``, as ``up`` runs it) the read API on a loopback port.
 
 ``LocalPipeline`` starts (or joins) the engine, an SQS endpoint, the tables and queues, builds the
 two services with ``build_service(settings, session)`` (the handlers' own wiring) on a boto3
@@ -23,8 +24,8 @@ from typing import Any
 
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
-from sensor_digest import ingest, summary
-from sensor_digest.config import DeliveryMode, IngestSettings, QueueType, SummarySettings
+from sensor_digest import api, ingest, summary
+from sensor_digest.config import ApiSettings, DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.logs import LOG
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
@@ -40,6 +41,7 @@ from sensor_digest_tools.instruments.metering import RequestMeter
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
+from sensor_digest_tools.local.api_server import LocalApi
 from sensor_digest_tools.ops.targets import Target
 
 LOCAL_TIME_SCALE = 0.01
@@ -63,6 +65,8 @@ class PipelineOptions:
     sqs: str = "in-process"  # or "server": moto's SQS server, reachable by other processes (`up`)
     dynamodb_port: int = 0  # the engine this pipeline starts (none with an endpoint given); 0: a free one
     sqs_port: int = 0  # moto's SQS server (sqs="server"); 0: a free one
+    api: bool = False  # serve the read API (and its page) on a loopback port
+    api_port: int = 0  # its port; 0: a free one
 
     @property
     def delivery_mode(self) -> DeliveryMode:
@@ -160,6 +164,7 @@ class LocalPipeline:
         self.ingest_service = ingest.build_service(IngestSettings.from_env(environment), self.session)
         self.summary_service = summary.build_service(SummarySettings(table_name=table), self.session)
         ingest_handler, summary_handler = lambda_handler(self.ingest_service), lambda_handler(self.summary_service)
+        api_url = self._start_api(table) if self.options.api else None
         self.target = Target(
             queue_url=queues.queue_url,
             dlq_url=queues.dlq_url,
@@ -170,6 +175,7 @@ class LocalPipeline:
             region=LOCAL_REGION,
             origin="local pipeline",
             engine_pid=engine.pid,
+            api_url=api_url,
         )
         self.sqs_source = SqsEventSource(
             sqs=self.sqs(),
@@ -199,6 +205,15 @@ class LocalPipeline:
             check_port_free(self.options.dynamodb_port, "DynamoDB Local")
         if self.options.sqs_port and self.options.sqs == "server":
             check_port_free(self.options.sqs_port, "SQS")
+        if self.options.api and self.options.api_port:
+            check_port_free(self.options.api_port, "the read API")
+
+    def _start_api(self, table: str) -> str:
+        """The read API's service, as its handler builds it, served on loopback: its URL."""
+        self.api_service = api.build_service(ApiSettings(table_name=table), self.session)
+        server = LocalApi(lambda_handler(self.api_service), port=self.options.api_port)
+        self._stack.callback(server.stop)
+        return server.start()
 
     def _start_engine(self) -> LocalEngine:
         """The engine at the endpoint given, else one of this pipeline's own (stopped with it)."""

@@ -40,6 +40,7 @@ class Target:
     origin: str = "explicit"
     pid: int | None = None  # the `up` process that keeps a local pipeline running
     engine_pid: int | None = None  # the DynamoDB Local that `up` started (None: one it did not start)
+    api_url: str | None = None  # the read API `up` serves on loopback
 
     @property
     def local(self) -> bool:

@@ -1,0 +1,208 @@
+"""The read API's requests, routed by Powertools' ``APIGatewayHttpResolver`` (HTTP API payload 2.0).
+
+``ApiService.handle_event`` takes an API Gateway event (on AWS, or from the local server of
+``sensor-digest up``) and returns an ``ApiReport`` whose ``response()`` is the HTTP answer. Every
+answer is JSON (``application/json``): the data, or ``{"error": "..."}`` with 400 (the request
+broke a rule: ``rules.py``, ``tokens.py``), 404 (no such route), 405 (a route, another method),
+500 (an item without the contract's shape, or a fault of the code) or 503 (DynamoDB failed or
+throttled: try again). Each request is one ``Query``: of the sensor's partition for ``days`` and
+``months``, of the ``Profiles`` index for ``sensors``; never a ``Scan``.
+
+Powertools keeps the event being resolved on the class, so one service resolves one event at a
+time (a lock): Lambda gives a container one request at a time anyway; the local server, many.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+
+from sensor_digest import names
+from sensor_digest.api import rules, tokens
+from sensor_digest.errors import BadRequest, MalformedItem, TransientFault
+from sensor_digest.logs import LOG
+from sensor_digest.store import reads, schema
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+DAYS_ROUTE = "/sensors/<sensor_id>/days"
+MONTHS_ROUTE = "/sensors/<sensor_id>/months"
+SENSORS_ROUTE = "/sensors"
+# the paths of the routes, for telling a wrong method (405) from a wrong path (404)
+ROUTE_PATHS = tuple(re.compile(p) for p in (r"/sensors", r"/sensors/[^/]+/days", r"/sensors/[^/]+/months"))
+LOGGED_PATH_CHARS = 200
+
+
+def error(status: HTTPStatus, reason: str, headers: Mapping[str, str] | None = None) -> Response[Any]:
+    return Response(
+        status_code=status.value,
+        content_type=content_types.APPLICATION_JSON,
+        body={"error": reason},
+        headers=dict(headers or {}),
+    )
+
+
+def _sort_key_after(page: reads.Page) -> str | None:
+    """Where a page of a sensor's range stopped (its last sort key), or ``None`` at the end."""
+    return None if page.last_key is None else str(page.last_key[schema.DATE]["S"])
+
+
+@dataclass(frozen=True)
+class ApiReport:
+    """One request's answer (``response()``, what Lambda returns to API Gateway), its fate as a
+    metric, and its log line's fields."""
+
+    method: str
+    path: str
+    answer: dict[str, Any]
+
+    @property
+    def status(self) -> int:
+        return int(self.answer.get("statusCode", 500))
+
+    def response(self) -> dict[str, Any]:
+        return self.answer
+
+    def metrics(self) -> Mapping[str, int]:
+        fate = (
+            names.METRIC_API_FAILED
+            if self.status >= 500
+            else names.METRIC_API_REFUSED
+            if self.status >= 400
+            else names.METRIC_API_ANSWERED
+        )
+        return {fate: 1}
+
+    def log_fields(self) -> Mapping[str, Any]:
+        return {"method": self.method[:16], "path": self.path[:LOGGED_PATH_CHARS], "status": self.status}
+
+
+class ApiService:
+    def __init__(self, *, table_name: str, client: DynamoDBClient) -> None:
+        self._table = table_name
+        self._client = client
+        self._lock = threading.Lock()
+        self.app = self._resolver()
+
+    def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> ApiReport:
+        http = event.get("requestContext", {}).get("http", {})
+        with self._lock:
+            answer = self.app.resolve(dict(event), None)  # type: ignore[arg-type]  # the context is unused
+        return ApiReport(method=str(http.get("method", "")), path=str(event.get("rawPath", "")), answer=answer)
+
+    # -- the three reads, each one Query ----------------------------------------------------
+
+    def days(
+        self, sensor: int, first: str | None, last: str | None, limit: str | None, token: str | None
+    ) -> dict[str, Any]:
+        span = rules.day_range(first, last)
+        digest = tokens.request_digest("days", sensor, span.first, span.last)
+        after = tokens.after_sort_key(token, digest, span.first, span.last) if token is not None else None
+        page = reads.sensor_items_page(
+            self._client,
+            self._table,
+            sensor,
+            span.first,
+            span.last,
+            limit=rules.limit(limit, rules.MAX_DAYS),
+            after=after,
+        )
+        answer: dict[str, Any] = {"sensor_id": sensor, "days": dict(reads.days_of_items(page.items))}
+        return self._continued(answer, digest, _sort_key_after(page))
+
+    def months(
+        self, sensor: int, first: str | None, last: str | None, limit: str | None, token: str | None
+    ) -> dict[str, Any]:
+        span = rules.month_range(first, last)
+        low, high = reads.month_range(sensor, span.first, span.last)
+        digest = tokens.request_digest("months", sensor, span.first, span.last)
+        after = tokens.after_sort_key(token, digest, low, high) if token is not None else None
+        page = reads.sensor_items_page(
+            self._client, self._table, sensor, low, high, limit=rules.limit(limit, rules.MAX_MONTHS), after=after
+        )
+        answer: dict[str, Any] = {"sensor_id": sensor, "months": reads.months_of_items(sensor, page.items)}
+        return self._continued(answer, digest, _sort_key_after(page))
+
+    def sensors(self, limit: str | None, token: str | None) -> dict[str, Any]:
+        digest = tokens.request_digest("sensors")
+        after = tokens.after_sensor(token, digest, rules.MAX_SENSOR_ID) if token is not None else None
+        page = reads.profiles_page(self._client, self._table, limit=rules.limit(limit, rules.MAX_SENSORS), after=after)
+        listed = [
+            {
+                "sensor_id": schema.sensor_of_item(item),
+                "name": item.get(schema.NAME, {}).get("S"),
+                "timezone": item.get(schema.TIME_ZONE, {}).get("S"),
+            }
+            for item in page.items
+        ]
+        last = schema.sensor_of_item(page.last_key) if page.last_key else None
+        return self._continued({"sensors": listed}, digest, last)
+
+    @staticmethod
+    def _continued(answer: dict[str, Any], digest: str, after: str | int | None) -> dict[str, Any]:
+        """The answer, with ``next_token`` when DynamoDB stopped before the end of the range."""
+        if after is not None:
+            answer["next_token"] = tokens.encode(digest, after)
+        return answer
+
+    # -- routing ------------------------------------------------------------------------
+
+    def _resolver(self) -> APIGatewayHttpResolver:
+        app = APIGatewayHttpResolver()
+
+        def query(name: str) -> str | None:
+            return app.current_event.get_query_string_value(name)
+
+        def ranged(read: Callable[..., dict[str, Any]]) -> Callable[[str], dict[str, Any]]:
+            def route(sensor_id: str) -> dict[str, Any]:
+                return read(rules.sensor_id(sensor_id), query("from"), query("to"), query("limit"), query("token"))
+
+            return route
+
+        app.get(DAYS_ROUTE)(ranged(self.days))
+        app.get(MONTHS_ROUTE)(ranged(self.months))
+        app.get(SENSORS_ROUTE)(lambda: self.sensors(query("limit"), query("token")))
+
+        @app.not_found
+        def not_found(_: NotFoundError) -> Response[Any]:
+            path, method = app.current_event.path, app.current_event.http_method
+            if any(p.fullmatch(path) for p in ROUTE_PATHS):
+                return error(
+                    HTTPStatus.METHOD_NOT_ALLOWED, f"{method[:16]} is not allowed here: only GET", {"Allow": "GET"}
+                )
+            return error(
+                HTTPStatus.NOT_FOUND, "no such route: GET /sensors, /sensors/{id}/days or /sensors/{id}/months"
+            )
+
+        def bad_request(exc: BadRequest) -> Response[Any]:
+            return error(HTTPStatus.BAD_REQUEST, exc.reason)
+
+        def malformed(exc: MalformedItem) -> Response[Any]:
+            LOG.error("malformed item", error=str(exc))
+            return error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{exc}; `sensor-digest summary rebuild --exact` mends it")
+
+        def fault(exc: TransientFault) -> Response[Any]:
+            LOG.warning("read failed", error=exc.reason)
+            return error(HTTPStatus.SERVICE_UNAVAILABLE, f"the table could not be read ({exc.reason}); try again")
+
+        def unexpected(exc: Exception) -> Response[Any]:
+            LOG.exception("request failed")
+            return error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error")
+
+        answers: dict[type[Exception], Callable[[Any], Response[Any]]] = {
+            BadRequest: bad_request,
+            MalformedItem: malformed,
+            TransientFault: fault,
+            Exception: unexpected,
+        }
+        for kind, answer in answers.items():
+            app.exception_handler(kind)(answer)
+        return app

@@ -1,0 +1,188 @@
+"""The read API capability: an API Gateway HTTP API with IAM authorization on every route, in front
+of the query function (``functions/api/handler.py``), whose role may only read the digest table.
+
+``ReadApi(scope, id, *, shape, label, asset, table, alarm_topic=None)`` exposes ``api``, ``function``,
+``stage``, ``url`` and ``access_logs``, and ``grant_invoke(grantee)`` for consumers (AWS principals
+that sign their requests with SigV4). The stage throttles (``apiThrottleRateLimit``,
+``apiThrottleBurstLimit``), writes one JSON access log line per request to a log group of its own,
+and an alarm fires on any 5xx (to ``alarm_topic`` when given).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsii
+from aws_cdk import Duration
+from aws_cdk import aws_apigateway as apigateway
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from aws_cdk.aws_apigatewayv2_authorizers import HttpIamAuthorizer
+from aws_cdk.aws_apigatewayv2_integrations import HttpLambdaIntegration
+from cdk_nag import NagPackSuppression, NagSuppressions
+from constructs import Construct
+
+from sensor_digest import names
+from sensor_digest.store import schema
+from sensor_digest_cdk.lambda_function import RETENTION, python_function
+from sensor_digest_cdk.removal import removal_policy
+from sensor_digest_cdk.shape import PipelineShape
+
+# Only what the function calls (one Query a request), on the digest table and its Profiles index
+READ_ACTIONS = ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"]
+ROUTES = ("/sensors", "/sensors/{sensor_id}/days", "/sensors/{sensor_id}/months")
+STAGE = "$default"
+# One JSON line per request: who (the signing principal), what, and how it went
+ACCESS_LOG_FIELDS = {
+    "requestId": "$context.requestId",
+    "requestTime": "$context.requestTime",
+    "sourceIp": "$context.identity.sourceIp",
+    "caller": "$context.identity.caller",
+    "userArn": "$context.identity.userArn",
+    "method": "$context.httpMethod",
+    "path": "$context.path",
+    "routeKey": "$context.routeKey",
+    "status": "$context.status",
+    "responseLength": "$context.responseLength",
+    "latencyMs": "$context.responseLatency",
+    "integrationError": "$context.integrationErrorMessage",
+    "authorizerError": "$context.authorizer.error",
+}
+ACCESS_LOG_FORMAT = json.dumps(ACCESS_LOG_FIELDS, separators=(",", ":"))
+
+
+@jsii.implements(apigwv2.IAccessLogSettings)
+class _AccessLogs:
+    """The stage's access log settings: a log group and the JSON line above."""
+
+    def __init__(self, group: logs.ILogGroup) -> None:
+        self._destination = apigwv2.LogGroupLogDestination(group)
+
+    @property
+    def destination(self) -> apigwv2.IAccessLogDestination:
+        return self._destination
+
+    @property
+    def format(self) -> apigateway.AccessLogFormat:
+        return apigateway.AccessLogFormat.custom(ACCESS_LOG_FORMAT)
+
+
+class ReadApi(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        shape: PipelineShape,
+        label: str,
+        asset: Path,
+        table: dynamodb.ITable,
+        alarm_topic: sns.ITopic | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.function = python_function(
+            self,
+            "Function",
+            shape=shape,
+            asset=asset,
+            handler="api.handler.handler",
+            service=names.API_SERVICE,
+            timeout_seconds=shape.api_timeout_seconds,
+            memory_mb=shape.api_memory_mb,
+            environment={"TABLE_NAME": table.table_name},
+        )
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=READ_ACTIONS,
+                resources=[table.table_arn, f"{table.table_arn}/index/{schema.PROFILE_INDEX}"],
+            )
+        )
+        integration = HttpLambdaIntegration(
+            "Query",
+            self.function,
+            payload_format_version=apigwv2.PayloadFormatVersion.VERSION_2_0,
+            timeout=Duration.seconds(shape.api_integration_timeout_seconds),
+        )
+        # Every route, $default (any other path or method: the function's 404 or 405) among them,
+        # takes SigV4-signed requests of principals IAM lets invoke it, and nothing else
+        self.api = apigwv2.HttpApi(
+            self,
+            "Api",
+            api_name=f"{label.replace('/', '-')}-read-api",
+            description=f"{label}: day counts, monthly summaries and registered sensors (read only)",
+            default_authorizer=HttpIamAuthorizer(),
+            default_integration=integration,
+            create_default_stage=False,
+        )
+        for path in ROUTES:
+            self.api.add_routes(path=path, methods=[apigwv2.HttpMethod.GET], integration=integration)
+        self.access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=RETENTION[shape.log_retention_days],
+            removal_policy=removal_policy(shape),
+        )
+        self.stage = apigwv2.HttpStage(
+            self,
+            "Stage",
+            http_api=self.api,
+            stage_name=STAGE,
+            auto_deploy=True,
+            throttle=apigwv2.ThrottleSettings(
+                rate_limit=shape.api_throttle_rate_limit, burst_limit=shape.api_throttle_burst_limit
+            ),
+            access_log_settings=_AccessLogs(self.access_logs),
+        )
+        self.url = self.stage.url
+        self.server_errors_alarm = cloudwatch.Alarm(
+            self,
+            "ServerErrorsAlarm",
+            metric=self.api.metric_server_error(period=Duration.minutes(5), statistic="Sum"),
+            threshold=0,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description="The read API answered 5xx: the query function failed, or DynamoDB throttled it",
+        )
+        if alarm_topic is not None:
+            self.server_errors_alarm.add_alarm_action(actions.SnsAction(alarm_topic))
+        self._suppress_nag_findings()
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` call every route of the API (GET, signed with SigV4)."""
+        return iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["execute-api:Invoke"],
+            resource_arns=[self.api.arn_for_execute_api("GET", "/*", STAGE)],
+        )
+
+    def _suppress_nag_findings(self) -> None:
+        """The query function's accepted cdk-nag findings, each with its reason and what it applies to."""
+        NagSuppressions.add_resource_suppressions(
+            self.function.role,  # type: ignore[arg-type]
+            [
+                NagPackSuppression(
+                    id="AwsSolutions-IAM5",
+                    reason="X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; "
+                    "the function's DynamoDB actions are scoped to the digest table and its Profiles index.",
+                    applies_to=["Resource::*"],
+                ),
+            ],
+            apply_to_children=True,
+        )
+        NagSuppressions.add_resource_suppressions(
+            self.function,
+            [
+                NagPackSuppression(
+                    id="AwsSolutions-L1",
+                    reason="Python 3.13, as the pipeline's two functions: the newest Python the project runs its "
+                    "unit tier on (make test-unit-py313).",
+                )
+            ],
+        )

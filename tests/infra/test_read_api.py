@@ -1,0 +1,143 @@
+"""The read API (``ReadApi``) in the synthesized template: an HTTP API whose every route takes IAM
+(SigV4) callers only, a query function whose role may only read the digest table and its
+``Profiles`` index, stage throttling and access logs, a 5xx alarm to the alarm topic, the URL as an
+output, and ``grant_invoke`` for consumers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Match, Template
+
+from app import build_app
+from sensor_digest import names
+from sensor_digest.store import schema
+from sensor_digest_cdk.read_api import ReadApi
+from tests.support.templates import actions, policy_of, resources, table_id
+
+HANDLER = "api.handler.handler"
+
+
+def test_every_route_of_the_api_takes_iam_callers_only(template: Template) -> None:
+    routes = resources(template, "AWS::ApiGatewayV2::Route")
+    assert {r["Properties"]["RouteKey"] for r in routes.values()} == {
+        "$default",
+        "GET /sensors",
+        "GET /sensors/{sensor_id}/days",
+        "GET /sensors/{sensor_id}/months",
+    }
+    assert {r["Properties"].get("AuthorizationType") for r in routes.values()} == {"AWS_IAM"}
+
+
+def test_the_api_calls_its_function_with_payload_2_0(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::ApiGatewayV2::Integration",
+        {"IntegrationType": "AWS_PROXY", "PayloadFormatVersion": "2.0"},
+    )
+    template.has_resource_properties(
+        "AWS::Lambda::Function", {"Handler": HANDLER, "Environment": {"Variables": Match.object_like({})}}
+    )
+
+
+def test_the_query_function_may_only_read_the_digest_table_and_its_profiles_index(template: Template) -> None:
+    granted = [s for s in policy_of(template, HANDLER) if any(a.startswith("dynamodb:") for a in actions(s))]
+    digest = {"Fn::GetAtt": [table_id(template, "SensorDigest"), "Arn"]}
+
+    assert len(granted) == 1
+    assert sorted(actions(granted[0])) == ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"]
+    assert granted[0]["Resource"] == [
+        digest,
+        {"Fn::Join": ["", [digest, f"/index/{schema.PROFILE_INDEX}"]]},
+    ]
+    other = {a for s in policy_of(template, HANDLER) for a in actions(s)} - set(actions(granted[0]))
+    assert not {a for a in other if a.split(":")[0] in ("dynamodb", "sqs", "sns", "kms")}
+
+
+def test_the_stage_throttles_and_writes_json_access_logs_to_a_group_with_retention(
+    synth_with: Callable[..., tuple[Any, Template]],
+) -> None:
+    _, template = synth_with(apiThrottleRateLimit=20, apiThrottleBurstLimit=40)
+
+    template.has_resource_properties(
+        "AWS::ApiGatewayV2::Stage",
+        {
+            "StageName": "$default",
+            "AutoDeploy": True,
+            "DefaultRouteSettings": {"ThrottlingRateLimit": 20, "ThrottlingBurstLimit": 40},
+            "AccessLogSettings": {
+                "DestinationArn": {"Fn::GetAtt": [Match.string_like_regexp("ReadApiAccessLogs"), "Arn"]},
+                "Format": Match.string_like_regexp(r'"status":"\$context.status"'),
+            },
+        },
+    )
+    [group] = [
+        g for key, g in resources(template, "AWS::Logs::LogGroup").items() if key.startswith("ReadApiAccessLogs")
+    ]
+    assert group["Properties"]["RetentionInDays"] == 30
+
+
+def test_an_alarm_on_5xx_notifies_the_alarm_topic(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "MetricName": "5xx",
+            "Namespace": "AWS/ApiGateway",
+            "Threshold": 0,
+            "ComparisonOperator": "GreaterThanThreshold",
+            "AlarmActions": [{"Ref": Match.string_like_regexp("AlarmTopic")}],
+        },
+    )
+
+
+def test_the_digest_table_has_the_sparse_profiles_index(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": schema.PROFILE_INDEX,
+                    "KeySchema": [
+                        {"AttributeName": schema.PROFILE_LIST, "KeyType": "HASH"},
+                        {"AttributeName": schema.SENSOR_ID, "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": [schema.NAME, schema.TIME_ZONE]},
+                }
+            ]
+        },
+    )
+
+
+def test_the_api_url_is_a_stack_output(template: Template) -> None:
+    output = template.find_outputs(names.OUTPUT_API_URL)[names.OUTPUT_API_URL]
+    assert "execute-api" in json.dumps(output["Value"])
+
+
+def test_grant_invoke_lets_a_principal_get_every_route_of_the_stage() -> None:
+    # Given a consumer's role, granted by the construct, in a stack of its own making
+    _, stack = build_app({"stackName": "SensorDigestGrant"})
+    [read_api] = [c for c in stack.node.find_all() if isinstance(c, ReadApi)]
+    role = iam.Role(stack, "DashboardRole", assumed_by=iam.AccountRootPrincipal())
+    read_api.grant_invoke(role)
+
+    # Then its policy allows execute-api:Invoke on GET of every path of the API's stage
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "Roles": [{"Ref": Match.string_like_regexp("DashboardRole")}],
+            "PolicyDocument": {
+                "Statement": [
+                    Match.object_like(
+                        {
+                            "Action": "execute-api:Invoke",
+                            "Resource": {
+                                "Fn::Join": ["", Match.array_with([Match.string_like_regexp(r"/\$default/GET/\*$")])]
+                            },
+                        }
+                    )
+                ]
+            },
+        },
+    )

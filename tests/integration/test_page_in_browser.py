@@ -1,0 +1,139 @@
+"""The page of ``sensor-digest up`` in a real browser: headless Chromium (Debian's ``chromium``) loads
+``/`` from the local server, the page draws its heatmap and a sensor's months from the API, and the
+rendered DOM is checked: the counts in their cells, and a hostile sensor name shown as text.
+
+Engine: DynamoDB Local behind the API; browser: ``chromium --headless --dump-dom``. Without
+``chromium`` this test fails and says how to install it (CI installs it: .ci/run).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sensor_digest import api
+from sensor_digest.config import ApiSettings
+from sensor_digest.registry import Registry, SensorProfile
+from sensor_digest.store import schema
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
+from sensor_digest_tools.local.api_server import LocalApi
+from tests.support.tables import Tables
+
+pytestmark = pytest.mark.dynamodb_local
+
+INSTALL = "apt-get update && apt-get install -y chromium"
+HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1">'
+BROWSER_SECONDS = 180  # a bound on a slow shared machine, not a timing assertion
+
+
+class Dom(HTMLParser):
+    """The rendered DOM as a list of elements: tag, attributes, and the text directly inside."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.elements: list[dict[str, Any]] = []
+        self._open: list[dict[str, Any]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = {"tag": tag, "attrs": dict(attrs), "text": ""}
+        self.elements.append(element)
+        if tag not in ("meta", "link", "input", "br", "img"):
+            self._open.append(element)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open and self._open.pop()["tag"] != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        if self._open:
+            self._open[-1]["text"] += data
+
+    def find(self, tag: str, **attrs: str) -> list[dict[str, Any]]:
+        return [e for e in self.elements if e["tag"] == tag and all(e["attrs"].get(k) == v for k, v in attrs.items())]
+
+
+def chromium() -> str:
+    found = shutil.which("chromium")
+    if found is None:
+        pytest.fail(f"this test needs Debian's chromium: {INSTALL}", pytrace=False)
+    return found
+
+
+@pytest.fixture
+def server(ddb: Any, tables: Tables, session: LocalSession) -> Iterator[LocalApi]:
+    # Given two registered sensors, one with a hostile name, and their counts
+    registry = Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb)
+    registry.register(SensorProfile(sensor_id=7, name="roof", serial="S-7"))
+    registry.register(SensorProfile(sensor_id=8, name=HOSTILE, serial="S-8"))
+    for sensor, day, count in ((7, "2024-05-01", 3), (7, "2024-05-03", 12), (8, "2024-05-02", 1)):
+        ddb.put_item(TableName=tables.table, Item=schema.day_item(sensor, day, count))
+    ddb.put_item(TableName=tables.table, Item=schema.summary_item(7, "2024-05", {"2024-05-01": 3, "2024-05-03": 12}))
+    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
+    local.start()
+    yield local
+    local.stop()
+
+
+def render(url: str, profile: Path) -> str:
+    """The DOM after the page's scripts ran, as headless Chromium dumps it."""
+    done = subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",  # root in CI's container
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=30000",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=BROWSER_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_page_draws_the_heatmap_and_the_months_from_the_api_with_names_as_text(
+    server: LocalApi, tmp_path: Path
+) -> None:
+    # When Chromium opens the page for three days of May and sensor 7's months
+    query = "from=2024-05-01&to=2024-05-03&sensors=&sensor=7&mfrom=2024-04&mto=2024-06"
+    dom = Dom(render(f"{server.url}/?{query}", tmp_path / "profile"))
+
+    # Then it is drawn, a row a registered sensor, a cell a day, each count where the API put it
+    body = dom.find("body")[0]["attrs"]
+    assert body.get("data-state") == "ready", dom.find("p", id="status")
+    rows = {row["attrs"]["data-sensor"] for row in dom.find("tr") if "data-sensor" in row["attrs"]}
+    assert rows == {"7", "8"}
+    counted = sorted(
+        (cell["attrs"]["data-day"], cell["attrs"]["data-count"])
+        for cell in dom.elements
+        if cell["tag"] == "td" and "data-day" in cell["attrs"] and cell["attrs"]["data-count"] != "0"
+    )
+    heatmap = [("2024-05-01", "3"), ("2024-05-02", "1"), ("2024-05-03", "12")]
+    months = [("2024-05-01", "3"), ("2024-05-03", "12")]
+    assert counted == sorted(heatmap + months)
+    assert [row["attrs"]["data-month"] for row in dom.find("tr") if "data-month" in row["attrs"]] == ["2024-05"]
+    # And the hostile name is text in its row's label, never an element, and its script never ran
+    labels = [e["text"] for e in dom.find("th", **{"class": "sensor-name"})]
+    assert labels == ["7 · roof", f"8 · {HOSTILE}"]
+    assert dom.find("img") == [] and "data-pwned" not in body
+
+
+def test_the_page_shows_the_apis_error_for_a_bad_range(server: LocalApi, tmp_path: Path) -> None:
+    dom = Dom(render(f"{server.url}/?from=2024-05-03&to=2024-05-01", tmp_path / "profile"))
+
+    assert dom.find("body")[0]["attrs"].get("data-state") == "error"
+    assert dom.find("p", id="status")[0]["text"] == "Error: from 2024-05-03 is after to 2024-05-01"
