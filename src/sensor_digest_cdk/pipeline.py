@@ -21,6 +21,7 @@ from aws_cdk import aws_iam as iam
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct, IValidation
 
+from sensor_digest.store import schema
 from sensor_digest_cdk.digest_tables import DigestTables
 from sensor_digest_cdk.iot_ingest import IotIngest
 from sensor_digest_cdk.lambda_asset import function_asset
@@ -54,6 +55,14 @@ PRODUCERS_SID = "DenySendToAllButTheGrantedProducers"
 # to SQS's 80 characters (aws-cdk#11041); one character is kept spare.
 SQS_QUEUE_NAME_MAX = 80
 FIFO_GENERATED_NAME_OVERHEAD = 21
+# grant_read: the item reads of the digest table and its Profiles index, named (no index/* wildcard)
+READ_ACTIONS = [
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+    "dynamodb:DescribeTable",
+]
 HIDDEN_ID = "Default"  # CDK leaves this id out of logical ids (app.py's stack keeps its ids through it)
 
 
@@ -144,9 +153,14 @@ class SensorDigestPipeline(Construct):
         return self.queue.grant_send_messages(grantee)
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Lets ``grantee`` read the counts: the digest table's day and summary items (the read API's
-        ``GetItem``/``Query``/``BatchGetItem``, and ``Scan``), nothing of the ledger."""
-        return self.table.grant_read_data(grantee)
+        """Lets ``grantee`` read the counts: ``GetItem``, ``BatchGetItem``, ``Query``, ``Scan`` and
+        ``DescribeTable`` on the digest table and its ``Profiles`` index; nothing of the ledger. (To call
+        the read API instead: ``read_api.grant_invoke``.)"""
+        return iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=READ_ACTIONS,
+            resource_arns=[self.table.table_arn, f"{self.table.table_arn}/index/{schema.PROFILE_INDEX}"],
+        )
 
     def grant_redrive(self, grantee: iam.IGrantable) -> iam.Grant:
         """Lets an operator (``sensor-digest dlq list`` / ``redrive``) read and delete dead letters and

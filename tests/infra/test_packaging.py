@@ -45,7 +45,7 @@ def test_every_package_folder_is_listed_for_the_wheel() -> None:
         for path in base.rglob("__init__.py")
     }
     # the handler modules ship inside the construct's package, never as top-level packages
-    found = {f"sensor_digest_cdk.functions.{name}" if name in ("ingest", "summary") else name for name in found}
+    found = {f"sensor_digest_cdk.functions.{name}" if name in ("ingest", "summary", "api") else name for name in found}
     assert sorted(listed) == sorted(found)
 
 
@@ -108,9 +108,9 @@ def test_a_users_app_outside_the_checkout_synthesizes_two_pipelines_from_the_ins
     for name in PIPELINES:
         assert counts[name]["AWS::DynamoDB::Table"] == 2
         assert counts[name]["AWS::SQS::Queue"] == 3
-        assert counts[name]["AWS::Lambda::Function"] == 2
+        assert counts[name]["AWS::Lambda::Function"] == 3  # ingest, summary, read API
         assert counts[name]["AWS::CloudWatch::Dashboard"] == 1
-        assert counts[name]["AWS::CloudWatch::Alarm"] == 9
+        assert counts[name]["AWS::CloudWatch::Alarm"] == 10  # the read API's 5xx alarm among them
     # the standard one fed by AWS IoT (the app's iotTopic), the FIFO one not (IoT cannot send to it)
     assert (counts["Plain"]["AWS::IoT::TopicRule"], counts["Ordered"]["AWS::IoT::TopicRule"]) == (1, 0)
     queues = template["Resources"].values()
