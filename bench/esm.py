@@ -161,7 +161,7 @@ def drain_fifo(
 
 def received_again(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` as SQS hands it out the next time: its receive count one higher."""
-    attributes = record["attributes"]
+    attributes = record.get("attributes", {})
     count = int(attributes.get("ApproximateReceiveCount", "1")) + 1
     return {**record, "attributes": {**attributes, "ApproximateReceiveCount": str(count)}}
 
