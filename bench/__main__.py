@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench import pages, report, runner, sweep
+from bench import pages, peer, report, runner, sweep
 from bench.goals import goals
 from bench.plan import Plan
 from bench.workloads import WORKLOADS
@@ -33,6 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--modes", default="raw,model", help="raw (DynamoDB Local as is), model (latency model)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the batch-size sweep")
     parser.add_argument("--only-sweep", action="store_true", help="the batch-size sweep alone")
+    parser.add_argument(
+        "--only-peer",
+        action="store_true",
+        help="the comparison with Powertools' batch + idempotency alone (new day and day under way)",
+    )
+    parser.add_argument("--no-peer", action="store_true", help="skip the comparison with Powertools")
     parser.add_argument(
         "--set",
         action="append",
@@ -53,8 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         strategies=args.strategies,
         modes=args.modes,
         sets=args.set,
-        no_sweep=args.no_sweep,
+        no_sweep=args.no_sweep or args.only_peer,
         only_sweep=args.only_sweep,
+        only_peer=args.only_peer,
+        no_peer=args.no_peer,
     )
     report.print_header(plan)
     record = report.new_report(plan)
@@ -69,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
             aged = runner.run_aged(workload, plan.settings)
             record["results"].append(aged)
             report.print_aged(aged)
+    if plan.peer:
+        record["peer"] = peer.run_peer(plan.settings, quick=plan.quick)
     if plan.fifo_shapes:
         report.print_fifo_shapes_heading()
         record["fifo_shapes"] = sweep.fifo_shapes(runner.run, plan.settings, quick=plan.quick)
@@ -76,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         record["sweep"] = sweep.run_sweep(
             runner.run, plan.settings, quick=plan.quick, plot=None if plan.quick else report.PLOT
         )
-    met = goals(record, plan.settings)
+    met = goals(record, plan.settings) + peer.peer_goals(record.get("peer", []))
     report.print_goals(met)
     record["goals"] = [{"goal": g, "measured": m, "met": ok} for g, m, ok in met]
     report.write(record, args.out)

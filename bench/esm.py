@@ -4,7 +4,8 @@ Every strategy is a Lambda handler; ``drain`` feeds it a queue that is already f
 source mapping would: batches of ``batch_size`` records, at most ``concurrency`` invocations at
 once (the mapping's ``MaximumConcurrency``), each with a context whose remaining time counts down
 from the function's timeout. A message the batch response lists goes back to the queue at once
-and is counted: on SQS it would wait the whole visibility timeout first. (The local runtime's
+and is counted: on SQS it would wait the whole visibility timeout first. Each time it comes back
+its ``ApproximateReceiveCount`` is one higher, as SQS counts it. (The local runtime's
 ``sensor_digest_tools.lambda_runtime.sqs_event_source`` keeps SQS itself, visibility and all; a benchmark
 wants the handler's own speed, not the queue's.)
 """
@@ -95,7 +96,7 @@ def drain(
         return [queue.popleft() for _ in range(min(batch_size, len(queue)))]
 
     def settle(batch: list[dict[str, Any]], failed: set[str]) -> None:
-        queue.extend(r for r in batch if r["messageId"] in failed)
+        queue.extend(received_again(r) for r in batch if r["messageId"] in failed)
 
     return _drive(handler, take=take, settle=settle, concurrency=concurrency, timeout_s=timeout_s)
 
@@ -152,10 +153,17 @@ def drain_fifo(
         back = [r for r in batch if r["messageId"] in failed or r["messageId"] in lost]
         lost.difference_update(r["messageId"] for r in back)
         for record in reversed(back):  # to the head of its group, in order
-            groups[_group(record)].appendleft(record)
+            groups[_group(record)].appendleft(received_again(record))
         busy.difference_update(_group(r) for r in batch)
 
     return _drive(handler, take=take, settle=settle, concurrency=concurrency, timeout_s=timeout_s)
+
+
+def received_again(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` as SQS hands it out the next time: its receive count one higher."""
+    attributes = record.get("attributes", {})
+    count = int(attributes.get("ApproximateReceiveCount", "1")) + 1
+    return {**record, "attributes": {**attributes, "ApproximateReceiveCount": str(count)}}
 
 
 def _group(record: dict[str, Any]) -> str:

@@ -111,6 +111,22 @@ def _sweep(sweep: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _peer(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| settings | phase | strategy | msg/s | WRU/msg | of which cancelled | RRU/msg | DynamoDB $ per M msg "
+        "| over | under |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        cancelled = sum((r.get("cancelled_units_per_message") or {}).values())
+        lines.append(
+            f"| {r['variant']} | {r['phase']} | {r['label']} | {r['messages_per_s']:,.0f} | "
+            f"{r['write_units_per_message']:.3f} | {cancelled:.3f} | {r['read_units_per_message']:.3f} | "
+            f"{r['dollars_per_million']:.3f} | {r['overcount']:,} | {r['undercount']:,} |"
+        )
+    return lines
+
+
 def render(report: dict[str, Any], source: str = "benchmark-results.json") -> str:
     """The page's Markdown for one results file (``source``: its name beside the page)."""
     settings = report.get("settings", {})
@@ -144,6 +160,17 @@ def render(report: dict[str, Any], source: str = "benchmark-results.json") -> st
     summaries = _summaries(report.get("results", []))
     if summaries:
         out += ["", "## Summary path", "", *summaries]
+    if report.get("peer"):
+        out += [
+            "",
+            "## Against Powertools idempotency",
+            "",
+            "The peer workload (4,000 messages, 200 sensors, one day, 10% redelivered), latency model; dollars "
+            "are DynamoDB's on-demand request prices "
+            "([Benchmarks](benchmarks.md#against-the-peer-powertools-idempotency)).",
+            "",
+            *_peer(report["peer"]),
+        ]
     if report.get("fifo_shapes"):
         out += ["", "## Ordered mode (e) on the sweep's shapes", "", *_fifo_shapes(report["fifo_shapes"])]
     if report.get("sweep"):

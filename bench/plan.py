@@ -54,6 +54,8 @@ class Plan:
     quick: bool = False
     no_sweep: bool = False
     only_sweep: bool = False
+    only_peer: bool = False
+    no_peer: bool = False
 
     @classmethod
     def of(
@@ -67,13 +69,16 @@ class Plan:
         sets: list[str],
         no_sweep: bool,
         only_sweep: bool,
+        only_peer: bool = False,
+        no_peer: bool = False,
     ) -> Plan:
         n = 1_000 if quick else messages
         if quick:
             workloads = "W1,W4"
         overrides = dict(item.split("=", 1) for item in sets)
         settings = PipelineShape.from_context(overrides.get) if overrides else DEPLOYED
-        return cls(n, workloads, strategies, modes, tuple(sets), overrides, settings, quick, no_sweep, only_sweep)
+        chosen = (workloads, strategies, modes, tuple(sets), overrides, settings)
+        return cls(n, *chosen, quick, no_sweep, only_sweep, only_peer, no_peer)
 
     @property
     def summary_sizes(self) -> tuple[int, ...]:
@@ -81,7 +86,12 @@ class Plan:
         return tuple(sorted({100, 1_000, self.settings.summary_batch_size}))
 
     def workload_names(self) -> list[str]:
-        return [] if self.only_sweep else self.workloads.split(",")
+        return [] if self.only_sweep or self.only_peer else self.workloads.split(",")
+
+    @property
+    def peer(self) -> bool:
+        """Whether the comparison with Powertools runs (``bench.peer``)."""
+        return not (self.no_peer or self.only_sweep)
 
     def runs(self, name: str) -> list[Run]:
         """The runs of workload ``name``, in order: every mode, every strategy of it."""
@@ -101,7 +111,7 @@ class Plan:
     @property
     def fifo_shapes(self) -> bool:
         """Whether ordered mode (e) runs on the sweep's shapes."""
-        return "e" in self.strategies and not self.only_sweep
+        return "e" in self.strategies and not (self.only_sweep or self.only_peer)
 
     @property
     def sweep(self) -> bool:

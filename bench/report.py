@@ -58,7 +58,8 @@ def print_workload(results: list[dict[str, Any]], workload: Workload) -> None:
         f"{'strategy':40} {'mode':>5} {'msg/s':>7} {'req/msg':>7} {'WCU/msg':>7} {'listed':>6} "
         f"{'confl':>6} {'over':>6} {'under':>5} {'MB':>4} {'x msg/s':>7} {'x req':>6} {'x WCU':>6}"
     )
-    print(f"\n{workload.name} {workload.description}; {len(workload.deliveries):,} deliveries (5% duplicated)")
+    repeated = f"{workload.duplicate_rate:.0%} duplicated"
+    print(f"\n{workload.name} {workload.description}; {len(workload.deliveries):,} deliveries ({repeated})")
     print(header)
     print("-" * len(header))
     for r in results:

@@ -106,6 +106,7 @@ def run(
         fifo_settings = replace(settings, queue_type="fifo") if fifo else settings
         batch_size, concurrency = fifo_settings.event_batch_size, fifo_settings.event_max_concurrency
         requests0, units0 = e.meter.snapshot()
+        reads0 = e.meter.read_units
         cancelled0, added0 = Counter(e.meter.cancelled_units), e.latency.added_seconds if e.latency else 0.0
         with PeakRss() as memory:
             if fifo:  # the workload's repeated deliveries become lost deletes: SQS FIFO repeats in order
@@ -126,6 +127,7 @@ def run(
                     timeout_s=settings.ingest_timeout_seconds,
                 )
         requests, units = (a - b for a, b in zip(e.meter.snapshot(), (requests0, units0), strict=True))
+        reads = e.meter.read_units - reads0
         cancelled = Counter(e.meter.cancelled_units)
         cancelled.subtract(cancelled0)
         counts = Counter(day_counts(e.client, tables["table"]))
@@ -145,6 +147,7 @@ def run(
             "messages_per_s": n / drained.seconds,
             "requests_per_message": requests / n,
             "write_units_per_message": units / n,
+            "read_units_per_message": reads / n,
             "cancelled_units_per_message": {cause: units / n for cause, units in cancelled.items() if units},
             "invocations": drained.invocations,
             "slowest_invocation_s": drained.slowest_invocation,

@@ -55,6 +55,7 @@ class ThreeStepUpsert(ABC):
 
     def __init__(self) -> None:
         self.steps: list[str] = []
+        self.step = UpsertStep.UPDATE_IF_EXISTS  # the step tried last (where a run that raised stopped)
 
     @abstractmethod
     def update_if_exists(self) -> Answer:
@@ -76,16 +77,16 @@ class ThreeStepUpsert(ABC):
         """Walk the steps until one answers ``DONE``; ``TransientFault`` past ``max_attempts``.
         ``start=CREATE_IF_MISSING`` skips step 1 for a target known to be missing (a read said so);
         if it was created meanwhile, step 2's condition fails and step 3 follows, as after any race."""
-        step = start
+        self.step = start
         for _ in range(max_attempts):
             if self.settled():
                 return
-            self.steps.append(self.labels[step])
-            answer = self._attempt(step)
+            self.steps.append(self.labels[self.step])
+            answer = self._attempt(self.step)
             if answer is Answer.DONE:
                 return
             if answer is Answer.NEXT:
-                step = step.after_condition_failed()
+                self.step = self.step.after_condition_failed()
         raise TransientFault("the write did not settle")
 
     def _attempt(self, step: UpsertStep) -> Answer:

@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -78,8 +79,9 @@ def inbound(sensor_id: int, day: str, mid: str | None = None, **extra: Any) -> I
 
 
 def test_first_message_of_a_day_creates_the_item_and_later_ones_update_it(ddb: Any, tables: Tables) -> None:
-    # The lookup before the writes finds no day item, so the first write is the insert (no
-    # cancelled update charged for every marker); the next batch knows the item exists.
+    # The lookup before the writes finds no day item, so the first write is the insert of the
+    # empty day item (no cancelled update charged for every marker), then the transaction's ADD;
+    # the next batch knows the item exists. First deliveries are not looked up in the ledger.
     steps: list[list[str]] = []
     service = make_service(ddb, tables, on_group=lambda outcome: steps.append(outcome.steps))
 
@@ -87,8 +89,8 @@ def test_first_message_of_a_day_creates_the_item_and_later_ones_update_it(ddb: A
     second = service.process([inbound(7, "2024-05-01"), inbound(7, "2024-05-01", count=5)])
 
     assert (first.counted, second.counted) == (1, 2)
-    assert steps == [["insert"], ["update"]]
-    assert (first.requests, second.requests) == (3, 2)  # markers + day items read, write; markers read, write
+    assert steps == [["insert", "update-again"], ["update"]]
+    assert (first.requests, second.requests) == (3, 1)  # day item read, empty put, transaction; transaction
     assert day_counts(ddb, tables.table) == {(7, "2024-05-01"): 9}
     markers = scan_all(ddb, tables.ledger)
     assert len(markers) == 3
@@ -103,7 +105,7 @@ def test_a_new_container_reads_an_existing_day_item_once_and_updates_it(ddb: Any
     report = fresh.process([inbound(8, "2024-05-01", count=4)])
 
     assert steps == [["update"]]
-    assert report.requests == 3  # markers read, day item read (found), the update
+    assert report.requests == 2  # day item read (found), the update
     assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 6}
 
 
@@ -133,14 +135,14 @@ def test_without_the_lookup_the_update_finds_no_item_and_the_insert_follows(ddb:
     again = service.process(batch)  # redelivered: the markers, not the lookup, find the duplicates
 
     assert (first.counted, first.failed_ids) == (2, [])
-    assert steps[0] == ["update", "insert"]
+    assert steps[0] == ["update", "insert", "update-again"]
     assert (again.counted, again.duplicates, again.failed_ids) == (0, 2, [])
     assert day_counts(ddb, tables.table) == {(9, "2024-05-01"): 5}
 
 
 def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(ddb: Any, tables: Tables) -> None:
     # Given two writers whose lookups both find the day item missing before either inserts it
-    client = PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), "transact_write_items", before=True)
+    client = PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), "put_item", before=True)
     outcomes: list[Any] = []
 
     def writer(count: int) -> None:
@@ -154,10 +156,11 @@ def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(ddb: Any
     for t in threads:
         t.join()
 
-    # Then the sum is exact: one inserted, the other fell back to the plain update (step 3)
+    # Then the sum is exact: one created the empty day item, the other's put found it there, and
+    # both added in step 3: the race cost the loser one conditional put, no cancelled transaction
     assert day_counts(ddb, tables.table) == {(1, "2024-05-02"): 10}
-    assert sorted(o.steps for o in outcomes) == [["insert"], ["insert", "update-again"]]
-    assert all(len(o.counted) == 1 for o in outcomes)
+    assert [o.steps for o in outcomes] == [["insert", "update-again"]] * 2
+    assert all(len(o.counted) == 1 and o.requests == 2 for o in outcomes)
 
 
 def test_same_batch_delivered_twice_counts_once(ddb: Any, tables: Tables, ingest_handler: Any) -> None:
@@ -207,10 +210,13 @@ def test_throttling_in_one_group_fails_only_that_groups_messages(ddb: Any, table
 
 
 def test_redelivery_after_a_failed_group_counts_it_exactly_once(ddb: Any, tables: Tables) -> None:
-    # Write 1: TransactionConflict. Write 2: the insert (the lookup found no day item) commits, then times out.
-    plan = {1: "conflict", 2: "timeout_after"}
+    # Transactions 1 and 2: TransactionConflict (deferred to the end of the batch, then, with no
+    # deadline, not retried). Transaction 3 commits, then times out.
+    plan = {1: "conflict", 2: "conflict", 3: "timeout_after"}
     calls = iter(range(1, 100))
-    client = FaultyClient(inner=ddb, rule=lambda op, kw: plan.get(next(calls)))
+    client = FaultyClient(
+        inner=ddb, rule=lambda op, kw: plan.get(next(calls)) if op == "transact_write_items" else None
+    )
     service = make_service(client, tables)
     batch = [inbound(4, "2024-05-01", mid="x", count=2), inbound(4, "2024-05-01", mid="y", count=3)]
 
@@ -227,7 +233,9 @@ def test_redelivery_after_a_failed_group_counts_it_exactly_once(ddb: Any, tables
 def test_a_conflict_is_retried_inside_the_invocation_while_time_allows(ddb: Any, tables: Tables) -> None:
     # Given two TransactionConflicts on the first two transactions of a group, and time to spare
     calls = iter(range(1, 100))
-    client = FaultyClient(inner=ddb, rule=lambda op, kw: "conflict" if next(calls) <= 2 else None)
+    client = FaultyClient(
+        inner=ddb, rule=lambda op, kw: "conflict" if op == "transact_write_items" and next(calls) <= 2 else None
+    )
     slept: list[float] = []
     outcomes: list[GroupOutcome] = []
     service = make_service(client, tables, on_group=outcomes.append, sleep=slept.append)
@@ -236,9 +244,11 @@ def test_a_conflict_is_retried_inside_the_invocation_while_time_allows(ddb: Any,
     # When the batch is processed with 30 s left in the invocation
     report = service.process(batch, deadline=time.monotonic() + 30)
 
-    # Then the group is counted in this invocation: nothing waits out the visibility timeout
-    assert (report.counted, report.failed_ids, report.retries) == (2, [], 2)
-    assert outcomes[0].retries == 2 and len(slept) == 2
+    # Then the group is counted in this invocation: the first conflict defers it to the end of the
+    # batch (no wait), the second is retried after a backoff; nothing waits out the visibility timeout
+    assert (report.counted, report.failed_ids, report.retries, report.deferred) == (2, [], 1, 1)
+    assert [len(o.deferred) for o in outcomes] == [2, 0]
+    assert outcomes[1].retries == 1 and len(slept) == 1
     assert all(0 <= s <= RetryPolicy().cap_seconds for s in slept)
     assert day_counts(ddb, tables.table) == {(6, "2024-05-01"): 5}
 
@@ -266,8 +276,8 @@ def test_a_redelivered_batch_is_found_in_the_ledger_before_any_write(ddb: Any, t
     first = service.process(batch)
     transactions = client.calls["transact_write_items"]
 
-    # When SQS delivers it again
-    again = service.process(batch)
+    # When SQS delivers it again (ApproximateReceiveCount 2)
+    again = service.process([replace(m, receive_count=2) for m in batch])
 
     # Then one BatchGetItem finds every marker: no transaction is spent, cancelled or charged
     assert (first.counted, again.counted, again.duplicates, again.failed) == (4, 0, 4, 0)

@@ -31,7 +31,14 @@ class HangingCounter(DayCounter):
         return message.ledger_key
 
     def count_group(
-        self, sensor_id: int, day: str, messages: Sequence[Any], deadline: float | None, *, missing: bool
+        self,
+        sensor_id: int,
+        day: str,
+        messages: Sequence[Any],
+        deadline: float | None,
+        *,
+        missing: bool,
+        may_defer: bool = False,
     ) -> GroupOutcome:
         if sensor_id in self.hang:
             self.released.wait()

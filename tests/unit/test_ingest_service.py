@@ -30,7 +30,14 @@ class FakeCounter(DayCounter):
         return message.ledger_key
 
     def count_group(
-        self, sensor_id: int, day: str, messages: Any, deadline: float | None = None, *, missing: bool = False
+        self,
+        sensor_id: int,
+        day: str,
+        messages: Any,
+        deadline: float | None = None,
+        *,
+        missing: bool = False,
+        may_defer: bool = False,
     ) -> GroupOutcome:
         if sensor_id in self.exploding:
             raise RuntimeError("bug")

@@ -2,12 +2,20 @@
 the outcome of a group, and the container's memory of day items that exist (``KnownDays``).
 
 A counter turns the valid messages of one batch into writes. ``count_batch`` is the same for every
-mode: read what the batch needs to know (``lookup``: eventually consistent ``BatchGetItem``s, half
-a read unit per key), drop the messages the read proved counted already, group the rest by
-sensor-day, and write the groups concurrently (``count_group``, each mode its own), each group
-only while the invocation has time. Day items this container wrote or saw are remembered, so a
-sensor-day is read once per container, not once per batch. A stale read costs only the write it
-would have saved; correctness rests on the writes' conditions alone.
+mode: the batch is written in waves (``waves``: one, unless a mode holds some messages back for a
+later one); each wave reads what its writes need to know (``lookup``: ``BatchGetItem``s), drops
+the messages the read proved counted already, groups the rest by sensor-day, and writes the groups
+concurrently (``count_group``, each mode its own), each group only while the invocation has time.
+
+Groups are written in ring order (``ring_order``): every sensor-day has a fixed place on a ring and
+each invocation starts at a random place of its own, so two invocations walking the same backlog
+move round the ring one behind the other instead of meeting on the same day items. A group that
+meets another writer anyway (a contended transaction) may be deferred to the end of the batch
+(``GroupOutcome.deferred``), by when the other writer has moved on, rather than retried at once.
+
+Day items this container wrote or saw are remembered, so a sensor-day is read once per container,
+not once per batch. A stale read costs only the write it would have saved; correctness rests on
+the writes' conditions alone.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+import zlib
 from abc import ABC, abstractmethod
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -46,6 +55,7 @@ class GroupOutcome:
     duplicates: list[SensorMessage] = field(default_factory=list)
     failed: list[SensorMessage] = field(default_factory=list)
     rejected: list[SensorMessage] = field(default_factory=list)  # their day item refuses the count
+    deferred: list[SensorMessage] = field(default_factory=list)  # met another writer: written again at the end
     reason: str | None = None
 
     def give_up(self, messages: Sequence[SensorMessage], fault: TransientFault) -> None:
@@ -115,13 +125,26 @@ class DayCounter(ABC):
 
     @abstractmethod
     def count_group(
-        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool
+        self,
+        sensor_id: int,
+        day: str,
+        messages: Sequence[SensorMessage],
+        deadline: float | None,
+        *,
+        missing: bool,
+        may_defer: bool = False,
     ) -> GroupOutcome:
         """Count one sensor-day group; never raises for a write failure (it lands in ``failed``).
-        ``missing``: a read found no day item, so the first write starts at the insert."""
+        ``missing``: a read found no day item, so the first write starts at the insert.
+        ``may_defer``: messages whose write met another writer may be handed back (``deferred``)
+        to be written at the end of the batch."""
+
+    def waves(self, messages: Sequence[SensorMessage]) -> list[list[SensorMessage]]:
+        """The batch's messages in the order of the waves that write them (here: one wave)."""
+        return [list(messages)]
 
     def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
-        """What the batch's writes would otherwise find out the expensive way (nothing, here)."""
+        """What a wave's writes would otherwise find out the expensive way (nothing, here)."""
         return Lookup()
 
     def known_key(self, message: SensorMessage) -> str | None:
@@ -146,13 +169,29 @@ class DayCounter(ABC):
         deadline: float | None = None,
         on_outcome: Callable[[GroupOutcome], None] | None = None,
     ) -> BatchCount:
-        """Count one batch's messages, one per identity (the caller settles repeats): the lookup,
-        then each sensor-day group written concurrently while ``deadline`` (``time.monotonic()``)
-        allows; a group past it is failed untried, to be redelivered. ``on_outcome`` hears of each
-        group's outcome as soon as it is known (the lookup's duplicates first, as one outcome)."""
+        """Count one batch's messages, one per identity (the caller settles repeats): wave by wave,
+        the wave's lookup, then its sensor-day groups written concurrently in ring order while
+        ``deadline`` (``time.monotonic()``) allows (a group past it is failed untried, to be
+        redelivered); last, the groups some write deferred. ``on_outcome`` hears of each group's
+        outcome as soon as it is known (a lookup's duplicates first, as one outcome)."""
         result = BatchCount()
-        if not messages:
-            return result
+        heard = on_outcome or (lambda outcome: None)
+        deferred: list[tuple[DayKey, list[SensorMessage]]] = []
+        for wave in self.waves(messages):
+            if wave:
+                self._count_wave(wave, deadline, heard, result, deferred)
+        if deferred:  # the other writers have moved on by now; no second deferral
+            result.groups += self._write(deferred, set(), deadline, heard, may_defer=False)[0]
+        return result
+
+    def _count_wave(
+        self,
+        messages: list[SensorMessage],
+        deadline: float | None,
+        heard: Callable[[GroupOutcome], None],
+        result: BatchCount,
+        deferred: list[tuple[DayKey, list[SensorMessage]]],
+    ) -> None:
         try:
             found = self.lookup(messages)
         except TransientFault as fault:
@@ -160,54 +199,58 @@ class DayCounter(ABC):
                 waiting = {m.sensor_id for m in messages if self.known_key(m) is not None}
                 held = [m for m in messages if m.sensor_id in waiting]
                 if held:
-                    heard = on_outcome or (lambda outcome: None)
                     heard(GroupOutcome(failed=held, reason=f"lookup of markers failed: {fault.reason}"))
                     messages = [m for m in messages if m.sensor_id not in waiting]
             LOG.warning("lookup before the writes failed; the writes will find out", reason=fault.reason)
             found = Lookup()
-        result.lookup_requests = found.requests
+        result.lookup_requests += found.requests
         groups: dict[DayKey, list[SensorMessage]] = defaultdict(list)
+        known: list[SensorMessage] = []
         for message in messages:
             if self.known_key(message) in found.counted_before:  # no write needed to find out
-                result.known_duplicates.append(message)
+                known.append(message)
             else:
                 groups[(message.sensor_id, message.day)].append(message)
-        heard = on_outcome or (lambda outcome: None)
-        if result.known_duplicates:
-            heard(GroupOutcome(duplicates=list(result.known_duplicates)))
-        result.groups = self._write(groups, found.missing_days, deadline, heard)
-        return result
+        if known:
+            result.known_duplicates += known
+            heard(GroupOutcome(duplicates=known))
+        written, again = self._write(list(groups.items()), found.missing_days, deadline, heard, may_defer=True)
+        result.groups += written
+        deferred += again
 
     def _write(
         self,
-        groups: dict[DayKey, list[SensorMessage]],
+        groups: list[tuple[DayKey, list[SensorMessage]]],
         missing: set[DayKey],
         deadline: float | None,
         heard: Callable[[GroupOutcome], None],
-    ) -> list[tuple[DayKey, GroupOutcome]]:
-        items = list(groups.items())
-        # in an order of this invocation's own: concurrent invocations of one sensor's traffic
-        # would otherwise all start with its group, and meet on its day item at once
-        random.shuffle(items)
+        *,
+        may_defer: bool,
+    ) -> tuple[list[tuple[DayKey, GroupOutcome]], list[tuple[DayKey, list[SensorMessage]]]]:
+        """The groups written concurrently, in ring order: their outcomes, and the groups handed
+        back to be written at the end."""
+        items = ring_order(groups)
 
         def count(key: DayKey, messages: list[SensorMessage]) -> GroupOutcome:
-            outcome = self._safe_count(key, messages, key in missing, deadline)
+            outcome = self._safe_count(key, messages, key in missing, deadline, may_defer)
             heard(outcome)
             return outcome
 
         if len(items) <= 1 or self._max_workers == 1:
-            return [(key, count(key, msgs)) for key, msgs in items]
-        with ThreadPoolExecutor(max_workers=min(self._max_workers, len(items))) as pool:
-            futures = [(key, pool.submit(count, key, msgs)) for key, msgs in items]
-            return [(key, future.result()) for key, future in futures]
+            done = [(key, count(key, msgs)) for key, msgs in items]
+        else:
+            with ThreadPoolExecutor(max_workers=min(self._max_workers, len(items))) as pool:
+                futures = [(key, pool.submit(count, key, msgs)) for key, msgs in items]
+                done = [(key, future.result()) for key, future in futures]
+        return done, [(key, outcome.deferred) for key, outcome in done if outcome.deferred]
 
     def _safe_count(
-        self, key: DayKey, messages: list[SensorMessage], missing: bool, deadline: float | None
+        self, key: DayKey, messages: list[SensorMessage], missing: bool, deadline: float | None, may_defer: bool
     ) -> GroupOutcome:
         if deadline is not None and self._clock() >= deadline:  # listed now rather than cut off by the timeout
             return GroupOutcome(failed=list(messages), reason="no time left in the invocation")
         try:
-            return self.count_group(key[0], key[1], messages, deadline, missing=missing)
+            return self.count_group(key[0], key[1], messages, deadline, missing=missing, may_defer=may_defer)
         except Exception as exc:  # a bug must fail this group only, never the batch
             LOG.exception("group raised", sensor_id=key[0], day=key[1])
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
@@ -254,6 +297,20 @@ class TableCounter(DayCounter):
     def first_step(missing: bool) -> UpsertStep:
         """Where a group's update -> insert -> update starts: at the insert for a day found missing."""
         return UpsertStep.CREATE_IF_MISSING if missing else UpsertStep.UPDATE_IF_EXISTS
+
+
+def ring_place(key: DayKey) -> int:
+    """A sensor-day's fixed place on the ring, the same in every container."""
+    return zlib.crc32(f"{key[0]}#{key[1]}".encode())
+
+
+def ring_order(groups: list[tuple[DayKey, list[SensorMessage]]]) -> list[tuple[DayKey, list[SensorMessage]]]:
+    """``groups`` round the ring from a random place: two invocations of one backlog start at
+    places of their own and then move the same way, so they rarely write the same day item at once
+    (with a shuffle each, every one of their writes could meet the other's)."""
+    ring = sorted(groups, key=lambda group: ring_place(group[0]))
+    start = random.randrange(len(ring)) if ring else 0  # noqa: S311 - a place to start, not a secret
+    return ring[start:] + ring[:start]
 
 
 def leaders(

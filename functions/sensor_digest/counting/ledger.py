@@ -6,18 +6,30 @@ plus one marker per message (``MSG#<sensor_id>#<event_id>`` on ``attribute_not_e
 redelivered message finds its marker and is dropped, never counted twice. The count change walks
 update -> insert -> update (``upsert.py``):
 
-1. ``ADD`` to the day's count on condition that the day item exists;
-2. when step 1 was cancelled because the item is missing: put the item on condition that it
-   still does not exist;
-3. when step 2 was cancelled because another writer inserted first: ``ADD`` without condition.
+1. ``ADD`` to the day's count on condition that the day item exists (in the transaction);
+2. when the day item is missing (a read found it missing, or step 1 was cancelled for it): create
+   it, empty (its key alone, no ``DataCount``), with a single-item ``PutItem`` on condition that it
+   does not exist yet, outside the transaction. Two invocations that both start a new day race
+   here, where the loser pays one write unit, not its whole transaction. An item without
+   ``DataCount`` counts as no day for every reader, and the stream filter keeps it from the summary;
+3. ``ADD`` without condition (in the transaction): the item exists now, whoever created it.
 
-Why a transaction was cancelled is read from ``CancellationReasons`` (one reason per action, in
-action order): a marker that already exists is a duplicate, dropped from the group; a missing or
-present day item moves to the next step; throttling or a conflicting transaction (``Contention``)
-is retried inside the invocation (``RetryPolicy``); anything else ends the group as a failure.
+What each transaction costs is what it writes, and a cancelled one is charged in full, so the
+writes are arranged so that few are cancelled:
 
-Before the writes, ``lookup`` also reads the batch's markers: a message whose marker exists is a
-duplicate, found without a transaction (which would be charged for every one of its markers).
+- a batch is written in two waves (``waves``): first the first deliveries (``ApproximateReceiveCount``
+  1, not redriven), then the others. A first delivery's identity has never been counted unless its
+  producer sent it twice, so it is not looked up (a producer's repeat is caught by its marker's
+  condition). A redelivery may have been counted already (the first copy's answer was lost, or it
+  is still in flight in another invocation), so it is looked up, with a strongly consistent read,
+  only once every first delivery of the batch is written, and written in transactions of its own:
+  a redelivery counted meanwhile cancels the redeliveries' transaction, never a group of first
+  deliveries;
+- a transaction cancelled because another one held its day item (``TransactionConflict``) is
+  deferred to the end of the batch in the first pass (``GroupOutcome.deferred``); at the end it is
+  retried inside the invocation (``RetryPolicy``), and a group that still cannot be written fails,
+  to be redelivered. A duplicate marker (a message counted meanwhile) drops that message and the
+  rest is tried again; anything else ends the group as a failure.
 """
 
 from __future__ import annotations
@@ -60,6 +72,10 @@ class RetryPolicy:
         return random.uniform(span / 2, span)  # noqa: S311 - jitter
 
 
+class Deferred(Exception):
+    """A contended transaction handed back to be written at the end of the batch."""
+
+
 def _ledger_key(message: SensorMessage) -> Hashable:
     return message.ledger_key
 
@@ -81,6 +97,9 @@ class LedgerCounter(TableCounter):
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """``retry``: how often a contended transaction is tried again inside the invocation, once
+        it has been deferred to the end of the batch (``RetryPolicy(attempts=0)``: never; the group
+        is redelivered)."""
         super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock)
         self._ledger = ledger_table_name
         self._ttl = marker_ttl_seconds
@@ -95,29 +114,55 @@ class LedgerCounter(TableCounter):
     def known_key(self, message: SensorMessage) -> str:
         return message.ledger_key
 
+    @staticmethod
+    def redelivered(message: SensorMessage) -> bool:
+        """Whether ``message`` may have been counted before: SQS handed it out before, or it came back
+        from the dead-letter queue. A first delivery cannot have a marker unless its producer sent
+        the report twice."""
+        return message.receive_count > 1 or message.redriven
+
+    def waves(self, messages: Sequence[SensorMessage]) -> list[list[SensorMessage]]:
+        """First deliveries, then redeliveries (see the module)."""
+        return [[m for m in messages if not self.redelivered(m)], [m for m in messages if self.redelivered(m)]]
+
     def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
-        """The ledger keys of these messages already in the ledger, then the day items of the
-        remaining groups that this container does not know to exist."""
+        """The markers of this wave's redeliveries (a strongly consistent read: a first copy may
+        have been counted a moment ago), then the day items of the remaining groups that this
+        container does not know to exist."""
         found = Lookup()
-        keys = [schema.ledger_key(k) for k in sorted({m.ledger_key for m in messages})]
-        items = dynamo.batch_get(self._client, self._ledger, keys, consistent=False, projection=[schema.LEDGER_KEY])
-        found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
-        found.requests += (len(keys) + 99) // 100
+        keys = [schema.ledger_key(k) for k in sorted({m.ledger_key for m in messages if self.redelivered(m)})]
+        if keys:
+            items = dynamo.batch_get(self._client, self._ledger, keys, consistent=True, projection=[schema.LEDGER_KEY])
+            found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
+            found.requests += (len(keys) + 99) // 100
         return self.lookup_days(messages, found)
 
     def count_group(
-        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool
+        self,
+        sensor_id: int,
+        day: str,
+        messages: Sequence[SensorMessage],
+        deadline: float | None,
+        *,
+        missing: bool,
+        may_defer: bool = False,
     ) -> GroupOutcome:
-        """Count one group, ``MARKERS_PER_TRANSACTION`` messages a transaction. ``deadline`` bounds
-        the retries of a contended transaction: none is started that could not end before it;
-        without one, contention is not retried here."""
+        """Count one group, ``MARKERS_PER_TRANSACTION`` messages a transaction. A contended
+        transaction is handed back (``deferred``, with the rest of the group) when ``may_defer``,
+        else retried while ``deadline`` allows: none is started that could not end before it;
+        without a deadline, contention is not retried here."""
         outcome = GroupOutcome()
         first, followers = leaders(messages, key=_ledger_key)
         for start in range(0, len(first), MARKERS_PER_TRANSACTION):
             chunk = first[start : start + MARKERS_PER_TRANSACTION]
             step = self.first_step(missing) if start == 0 else UpsertStep.UPDATE_IF_EXISTS  # the first made it
             try:
-                self._count_chunk(sensor_id, day, chunk, outcome, deadline=deadline, first=step)
+                self._count_chunk(sensor_id, day, chunk, outcome, deadline=deadline, first=step, may_defer=may_defer)
+            except Deferred:  # the chunk's duplicates found so far stay found; the rest waits, repeats too
+                handed_back = {m.ledger_key for m in first[start:]} - {m.ledger_key for m in outcome.duplicates}
+                outcome.deferred = [m for m in messages if m.ledger_key in handed_back]
+                followers = {k: v for k, v in followers.items() if k not in handed_back}
+                break
             except TransientFault as fault:
                 outcome.give_up(first[start:], fault)
                 break
@@ -133,6 +178,7 @@ class LedgerCounter(TableCounter):
         *,
         deadline: float | None,
         first: UpsertStep,
+        may_defer: bool,
     ) -> None:
         write = LedgerWrite(self, (sensor_id, day), chunk, outcome)
         for retry in range(self._retry.attempts + 1):
@@ -141,7 +187,10 @@ class LedgerCounter(TableCounter):
                 write.run(max_attempts=len(chunk) + 3, start=first)
                 self.known_days.add([(sensor_id, day)])
                 return
-            except Contention:  # nothing was written: try again, if time allows
+            except Contention:  # nothing was written: later, or again if time allows
+                first = write.step  # an empty day item it created stays created
+                if may_defer:
+                    raise Deferred from None
                 delay = self._retry.delay(retry, floor=time.monotonic() - started)
                 if deadline is None or retry == self._retry.attempts or time.monotonic() + delay >= deadline:
                     raise
@@ -150,6 +199,10 @@ class LedgerCounter(TableCounter):
             finally:
                 outcome.steps += write.steps
                 write.steps = []
+
+    def create_day(self, key: dict[str, Any]) -> None:
+        """Step 2: the day item, empty, unless it exists (or a transaction is writing it)."""
+        dynamo.create_unless_present(self._client, expressions.put_if_absent(self._table, key))
 
     def marker_action(self, message: SensorMessage) -> dict[str, Any]:
         """The message's marker: put on condition that it does not exist yet."""
@@ -188,8 +241,9 @@ class LedgerWrite(ThreeStepUpsert):
         )
 
     def create_if_missing(self) -> Answer:
-        item = schema.day_item(*self._item, self._total)
-        return self._send(expressions.put(expressions.put_if_absent(self._table, item)))
+        self._outcome.requests += 1
+        self._counter.create_day(self._key)
+        return Answer.NEXT  # created, or somebody else's: step 3 adds to it either way
 
     def update_after_race(self) -> Answer:
         return self._send(

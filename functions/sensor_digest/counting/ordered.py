@@ -137,7 +137,14 @@ class OrderedCounter(TableCounter):
             raise TransientFault(f"{unwritten} of {len(messages)} markers could not be written")
 
     def count_group(
-        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool
+        self,
+        sensor_id: int,
+        day: str,
+        messages: Sequence[SensorMessage],
+        deadline: float | None,
+        *,
+        missing: bool,
+        may_defer: bool = False,
     ) -> GroupOutcome:
         outcome = GroupOutcome()
         first, followers = leaders(messages, key=sequence_of)

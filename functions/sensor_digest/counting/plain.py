@@ -25,7 +25,14 @@ class PlainCounter(TableCounter):
         return None
 
     def count_group(
-        self, sensor_id: int, day: str, messages: Sequence[SensorMessage], deadline: float | None, *, missing: bool
+        self,
+        sensor_id: int,
+        day: str,
+        messages: Sequence[SensorMessage],
+        deadline: float | None,
+        *,
+        missing: bool,
+        may_defer: bool = False,
     ) -> GroupOutcome:
         outcome = GroupOutcome()
         write = PlainWrite(self._client, self._table, (sensor_id, day), sum(m.count for m in messages), outcome)

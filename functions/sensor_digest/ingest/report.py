@@ -25,6 +25,7 @@ class BatchReport:
     requests: int = 0
     groups: int = 0
     retries: int = 0
+    deferred: int = 0  # groups whose transaction met another writer's, written again at the end of the batch
     settled_ids: set[str] = field(default_factory=set)  # counted, duplicate or kept in the DLQ
     refused: list[tuple[str, str]] = field(default_factory=list)  # (message id, reason): a write refused
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -61,6 +62,7 @@ class BatchReport:
             "groups": self.groups,
             "requests": self.requests,
             "retries": self.retries,
+            "deferred": self.deferred,
         }
 
     def response(self) -> dict[str, list[dict[str, str]]]:

@@ -116,6 +116,7 @@ class IngestService:
                 requests=report.requests,
                 groups=report.groups,
                 retries=report.retries,
+                deferred=report.deferred,
                 settled_ids=settled,
             )
         unsettled = [m.message_id for m in messages if m.message_id not in settled]
@@ -146,7 +147,7 @@ class IngestService:
             counted = self._counter.count_batch(leaders, deadline, on_outcome=lambda o: self._tally(o, report))
             with report.lock:
                 report.requests += counted.lookup_requests
-                report.groups = len(counted.groups)
+                report.groups = len({key for key, _ in counted.groups})  # a deferred group is written twice
             by_id = {m.message_id: m for m in messages}
             self._keep([Rejection(by_id[mid], reason) for mid, reason in report.refused], report, deadline)
         self._settle_followers(followers, report)
@@ -281,6 +282,7 @@ class IngestService:
             report.refused.extend((m.message_id, self._refusal(m, outcome.reason)) for m in outcome.rejected)
             report.requests += outcome.requests
             report.retries += outcome.retries
+            report.deferred += bool(outcome.deferred)
         self._remember([m for m in outcome.counted + outcome.duplicates if m.receive_count > 1])
         if outcome.failed:
             first = outcome.failed[0]

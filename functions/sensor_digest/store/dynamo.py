@@ -41,6 +41,7 @@ CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailed"
 CONDITIONAL_CHECK_FAILED_ERROR = "ConditionalCheckFailedException"
 """The error code of a single-item write whose condition failed."""
 TRANSACTION_CANCELED = "TransactionCanceledException"
+TRANSACTION_CONFLICT_ERROR = "TransactionConflictException"  # a single-item write to an item a transaction holds
 VALIDATION_ERROR = "ValidationException"
 
 # Error codes of DynamoDB's API that a retry can cure (besides the transport errors of botocore).
@@ -125,6 +126,21 @@ def conditional_write(action: str, fn: Callable[[], object]) -> dict[str, Any] |
     except BotoCoreError as exc:
         raise fault_from(exc, action) from exc
     return None
+
+
+def create_unless_present(client: DynamoDBClient, params: dict[str, Any]) -> bool:
+    """Run a ``PutItem`` on condition that its item does not exist: ``True`` if it created it,
+    ``False`` if the item was there already or a transaction was writing it (either way the item is
+    somebody else's to fill); every other failure is raised as ``TransientFault``."""
+    try:
+        client.put_item(**params)
+    except ClientError as exc:
+        if error_code(exc) in (CONDITIONAL_CHECK_FAILED_ERROR, TRANSACTION_CONFLICT_ERROR):
+            return False
+        raise fault_from(exc, "PutItem") from exc
+    except BotoCoreError as exc:
+        raise fault_from(exc, "PutItem") from exc
+    return True
 
 
 @dataclass(frozen=True)

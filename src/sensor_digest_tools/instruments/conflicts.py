@@ -40,7 +40,8 @@ def _action_items(params: dict[str, Any]) -> Iterator[str]:
 
 @dataclass
 class ConflictEmulator:
-    conflicts: int = 0
+    conflicts: int = 0  # every write refused: transactions cancelled and single-item writes rejected
+    transaction_conflicts: int = 0  # of which transactions cancelled
     _in_flight: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -64,6 +65,7 @@ class ConflictEmulator:
             busy = [item in self._in_flight for item in items]
             if any(busy):
                 self.conflicts += 1
+                self.transaction_conflicts += 1
                 reasons = [
                     {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
                     if b

@@ -43,8 +43,9 @@ OTHER_REQUEST_MS = 5.0
 def _items(params: Mapping[str, Any]) -> int:
     if "TransactItems" in params:
         return len(params["TransactItems"])
-    if "RequestItems" in params:
-        return sum(len(table["Keys"]) for table in params["RequestItems"].values())
+    if "RequestItems" in params:  # BatchGetItem: keys by table; BatchWriteItem: requests by table
+        tables = params["RequestItems"].values()
+        return sum(len(t["Keys"]) if isinstance(t, dict) else len(t) for t in tables)
     return 1
 
 

@@ -11,6 +11,12 @@ transactions (a flat 4 units), nor anything for a failed condition, so those com
 and the documented rules (``sizing``): one unit per started KB, twice inside a transaction; a
 write whose condition fails (or whose transaction is cancelled) is counted as charged, so the
 figure is an upper bound.
+
+Read units are computed from the request alone (``read_units``): DynamoDB charges a read of an item
+that does not exist as it charges one that does, half a unit per key eventually consistent and a
+whole one strongly consistent, per started 4 KB (every item the pipeline reads by key is far
+under 4 KB), two per item in ``TransactGetItems``; a ``Query`` or ``Scan`` is charged what the
+engine reports (it asks for ``ReturnConsumedCapacity``).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from sensor_digest_tools.instruments.sizing import item_bytes, value_bytes, writ
 
 WRITES = ("TransactWriteItems", "UpdateItem", "PutItem")
 SINGLE_WRITES = ("PutItem", "UpdateItem", "DeleteItem")
+REPORTED_READS = ("Query", "Scan")
 _ESTIMATE = "sensor_digest_meter_estimate"
 _TRANSACTION = "sensor_digest_meter_transaction"
 # why a cancelled transaction was charged (``RequestMeter.cancelled_units``)
@@ -51,6 +58,7 @@ class RequestMeter:
         self.counts: Counter[str] = Counter()
         self.write_units = 0
         self.cancelled_units: Counter[str] = Counter()  # charged units of cancelled transactions, by cause
+        self.read_units = 0.0
         self._lock = threading.Lock()
 
     def install(self, session: Any) -> None:
@@ -72,14 +80,17 @@ class RequestMeter:
                 units += write_units(size, transactional=True)
                 markers.append(schema.LEDGER_KEY in (body.get("Key") or body.get("Item") or {}))
             context[_TRANSACTION] = (units, markers)
-        if op in SINGLE_WRITES:
+        if op in SINGLE_WRITES or op in REPORTED_READS:
             params.setdefault("ReturnConsumedCapacity", "TOTAL")
+        if op in SINGLE_WRITES:
             context[_ESTIMATE] = units
+        reads = read_units(op, params)
         written = params.get("Key") or params.get("Item") or {}
         path = "summary" if schema.is_summary(written) or schema.is_legacy_summary(written) else "ingest"
         with self._lock:
             self.requests[op] += 1
             self.write_units += units
+            self.read_units += reads
             if op in WRITES:
                 self.counts[path] += 1
                 self.counts[f"{path}:{op}"] += 1
@@ -103,6 +114,10 @@ class RequestMeter:
             return
         estimate = context.pop(_ESTIMATE, None)
         reported = (parsed.get("ConsumedCapacity") or {}).get("CapacityUnits")
+        if model.name in REPORTED_READS and reported is not None:
+            with self._lock:
+                self.read_units += reported
+            return
         if estimate is None or reported is None or "Error" in parsed:
             return
         with self._lock:
@@ -119,3 +134,19 @@ class RequestMeter:
             self.counts.clear()
             self.cancelled_units.clear()
             self.write_units = 0
+            self.read_units = 0.0
+
+
+def read_units(operation: str, params: dict[str, Any]) -> float:
+    """The read units a ``GetItem``, ``BatchGetItem`` or ``TransactGetItems`` is charged (items under
+    4 KB, found or not); 0 for anything else."""
+    if operation == "GetItem":
+        return 1.0 if params.get("ConsistentRead") else 0.5
+    if operation == "BatchGetItem":
+        return sum(
+            len(request["Keys"]) * (1.0 if request.get("ConsistentRead") else 0.5)
+            for request in params["RequestItems"].values()
+        )
+    if operation == "TransactGetItems":
+        return 2.0 * len(params["TransactItems"])
+    return 0.0
