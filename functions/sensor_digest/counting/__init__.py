@@ -37,8 +37,9 @@ __all__ = [
 ]
 
 
-def make_counter(settings: IngestSettings, client: DynamoDBClient) -> DayCounter:
-    """The counter of these settings' queue type and delivery mode."""
+def make_counter(settings: IngestSettings, client: DynamoDBClient, *, retry: RetryPolicy | None = None) -> DayCounter:
+    """The counter of these settings' queue type and delivery mode (``retry``: the ledger's, see
+    ``RetryPolicy``)."""
     common = {"table_name": settings.table_name, "client": client, "max_workers": settings.max_workers}
     if settings.queue_type is QueueType.FIFO:
         return OrderedCounter(
@@ -52,5 +53,6 @@ def make_counter(settings: IngestSettings, client: DynamoDBClient) -> DayCounter
     return LedgerCounter(
         ledger_table_name=settings.ledger_table_name,
         marker_ttl_seconds=settings.marker_ttl_seconds,
+        retry=retry,
         **common,  # type: ignore[arg-type]
     )

@@ -7,7 +7,7 @@ The queue type picks the ordering policy and the dead-letter sink here, and the 
 from __future__ import annotations
 
 from sensor_digest.config import IngestSettings, QueueType
-from sensor_digest.counting import make_counter
+from sensor_digest.counting import RetryPolicy, make_counter
 from sensor_digest.ingest.dead_letters import DeadLetterSink, FifoDeadLetterSink
 from sensor_digest.ingest.ordering import FifoGroupOrdering, Ordering, StandardOrdering
 from sensor_digest.ingest.service import IngestService
@@ -20,13 +20,17 @@ QUEUE_KINDS: dict[QueueType, tuple[type[Ordering], type[DeadLetterSink]]] = {
 }
 
 
-def build_service(settings: IngestSettings, session: ClientSource) -> IngestService:
-    """The ingest service of these settings, its clients from ``session`` (see ``ingest/handler.py``)."""
+def build_service(
+    settings: IngestSettings, session: ClientSource, *, retry: RetryPolicy | None = None
+) -> IngestService:
+    """The ingest service of these settings, its clients from ``session`` (see ``ingest/handler.py``);
+    ``retry``: the ledger's retries of a contended transaction (the default policy unless given: the
+    benchmark measures it against none)."""
     client = make_client(session, max_pool_connections=settings.max_workers + 2)
     ordering, sink = QUEUE_KINDS[settings.queue_type]
     registry = Registry(table_name=settings.table_name, ledger_table_name=settings.ledger_table_name, client=client)
     return IngestService(
-        counter=make_counter(settings, client),
+        counter=make_counter(settings, client, retry=retry),
         dead_letters=sink(queue_url=settings.dlq_url, client=session.client("sqs")),
         default_zone=settings.timezone,
         ordering=ordering(),
