@@ -90,8 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     report.print_goals(met)
     record["goals"] = [{"goal": g, "measured": m, "met": ok} for g, m, ok in met]
     report.write(record, args.out)
-    if not plan.quick:  # CI's smoke run leaves the site's page alone: its figures are too small to mean much
-        print(f"results page: {pages.write_page(record)}")
+    parser = build_parser()
+    whole = all(getattr(args, k) == parser.get_default(k) for k in ("workloads", "strategies", "modes", "messages"))
+    if whole and not (plan.quick or args.only_sweep or args.only_peer or args.no_sweep or args.no_peer):
+        print(f"results page: {pages.write_page(record)}")  # a whole run only: a partial one would replace it
+    else:
+        print("results page left as it is (not a whole run)")
     return 0
 
 

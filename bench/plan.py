@@ -15,7 +15,7 @@ from typing import Any
 from sensor_digest_cdk.shape import PipelineShape
 
 DEPLOYED = PipelineShape()
-MODELED = "acde"  # (b) is left out of the modeled pass: three writes per message, its place is clear raw
+MODELED = "acdef"  # (b) is left out of the modeled pass: three writes per message, its place is clear raw
 B_WORKLOADS = ("W1",)  # and it runs on W1 only, for the same reason
 REPORTED_SETTINGS = (
     "ingest_batch_size",
