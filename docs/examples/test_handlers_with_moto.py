@@ -1,10 +1,16 @@
 """Testing SensorDigest's two Lambda handlers with moto, the way you would in your own suite.
 
 Copy this file. It needs the handlers on the path (the repository's `functions/` folder: run pytest
-from a clone, which sets `pythonpath = ["functions", ...]`, or add `functions/` to PYTHONPATH), and
-`pip install "moto[dynamodb,sqs]" pytest`. Each test sets the environment the handlers read (the
-stack sets it on AWS), creates the tables and the dead-letter queue inside `mock_aws`, and calls
-`handler(event, context)` with events in Lambda's shape.
+from a clone, which sets `pythonpath = ["functions", ...]`, or add `functions/` to PYTHONPATH) and
+their own dependencies: `pip install -r requirements.txt "moto[dynamodb,sqs]" pytest` (moto and
+pytest alone are not enough: the handlers import Powertools and read zones from `tzdata`). An
+installed wheel (`pip install "<checkout>"`) holds the handlers too, as
+`sensor_digest_cdk.functions.ingest.handler` and `sensor_digest_cdk.functions.summary.handler`
+(`...api.handler` for the read API): import them from there instead.
+
+Each test sets the environment the handlers read (the stack sets it on AWS), creates the tables and
+the dead-letter queue inside `mock_aws`, and calls `handler(event, context)` with events in
+Lambda's shape.
 
 The handlers build their clients and settings on the first call and keep them while the
 environment stays the same; a test that sets another `TABLE_NAME` (or starts a fresh `mock_aws`

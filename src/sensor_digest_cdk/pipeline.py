@@ -1,12 +1,14 @@
 """``SensorDigestPipeline``: the whole pipeline as one construct (L3), for any stack.
 
-Tables, queues, both functions, alarms and dashboard, and, on request, an AWS IoT topic rule to the
+Tables, queues, the ingest and summary functions, the read API (an HTTP API with IAM auth and its
+query function), alarms and dashboard, and, on request, an AWS IoT topic rule to the
 ingest queue and a queue policy that admits only the producers granted. Its props are
 ``PipelineShape``'s fields, keyword-only, checked at once (``ShapeError``, one line per problem);
 physical names are generated unless given, so two pipelines live in one stack side by side.
 
 What a user wires next is exposed: ``queue``, ``dead_letter_queue``, ``table``, ``ledger``,
-``ingest_function``, ``summary_function``, ``alarm_topic``, ``dashboard``, ``iot`` (or ``None``), and
+``ingest_function``, ``summary_function``, ``alarm_topic``, ``dashboard``, ``read_api``, ``iot`` (or
+``None``), and
 the grants ``grant_send`` (producers), ``grant_read`` (consumers of the counts) and
 ``grant_redrive`` (operators of the dead-letter queue).
 """
