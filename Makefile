@@ -100,7 +100,10 @@ docs-serve: $(VENV)/.installed
 # CONTEXT names with stackName=, else on cdk.json's (SensorDigest). Nothing is remembered between runs:
 # give every deploy of a stack the same CONTEXT.
 CONTEXT ?=
-CDK_CONTEXT = $(foreach option,$(filter-out -c,$(CONTEXT)),-c '$(option)')
+# each option single-quoted for the shell, a quote inside it escaped ('\''), so every value reaches
+# the app's checks as given (a quote in iotTopic is refused there, not eaten here)
+shell_quote = '$(subst ','\'',$(1))'
+CDK_CONTEXT = $(foreach option,$(filter-out -c,$(CONTEXT)),-c $(call shell_quote,$(option)))
 CDK_JSON_STACK = $(shell python3 -c 'import json; print(json.load(open("cdk.json"))["context"].get("stackName", ""))' 2>/dev/null)
 CONTEXT_STACK = $(or $(patsubst stackName=%,%,$(lastword $(filter stackName=%,$(CONTEXT)))),$(CDK_JSON_STACK),$(STACK))
 
@@ -114,11 +117,11 @@ bootstrap: setup
 
 ## deploy: the stack, to the account and region of your AWS credentials; CONTEXT="key=value ..."
 deploy: setup
-	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk deploy $(CDK_CONTEXT) $(CONTEXT_STACK)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk deploy $(CDK_CONTEXT) $(call shell_quote,$(CONTEXT_STACK))
 
 ## destroy: the stack CONTEXT names (asks first); with removal=retain its tables, queues, logs and key stay
 destroy: setup
-	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk destroy $(CDK_CONTEXT) $(CONTEXT_STACK)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk destroy $(CDK_CONTEXT) $(call shell_quote,$(CONTEXT_STACK))
 
 ## bench: the full benchmark (writes docs/benchmark-results.md and the sweep's docs/batching.svg); bench-quick: the CI smoke run
 bench: setup

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from sensor_digest import zones
 from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES, SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
+from sensor_digest.messages import control_character
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -41,6 +42,7 @@ TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")  # DynamoDB's rule for table n
 DASHBOARD_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # CloudWatch's rule for dashboard names
 IOT_RULE_NAME = re.compile(r"[A-Za-z0-9_]{1,128}")  # AWS IoT's rule for rule names
 IAM_PRINCIPAL_ARN = re.compile(r"arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}")
+MAX_DIGITS = 30  # a context number longer than this is past every rule's range (and int() refuses 4,300+)
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
 FIFO_MAX_BATCH = 10  # Lambda's largest batch from a FIFO queue (which also allows no batching window)
 API_MAX_TIMEOUT_SECONDS = 29  # the function's; API Gateway's HTTP API waits at most 30 s (one more)
@@ -106,15 +108,16 @@ def _zone_hint(name: str) -> str:
 
 def iot_topic_ok(topic: str) -> bool:
     """An MQTT topic filter AWS IoT takes in a rule's ``FROM``, and that the rule's SQL can quote:
-    levels split by ``/``, ``+`` only as a whole level, ``#`` only as the whole last level; at most
-    256 bytes of UTF-8 and 7 slashes; no quote, backslash or control character (the SQL string
-    literal takes it as it is); not a Basic Ingest topic (``$aws/rules/...`` is how devices address
-    the rule, never what it selects)."""
+        levels split by ``/``, ``+`` only as a whole level, ``#`` only as the whole last level; at most
+        256 bytes of UTF-8 and 7 slashes; no quote, backslash, control character (C0, DEL, C1) or lone
+    surrogate (the message schema's rule for ``event_id``, ``messages.control_character``; the SQL string
+        literal takes it as it is); not a Basic Ingest topic (``$aws/rules/...`` is how devices address
+        the rule, never what it selects)."""
     if topic == "":
         return True  # no IoT rule
     if len(topic.encode("utf-8", "surrogatepass")) > IOT_TOPIC_MAX_BYTES or topic.count("/") > IOT_TOPIC_MAX_SLASHES:
         return False
-    if any(ch in "'\\\"" or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in topic) or topic.startswith("$aws/rules/"):
+    if any(ch in "'\\\"" for ch in topic) or control_character(topic) or topic.startswith("$aws/rules/"):
         return False
     levels = topic.split("/")
     for i, level in enumerate(levels):
@@ -210,8 +213,8 @@ def _int(raw: object) -> int | None:
         return raw
     if isinstance(raw, float) and raw.is_integer():  # JSON has numbers only; 100.0 is 100
         return int(raw)
-    if isinstance(raw, str) and WHOLE_NUMBER.fullmatch(raw.strip()):
-        return int(raw)
+    if isinstance(raw, str) and WHOLE_NUMBER.fullmatch(raw.strip()) and len(raw.strip()) <= MAX_DIGITS:
+        return int(raw)  # longer than any limit here (and than Python's int parsing allows): none
     return None
 
 
@@ -657,6 +660,12 @@ class AppSettings:
                 f"context value stackName={stack_name!r} with queueType='fifo' is not allowed: queueType=fifo "
                 f"needs a stackName of at most {FIFO_STACK_NAME_MAX} characters (CloudFormation's generated FIFO "
                 "queue names must stay within SQS's 80)"
+            )
+        if values.get("restrict_producers") and not values.get("producer_arns") and not values.get("iot_topic"):
+            # the construct's users may grant_send later; the app has no later: refused here, in one line
+            problems.append(
+                "context value restrictProducers=true admits no sender: give producerArns (role or user ARNs) "
+                "or iotTopic too"
             )
         values.update(
             table_name=stack_name, ledger_table_name=f"{stack_name}Ledger", dashboard_name=f"{stack_name}-pipeline"

@@ -145,6 +145,8 @@ def test_a_topic_filter_iot_takes_is_taken(topic: str) -> None:
         "sensors' OR 1=1 --",  # would end the SQL literal
         "sensors\\x",
         "sensors/\nx",
+        "sensors/\x85/x",  # a C1 control character (NEL)
+        "sensors/\ud800/x",  # a lone surrogate
         "$aws/rules/SensorDigest/sensors",  # Basic Ingest addresses a rule; a rule does not select it
     ],
 )

@@ -41,6 +41,12 @@ def test_context_options_reach_the_cdk_cli_as_c_options(target: str) -> None:
         assert words[-4:] == options
 
 
+def test_a_value_with_quotes_or_dollars_reaches_the_cdk_cli_as_given() -> None:
+    # Given values the shell would otherwise take apart (the app's checks, not the shell, judge them)
+    words = cdk_command("synth", "iotTopic=it's alarmEmail=a$$(id)b@example.com")
+    assert words[-4:] == ["-c", "iotTopic=it's", "-c", "alarmEmail=a$(id)b@example.com"]
+
+
 def test_deploy_and_destroy_act_on_the_stack_the_context_names() -> None:
     context = "stackName=SensorDigestDev removal=destroy"
     assert cdk_command("deploy", context) == [

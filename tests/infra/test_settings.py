@@ -182,7 +182,7 @@ def test_a_whole_number_comes_as_text_from_the_command_line_or_as_a_json_number(
     assert AppSettings.from_context({"ingestBatchSize": raw}.get).shape.ingest_batch_size == 100
 
 
-@pytest.mark.parametrize("raw", ["abc", "1.5", "", "1e3", "1_000", "0x10", 1.5, True, [100]])
+@pytest.mark.parametrize("raw", ["abc", "1.5", "", "1e3", "1_000", "0x10", 1.5, True, [100], "1" * 5000])
 def test_what_is_no_whole_number_is_refused_with_no_traceback(raw: object) -> None:
     [problem] = refusals({"ingestBatchSize": raw})
     assert problem == (
@@ -225,6 +225,10 @@ COMBINATIONS = [
     (
         {"queueAgeAlarmSeconds": 14 * DAY, "queueRetentionDays": 14},
         "queueAgeAlarmSeconds=1209600 is not allowed",
+    ),
+    (
+        {"restrictProducers": "true"},  # the app has no grant_send to admit a sender later
+        "restrictProducers=true admits no sender: give producerArns (role or user ARNs) or iotTopic too",
     ),
     (
         {"iteratorAgeAlarmSeconds": 90_000},
