@@ -6,11 +6,13 @@ import os
 import random
 import subprocess
 import sys
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sensor_digest.counting.base import ring_order, ring_place
+from sensor_digest.counting.base import DayCounter, GroupOutcome, ring_order, ring_place
+from sensor_digest.messages import SensorMessage
 
 DAYS = st.lists(
     st.tuples(st.integers(0, 10_000), st.sampled_from(["2024-05-01", "2024-05-02", "2024-06-30"])),
@@ -53,3 +55,49 @@ def test_a_sensor_days_place_is_the_same_in_every_container() -> None:
     }
     # Then they put the sensor-day at one place
     assert len(places) == 1 and places != {""}
+
+
+class MeetsAnotherWriter(DayCounter):
+    """Writes one group at a time, recording the order; the group of ``busy`` meets another
+    invocation's transaction the first time (it is handed back), and is written at the end."""
+
+    def __init__(self, busy: int) -> None:
+        super().__init__(max_workers=1)
+        self.busy = busy
+        self.order: list[tuple[int, bool]] = []
+
+    def identity(self, message: Any) -> Any:
+        return message.ledger_key
+
+    def count_group(
+        self, sensor_id: int, day: str, messages: Any, deadline: Any, *, missing: bool, may_defer: bool = False
+    ) -> GroupOutcome:
+        self.order.append((sensor_id, may_defer))
+        if sensor_id == self.busy and may_defer:
+            return GroupOutcome(deferred=list(messages))
+        return GroupOutcome(counted=list(messages))
+
+
+def message(sensor_id: int) -> SensorMessage:
+    return SensorMessage(
+        message_id=f"m{sensor_id}", sensor_id=sensor_id, day="2024-05-01", count=1, event_id=f"e{sensor_id}"
+    )
+
+
+def test_an_invocation_that_meets_another_jumps_half_its_remaining_ring_away() -> None:
+    # Given a batch of 21 sensor-days, and the 5th group on this invocation's walk contended
+    random.seed(3)
+    batch = [message(s) for s in range(21)]
+    walk = [key[0] for key, _ in ring_order([((m.sensor_id, m.day), [m]) for m in batch])]
+    random.seed(3)  # the same entry point on the ring for the counter's own walk
+    counter = MeetsAnotherWriter(busy=walk[4])
+
+    # When the batch is counted
+    result = counter.count_batch(batch)
+
+    # Then after the contended group it continues half of the remaining 16 groups further on, comes
+    # back to the skipped ones after the ring's end, and writes the contended group last
+    remaining = walk[5:]
+    assert [s for s, _ in counter.order] == [*walk[:5], *remaining[8:], *remaining[:8], walk[4]]
+    assert counter.order[-1] == (walk[4], False)
+    assert sorted(m.sensor_id for _, o in result.groups for m in o.counted) == list(range(21))

@@ -10,8 +10,10 @@ concurrently (``count_group``, each mode its own), each group only while the inv
 Groups are written in ring order (``ring_order``): every sensor-day has a fixed place on a ring and
 each invocation starts at a random place of its own, so two invocations walking the same backlog
 move round the ring one behind the other instead of meeting on the same day items. A group that
-meets another writer anyway (a contended transaction) may be deferred to the end of the batch
-(``GroupOutcome.deferred``), by when the other writer has moved on, rather than retried at once.
+meets another writer anyway (a contended transaction) is deferred to the end of the batch
+(``GroupOutcome.deferred``), by when the other writer has moved on, rather than retried at once,
+and its invocation jumps half its remaining ring ahead (``jump_away``): two invocations that start
+close together, or drift together, part instead of walking side by side.
 
 Day items this container wrote or saw are remembered, so a sensor-day is read once per container,
 not once per batch. A stale read costs only the write it would have saved; correctness rests on
@@ -25,7 +27,7 @@ import threading
 import time
 import zlib
 from abc import ABC, abstractmethod
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -228,20 +230,34 @@ class DayCounter(ABC):
         may_defer: bool,
     ) -> tuple[list[tuple[DayKey, GroupOutcome]], list[tuple[DayKey, list[SensorMessage]]]]:
         """The groups written concurrently, in ring order: their outcomes, and the groups handed
-        back to be written at the end."""
-        items = ring_order(groups)
+        back to be written at the end. The workers take the groups one by one off the ring; a
+        group deferred (another invocation was writing its day item: it is near on the ring) makes
+        the invocation jump half its remaining ring ahead (``jump_away``), leaving the groups it
+        skipped for when the other has passed them."""
+        pending = deque(ring_order(groups))
+        done: list[tuple[DayKey, GroupOutcome]] = []
+        lock = threading.Lock()
 
-        def count(key: DayKey, messages: list[SensorMessage]) -> GroupOutcome:
-            outcome = self._safe_count(key, messages, key in missing, deadline, may_defer)
-            heard(outcome)
-            return outcome
+        def work() -> None:
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    key, messages = pending.popleft()
+                outcome = self._safe_count(key, messages, key in missing, deadline, may_defer)
+                heard(outcome)
+                with lock:
+                    done.append((key, outcome))
+                    if outcome.deferred:
+                        jump_away(pending)
 
-        if len(items) <= 1 or self._max_workers == 1:
-            done = [(key, count(key, msgs)) for key, msgs in items]
+        workers = min(self._max_workers, len(pending))
+        if workers <= 1:
+            work()
         else:
-            with ThreadPoolExecutor(max_workers=min(self._max_workers, len(items))) as pool:
-                futures = [(key, pool.submit(count, key, msgs)) for key, msgs in items]
-                done = [(key, future.result()) for key, future in futures]
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for future in [pool.submit(work) for _ in range(workers)]:
+                    future.result()  # a crash (not an Exception: never caught per group) ends the batch
         return done, [(key, outcome.deferred) for key, outcome in done if outcome.deferred]
 
     def _safe_count(
@@ -311,6 +327,13 @@ def ring_order(groups: list[tuple[DayKey, list[SensorMessage]]]) -> list[tuple[D
     ring = sorted(groups, key=lambda group: ring_place(group[0]))
     start = random.randrange(len(ring)) if ring else 0  # noqa: S311 - a place to start, not a secret
     return ring[start:] + ring[:start]
+
+
+def jump_away(pending: deque[tuple[DayKey, list[SensorMessage]]]) -> None:
+    """Half the groups still to write moved behind the other half: an invocation that met another
+    one on the ring continues half a ring away from it, instead of walking beside it and meeting
+    it on every day item."""
+    pending.rotate(-(len(pending) // 2))
 
 
 def leaders(
