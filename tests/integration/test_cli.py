@@ -27,7 +27,7 @@ from sensor_digest_tools.aws.dynamodb_local import free_port
 from sensor_digest_tools.cli import output
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
-from sensor_digest_tools.ops.dlq import list_dead_letters
+from sensor_digest_tools.ops.dlq import list_dead_letters, queue_depth, redrive
 from sensor_digest_tools.ops.targets import Target, save_local
 from tests.support.faults import FaultyClient
 from tests.support.sqs import PASSTHROUGH
@@ -307,6 +307,24 @@ def test_dlq_list_clips_long_bodies_unless_full_and_its_json_keeps_them_whole(ru
     assert "bodies and errors whole" in " ".join(helped.stdout.split())
 
 
+def test_dlq_list_cut_by_its_limit_says_it_shows_the_first_of_about_how_many(running: LocalPipeline) -> None:
+    # Given a dead-letter queue of 12 messages
+    sqs, _, dlq = own_queues(running)
+    for n in range(12):
+        sqs.send_message(QueueUrl=dlq, MessageBody=f'{{"sensor_id": "x{n}"}}', MessageAttributes=REASON)
+
+    # When it is listed with a smaller limit, as JSON with it, and with a limit that takes all
+    cut = invoke("dlq", "list", "--dlq-url", dlq, "--limit", "5")
+    cut_json = invoke("dlq", "list", "--dlq-url", dlq, "--limit", "5", "--json")
+    whole = invoke("dlq", "list", "--dlq-url", dlq, "--limit", "12")
+
+    # Then the cut listings say they show the first 5 of about 12, and how to see more; the whole one does not
+    assert cut.exit_code == 0 and "Dead-letter queue: first 5 of about 12 message(s); --limit to see more" in cut.stdout
+    assert len(json.loads(cut_json.stdout)) == 5
+    assert cut_json.stderr == "dead-letter queue: first 5 of about 12 message(s); --limit to see more\n"
+    assert "Dead-letter queue: 12 message(s)" in whole.stdout and "--limit" not in whole.output
+
+
 def test_json_output_writes_names_and_bodies_as_themselves(running: LocalPipeline, tables: Tables) -> None:
     sqs, _, dlq = own_queues(running)
     body = '{"sensor_id": "Zürich", "note": "東京 ✓ \u202eevil"}'
@@ -359,6 +377,78 @@ def test_dlq_redrive_asks_first_and_a_dry_run_or_a_no_moves_nothing(
     assert the_rest.exit_code == 0 and the_rest.stdout == f"redrove 1 message(s) from {dlq} to {queue}\n"
     moved = origins(sqs, queue)
     assert by_sqs in moved and len(moved) == 2
+
+
+class ReturnsBeforeTheNextReceive:
+    """The redrive's SQS client, whose ``SendMessageBatch`` to the pipeline's queue returns only once
+    ingest has handled what it sent (the queue is empty again, bounded wait): the letters it rejected
+    again are back in the dead-letter queue, with new message ids, before the redrive reads on."""
+
+    def __init__(self, inner: Any, queue_url: str) -> None:
+        self._inner, self._queue_url = inner, queue_url
+
+    def send_message_batch(self, **kwargs: Any) -> Any:
+        answer = self._inner.send_message_batch(**kwargs)
+        if kwargs["QueueUrl"] == self._queue_url:
+            wait_for(lambda: queue_depth(self._inner, self._queue_url) == 0)
+        return answer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@pytest.fixture
+def poisoned(ddb_endpoint: str) -> Iterator[tuple[LocalPipeline, list[str]]]:
+    """A pipeline of the test's own (its dead-letter queue holds only what the test put there) with
+    15 reports ingest rejected in its dead-letter queue, and their message ids."""
+    pipeline = LocalPipeline(PipelineOptions(sqs="server", time_scale=0.005), engine_endpoint=ddb_endpoint)
+    target = pipeline.start()
+    try:
+        sqs, queue, dlq = target.sqs(), str(target.queue_url), str(target.dlq_url)
+        sent = [sqs.send_message(QueueUrl=queue, MessageBody='{"sensor_id": "x"}')["MessageId"] for _ in range(15)]
+        wait_for(lambda: len(list_dead_letters(sqs, dlq)) == 15)
+        yield pipeline, sent
+    finally:
+        pipeline.stop()
+
+
+def test_a_redrive_moves_each_dead_letter_once_while_ingest_rejects_them_again(
+    poisoned: tuple[LocalPipeline, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given 15 poison reports in the dead-letter queue of a running pipeline, whose ingest rejects
+    # each one sent back before the redrive reads on
+    pipeline, sent = poisoned
+    target = pipeline.target
+    save_local(target)
+    sqs, dlq = target.sqs(), str(target.dlq_url)
+    monkeypatch.setattr(Target, "sqs", lambda self: ReturnsBeforeTheNextReceive(sqs, str(target.queue_url)))
+
+    # When the operator redrives them
+    redriven = invoke("dlq", "redrive", "--yes", "--limit", "100")
+
+    # Then each moved once, and the redrive says so; every report is back in the dead-letter queue once
+    assert redriven.exit_code == 0, redriven.output
+    assert redriven.stdout == f"redrove 15 message(s) from {dlq} to {target.queue_url}\n"
+    wait_for(lambda: queue_depth(sqs, str(target.queue_url)) == 0)
+    assert sorted(d.source_message_id for d in list_dead_letters(sqs, dlq)) == sorted(sent)
+
+
+def test_a_redrive_pass_leaves_a_letter_whose_origin_it_sent_already_in_the_dead_letter_queue(
+    poisoned: tuple[LocalPipeline, list[str]],
+) -> None:
+    # Given 15 poison reports in the dead-letter queue of a running pipeline, whose ingest rejects
+    # each one sent back before the redrive reads on
+    pipeline, sent = poisoned
+    queue, dlq = str(pipeline.target.queue_url), str(pipeline.target.dlq_url)
+    sqs = ReturnsBeforeTheNextReceive(pipeline.target.sqs(), queue)
+
+    # When a pass with no bound of its own redrives them
+    report = redrive(sqs, dlq, queue, limit=100, at_most=1_000)
+
+    # Then each origin moved once; what came back stayed, and every report is in the queue once
+    assert report.moved == 15 and report.left == []
+    assert 0 < report.came_back <= 15
+    assert sorted(d.source_message_id for d in list_dead_letters(sqs, dlq)) == sorted(sent)
 
 
 def test_sensors_delete_shows_the_profile_and_asks_first_and_a_dry_run_deletes_nothing(

@@ -94,6 +94,22 @@ def test_a_request_naming_another_host_is_refused(server: LocalApi) -> None:
     assert "error" in answer.json()
 
 
+@pytest.mark.parametrize("host", ["LOCALHOST", "LocalHost", "localhost"])
+def test_a_request_naming_localhost_in_any_case_is_answered(server: LocalApi, host: str) -> None:
+    # Given a host name in any case (host names are case-insensitive)
+    # When a request names it with the server's port
+    answer = request(server, "/", host=f"{host}:{server.port}")
+
+    # Then the server answers it as its own
+    assert answer.status == 200
+
+
+def test_a_request_naming_another_host_in_capitals_is_refused(server: LocalApi) -> None:
+    answer = request(server, "/sensors", host=f"LOCALHOST.ATTACKER.EXAMPLE:{server.port}")
+
+    assert answer.status == 421
+
+
 @pytest.mark.parametrize(
     ("target", "method", "extra", "status"),
     [

@@ -2,8 +2,9 @@
 its ports pinned or refused when taken, the ingest's settings from options or the environment, and
 only the client's settings on stdout.
 
-Engine: DynamoDB Local, started by the `up` process itself (so that the test can see it stop);
-SQS: moto's server, as `up` runs it.
+Engine: DynamoDB Local, started by the `up` process itself (so that the test can see it stop), or
+the session's engine where `up` is given one (AWS_ENDPOINT_URL_DYNAMODB); SQS: moto's server, as
+`up` runs it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,9 @@ from urllib.parse import urlparse
 import pytest
 from typer.testing import CliRunner
 
+from sensor_digest.store import schema
 from sensor_digest_tools.aws.dynamodb_local import EngineError, free_port, start_engine
+from sensor_digest_tools.aws.session import local_client
 from sensor_digest_tools.cli.app import app
 
 pytestmark = pytest.mark.dynamodb_local
@@ -122,7 +126,7 @@ key = {"SensorId": {"N": "77"}, "Date": {"S": "2024-05-01"}}
 deadline = time.monotonic() + 60
 while time.monotonic() < deadline:
     item = ddb.get_item(TableName=os.environ["SENSOR_DIGEST_TABLE"], Key=key).get("Item")
-    if item and item["DataCount"]["N"] == "20":
+    if item and item.get("DataCount", {}).get("N") == "20":  # a day item without DataCount is no day yet
         print("counted 20")
         break
     time.sleep(0.2)
@@ -322,3 +326,61 @@ def test_up_refuses_a_port_in_use_in_one_line_naming_it(tmp_path: Path, monkeypa
         assert (result.exit_code, result.stdout) == (1, "")
         assert result.stderr.startswith(f"error: port {port} ({what}) is in use") and result.stderr.count("\n") == 1
     assert not (tmp_path / "local-pipeline.json").exists()
+
+
+@pytest.mark.parametrize("command", [["up", "--duration", "1"], ["demo", "--messages", "10"]], ids=["up", "demo"])
+def test_up_and_demo_told_an_engine_where_nothing_listens_say_so_at_once_in_one_line(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # Given AWS_ENDPOINT_URL_DYNAMODB left pointing at an engine that is gone, and the default wait
+    # for a starting engine (minutes)
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    env = {k: v for k, v in os.environ.items() if k != "SENSOR_DIGEST_ENGINE_WAIT"}
+    env.update({"AWS_ENDPOINT_URL_DYNAMODB": endpoint, "SENSOR_DIGEST_STATE": str(tmp_path / "state.json")})
+
+    # When `up` or `demo` runs (bounded: the whole wait would be minutes)
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("sensor-digest")), *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    # Then it ends with one line naming the endpoint and the variable to unset
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"error: nothing answers at {endpoint} (AWS_ENDPOINT_URL_DYNAMODB): unset it to let sensor-digest start "
+        "DynamoDB Local, or start that engine\n"
+    )
+
+
+def table_names(ddb: Any) -> set[str]:
+    return {name for page in ddb.get_paginator("list_tables").paginate() for name in page["TableNames"]}
+
+
+def test_up_on_an_engine_it_did_not_start_deletes_its_own_tables_when_it_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ddb_endpoint: str
+) -> None:
+    # Given `up` on the session's engine (AWS_ENDPOINT_URL_DYNAMODB given), beside a table of another's
+    state = tmp_path / "local-pipeline.json"
+    monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
+    ddb = local_client(ddb_endpoint)
+    other = f"NotUps{uuid.uuid4().hex[:8]}"
+    ddb.create_table(**schema.create_table_params(other, schema.LEDGER_KEY_SCHEMA))
+    process = start_up(state, own_engine=False)
+    try:
+        saved = json.loads(state.read_text())
+        during = table_names(ddb)
+    finally:
+        # When it stops
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+    # Then the tables it created are gone, the other's stays, and the engine still answers
+    after = table_names(ddb)
+    assert {saved["table"], saved["ledger"]} <= during
+    assert saved["table"] not in after and saved["ledger"] not in after
+    assert other in after
+    ddb.delete_table(TableName=other)

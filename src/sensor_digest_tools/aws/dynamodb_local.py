@@ -109,6 +109,16 @@ PROBE_ERRORS = (EndpointConnectionError, ConnectionClosedError, ReadTimeoutError
 dropped, or a JVM that accepted the connection and has not answered yet."""
 
 
+GIVEN_REFUSED_SECONDS = 3.0
+"""How long an engine the user gave (``AWS_ENDPOINT_URL_DYNAMODB``) may refuse connections before
+it is told missing: nothing listens there (an engine started by this process gets the whole wait,
+as its JVM starts; a given one that accepts connections and answers late does too)."""
+
+
+class NothingListens(EngineError):
+    """Every probe of an endpoint met a refused connection (nothing listens there)."""
+
+
 def engine_wait_seconds() -> float:
     raw = os.environ.get("SENSOR_DIGEST_ENGINE_WAIT", "").strip()
     try:
@@ -199,17 +209,24 @@ def start_engine(directory: Path | None = None, port: int | None = None, timeout
     return engine
 
 
-def wait_until_answering(engine: LocalEngine, timeout: float, probe_seconds: float = 5.0) -> None:
+def wait_until_answering(
+    engine: LocalEngine, timeout: float, probe_seconds: float = 5.0, refused_for: float | None = None
+) -> None:
     """Probe ``engine`` until it answers ``ListTables`` (each probe waits ``probe_seconds`` for its
     answer: a JVM under load can accept a connection long before it answers); ``EngineError``
-    (naming DynamoDB Local and what to do) when it exits first or is still silent after ``timeout``."""
-    deadline = time.monotonic() + timeout
+    (naming DynamoDB Local and what to do) when it exits first or is still silent after ``timeout``.
+    ``refused_for``: ``NothingListens`` once every probe for that many seconds (or until ``timeout``,
+    if sooner) found no listener (connection refused, or never accepted); an endpoint that accepted
+    a connection once is waited for until ``timeout``."""
+    start = time.monotonic()
+    deadline = start + timeout
     probe = local_client(
         engine.endpoint,
         connect_timeout=min(2.0, probe_seconds),
         read_timeout=probe_seconds,
         retries={"max_attempts": 1},
     )
+    accepted = False  # a connection was accepted once: something listens, and may answer late
     while True:
         if engine.process is not None and engine.process.poll() is not None:
             raise EngineError(
@@ -218,8 +235,12 @@ def wait_until_answering(engine: LocalEngine, timeout: float, probe_seconds: flo
         try:
             probe.list_tables(Limit=1)
             return
-        except PROBE_ERRORS:
-            if time.monotonic() >= deadline:
+        except PROBE_ERRORS as exc:
+            accepted = accepted or isinstance(exc, (ReadTimeoutError, ConnectionClosedError))
+            now = time.monotonic()
+            if refused_for is not None and not accepted and now >= min(deadline, start + refused_for):
+                raise NothingListens(f"nothing answers at {engine.endpoint}") from None
+            if now >= deadline:
                 raise EngineError(
                     f"DynamoDB Local did not answer at {engine.endpoint} within {timeout:.0f} s (a slow or busy "
                     "machine): wait longer with SENSOR_DIGEST_ENGINE_WAIT=<seconds>, or start it yourself and set "
@@ -228,13 +249,25 @@ def wait_until_answering(engine: LocalEngine, timeout: float, probe_seconds: flo
             time.sleep(0.2)
 
 
-def check_engine(endpoint: str) -> None:
-    """Raise ``EngineError`` with a clear message if nothing answers at ``endpoint`` (a slow engine
-    is waited for, as a starting one is)."""
+def check_engine(endpoint: str, refused_for: float = GIVEN_REFUSED_SECONDS) -> None:
+    """Raise ``EngineError`` with a clear message if nothing answers at ``endpoint``, the engine the
+    user gave in ``AWS_ENDPOINT_URL_DYNAMODB``: within ``refused_for`` seconds when nothing listens
+    there (a variable left from an earlier `sensor-digest env`), after the whole wait when something
+    accepts connections and does not answer (a slow engine is waited for, as a starting one is)."""
+    timeout = engine_wait_seconds()
     try:
-        wait_until_answering(LocalEngine(endpoint=endpoint), engine_wait_seconds())
-    except EngineError as exc:
-        raise EngineError(f"no DynamoDB engine answers at {endpoint} (AWS_ENDPOINT_URL_DYNAMODB): {exc}") from exc
+        wait_until_answering(LocalEngine(endpoint=endpoint), timeout, refused_for=refused_for)
+    except NothingListens:
+        raise EngineError(
+            f"nothing answers at {endpoint} (AWS_ENDPOINT_URL_DYNAMODB): unset it to let sensor-digest start "
+            "DynamoDB Local, or start that engine"
+        ) from None
+    except EngineError:
+        raise EngineError(
+            f"the engine at {endpoint} (AWS_ENDPOINT_URL_DYNAMODB) accepts connections but did not answer within "
+            f"{timeout:.0f} s: wait longer with SENSOR_DIGEST_ENGINE_WAIT=<seconds>, or unset it to let "
+            "sensor-digest start DynamoDB Local"
+        ) from None
 
 
 @contextmanager

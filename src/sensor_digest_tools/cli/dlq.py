@@ -26,12 +26,17 @@ from sensor_digest_tools.cli.output import (
     resolve_target,
     say,
 )
-from sensor_digest_tools.ops.dlq import list_dead_letters, moved_by_sqs, plan_redrive, redrive, stamp
+from sensor_digest_tools.ops.dlq import list_dead_letters, moved_by_sqs, plan_redrive, queue_depth, redrive, stamp
 
 
 @dlq_app.command("list")
 def dlq_list(
-    limit: Annotated[int, typer.Option(min=1, help="At most this many messages.")] = 100,
+    limit: Annotated[
+        int,
+        typer.Option(
+            min=1, help="At most this many messages (the first ones SQS hands out); the title says when there are more."
+        ),
+    ] = 100,
     full: Annotated[
         bool,
         typer.Option(
@@ -51,12 +56,16 @@ def dlq_list(
     """List the dead-letter queue's messages with their reasons (they stay in the queue)."""
     with errors():
         target = resolve_target(stack, region, dlq_url=dlq_url).need("dlq_url")
-        entries = list_dead_letters(target.sqs(), str(target.dlq_url), limit=limit)
+        sqs, url = target.sqs(), str(target.dlq_url)
+        entries = list_dead_letters(sqs, url, limit=limit)
+        cut = render.listing_cut(len(entries), limit, queue_depth(sqs, url) if len(entries) >= limit else None)
     if as_json:
         fields = ("message_id", "source_message_id", "source_sent_timestamp", "error", "body")
         print_json([{f: getattr(entry, f) for f in fields} for entry in entries])
+        if cut:
+            note(f"dead-letter queue: {cut}")
         return
-    console.print(render.dead_letters(entries, full=full))
+    console.print(render.dead_letters(entries, full=full, cut=cut))
 
 
 @dlq_app.command("redrive")
@@ -79,7 +88,9 @@ def dlq_redrive(
 ) -> None:
     """Move dead-letter messages back to the queue, each with its original message id and send time
     (so a report without event_id or timestamp counts once, on its original day); each is deleted
-    only once it was re-sent. Asks first (how many, from which queue to which) unless --yes."""
+    only once it was re-sent. Asks first (how many, from which queue to which) unless --yes. A pass
+    moves each dead letter once, and no more than it counted as it began: one rejected again while
+    it runs stays in the dead-letter queue."""
     select = moved_by_sqs if only_moved_by_sqs else None
     which = "message(s) SQS moved there itself" if only_moved_by_sqs else "message(s)"
     with errors():
@@ -87,6 +98,7 @@ def dlq_redrive(
         source, destination, sqs = str(target.dlq_url), str(target.queue_url), target.sqs()
         if not (yes or dry_run):  # before the queue is read: nobody could answer the question
             refuse_without_terminal(f"redrive {which} from {source} to {destination}")
+        at_most = None  # with --yes: as many as the queue holds as the pass begins
         if dry_run or not yes:
             plan = plan_redrive(sqs, source, limit=limit, select=select)
             moves = (
@@ -100,8 +112,14 @@ def dlq_redrive(
                 say(f"nothing to redrive: no {which} in {source}")
                 return
             confirm(f"redrive {moves}", yes=yes)
-        done = redrive(sqs, source, destination, limit=limit, select=select)
+            at_most = plan.messages  # what the question named, no more
+        done = redrive(sqs, source, destination, limit=limit, select=select, at_most=at_most)
     say(f"redrove {done.moved} message(s) from {source} to {destination}")
+    if done.came_back:
+        note(
+            f"{done.came_back} message(s) of an origin this pass had moved already stay in {source} (rejected "
+            "again while it ran, or a second copy): each dead letter moves once a pass"
+        )
     _report_left(done.left)
 
 

@@ -66,6 +66,11 @@ def demo(
         engine_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
         verbose=verbose,
     )
+    if options.engine_endpoint:  # told before the progress bar is drawn: one line when nothing answers there
+        from sensor_digest_tools.aws.dynamodb_local import check_engine
+
+        with errors():
+            check_engine(options.engine_endpoint)
     with (
         errors(),
         Progress(
@@ -99,7 +104,9 @@ def _zone(name: str) -> str:
 
 @app.command()
 def up(
-    duration: Annotated[float, typer.Option(help="Stop after this many seconds (0: until Ctrl-C).")] = 0,
+    duration: Annotated[
+        float, typer.Option(min=0, help="Stop after this many seconds, 0 or more (0: run until Ctrl-C).")
+    ] = 0,
     mode: Annotated[DeliveryMode, typer.Option(envvar="DELIVERY_MODE", help="How ingest counts.")] = (
         DeliveryMode.EXACTLY_ONCE
     ),

@@ -204,11 +204,12 @@ CLIPPED_AT = 200
 """Characters of a dead letter's body or error that ``dlq list`` shows unless ``--full``."""
 
 
-def dead_letters(entries: list[DeadLetter], *, full: bool = False) -> Table:
+def dead_letters(entries: list[DeadLetter], *, full: bool = False, cut: str | None = None) -> Table:
     """The dead-letter queue, whole ids (the terminal wraps them): each message's own SQS id, and
     its origin (the id and send time it counts by) where that is another one; each body and error
-    its first ``CLIPPED_AT`` characters and how long it is, or whole with ``full``."""
-    out = titled(f"Dead-letter queue: {len(entries)} message(s)")
+    its first ``CLIPPED_AT`` characters and how long it is, or whole with ``full``. ``cut``: what
+    the title says instead of the count when the listing stopped at its limit (``listing_cut``)."""
+    out = titled(f"Dead-letter queue: {cut or f'{len(entries)} message(s)'}")
     out.add_column("message id", overflow="fold")  # fold: a long id or body is wrapped, never cut
     out.add_column("origin (id, sent)", overflow="fold")
     out.add_column("error", overflow="fold")
@@ -222,6 +223,15 @@ def dead_letters(entries: list[DeadLetter], *, full: bool = False) -> Table:
         )
         out.add_row(data(entry.message_id), origin, reason, clipped(entry.body, full=full))
     return out
+
+
+def listing_cut(listed: int, limit: int, depth: int | None) -> str | None:
+    """What a listing that stopped at its ``limit`` shows (``None`` when it shows every message):
+    how many of about how many the queue holds (``depth``, SQS's approximate count, if known)."""
+    if listed < limit or (depth is not None and depth <= listed):
+        return None
+    of = f" of about {depth}" if depth is not None else " (there may be more)"
+    return f"first {listed}{of} message(s); --limit to see more"
 
 
 def clipped(value: str, *, full: bool = False, at: int = CLIPPED_AT) -> Text:

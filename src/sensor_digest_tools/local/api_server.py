@@ -7,12 +7,13 @@ a sensor's months, drawn from the API in the browser. Everything else goes to th
 answers are the deployed API's, 404s and 405s included.
 
 Only this machine can reach it: it listens on 127.0.0.1, and answers only requests that name it as
-their host (``127.0.0.1:<port>`` or ``localhost:<port>``), so a web page elsewhere cannot read it
-through a DNS name rebound to 127.0.0.1. What cannot be a request of the API is refused with a
-JSON error and never reaches the handler: a request target longer than ``MAX_TARGET`` (414), one
-that is not an ASCII path or whose query does not decode as UTF-8 (400), a body over ``MAX_BODY``
-(413), a method the server does not know (405); a connection that stalls is dropped after
-``REQUEST_TIMEOUT_SECONDS``. Each answer closes its connection.
+their host (``127.0.0.1:<port>`` or ``localhost:<port>``, in any case: host names are
+case-insensitive), so a web page elsewhere cannot read it through a DNS name rebound to 127.0.0.1.
+What cannot be a request of the API is refused with a JSON error and never reaches the handler: a
+request target longer than ``MAX_TARGET`` (414), one that is not an ASCII path or whose query does
+not decode as UTF-8 (400), a body over ``MAX_BODY`` (413), a method the server does not know (405);
+a connection that stalls is dropped after ``REQUEST_TIMEOUT_SECONDS``. Each answer closes its
+connection.
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ class LocalApi:
 
             def _answer(self) -> None:
                 host = self.headers.get("Host")
-                if host is not None and host not in (f"{HOST}:{api.port}", f"localhost:{api.port}"):
+                if host is not None and host.lower() not in (f"{HOST}:{api.port}", f"localhost:{api.port}"):
                     self._send(HTTPStatus.MISDIRECTED_REQUEST, {"error": f"this server is {HOST}:{api.port}"})
                     return
                 if len(self.path) > MAX_TARGET:

@@ -8,7 +8,8 @@ would run the two functions side by side. Nothing is read from or written to the
 environment, so two pipelines can run in one process. ``PipelineOptions`` holds the deployed shape
 (``PipelineShape``: the ingest function's environment, the event sources, the queues, with durations
 scaled down) and the ports of the engine and of moto's SQS server (each a free one unless given; a
-given one that is taken is ``PortInUse``).
+given one that is taken is ``PortInUse``). On an engine it joins (``engine_endpoint``) its tables
+carry a suffix of their own, and it deletes them when it stops; the engine stays.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest import api, ingest, summary
 from sensor_digest.config import ApiSettings, DeliveryMode, IngestSettings, QueueType, SummarySettings
@@ -30,7 +32,7 @@ from sensor_digest.logs import LOG
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, create_tables, running_engine, start_engine
-from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession
+from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession, local_client
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT as BROKER_ENDPOINT
 from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
 from sensor_digest_tools.aws.sqs_server import LocalSqs, QueuePair
@@ -109,6 +111,18 @@ def check_port_free(port: int, what: str) -> None:
             raise PortInUse(f"port {port} ({what}) is in use: {exc.strerror or exc}") from None
 
 
+def drop_tables(endpoint: str, names: list[str]) -> None:
+    """Delete the tables a pipeline created on an engine it did not start (their names carry the
+    pipeline's own random suffix, so no other's), best effort and bounded: a short timeout per call,
+    a table already gone or an engine that no longer answers is left as it is."""
+    client = local_client(endpoint, connect_timeout=2, read_timeout=10, retries={"max_attempts": 2})
+    for name in names:
+        try:
+            client.delete_table(TableName=name)
+        except (ClientError, BotoCoreError):
+            continue
+
+
 def route_service_logs(verbose: bool) -> None:
     """The core's loggers (Powertools child loggers) have no Lambda logger above them here: show
     their lines on stderr when ``verbose`` (rejections with their reasons, failed groups), else
@@ -157,6 +171,8 @@ class LocalPipeline:
         instruments.install(
             self.session, meter=self.meter, conflicts=self.conflicts, faults=self.faults, sqs=self.broker
         )
+        if not own_engine:  # the engine stays: this pipeline's tables go with the pipeline
+            self._stack.callback(drop_tables, engine.endpoint, [table, ledger])
         create_tables(engine.client(), table, ledger)
         route_service_logs(self.options.verbose)
         # the ingest function's own environment, as the construct sets it, read as the function reads it

@@ -69,14 +69,19 @@ class DeadLetter:
 
 @dataclass
 class MoveReport:
-    """What a redrive (or a stamp) did: messages moved, and those left in place with the reason."""
+    """What a redrive (or a stamp) did: messages moved, those left in place with the reason, and
+    (a redrive) those that came back: letters whose origin this pass had sent already, rejected
+    again while it ran, which stay in the dead-letter queue."""
 
     moved: int = 0
     left: list[tuple[str, str]] = field(default_factory=list)  # (message id, why it stayed)
+    came_back: int = 0
 
 
-def _receive(sqs: Any, url: str, limit: int, visibility: int = 30) -> Iterator[tuple[DeadLetter, bool]]:
-    """Each message once (up to ``limit``), with whether it was seen before in this pass."""
+def _batches(sqs: Any, url: str, limit: int, visibility: int = 30) -> Iterator[list[tuple[DeadLetter, bool]]]:
+    """The messages of each receive (each once, up to ``limit`` in all), each with whether it was
+    seen before in this pass. A caller that stops between two batches leaves nothing it was not
+    given in flight."""
     seen: set[str] = set()
     while len(seen) < limit:
         got = sqs.receive_message(
@@ -89,15 +94,31 @@ def _receive(sqs: Any, url: str, limit: int, visibility: int = 30) -> Iterator[t
         ).get("Messages", [])
         if not got:
             return
-        fresh = False
+        batch: list[tuple[DeadLetter, bool]] = []
         for message in got:
             letter = DeadLetter.from_message(message)
-            repeat = letter.message_id in seen
-            fresh = fresh or not repeat
+            batch.append((letter, letter.message_id in seen))
             seen.add(letter.message_id)
-            yield letter, repeat
-        if not fresh:
+        yield batch
+        if all(repeat for _, repeat in batch):
             return
+
+
+def _receive(sqs: Any, url: str, limit: int, visibility: int = 30) -> Iterator[tuple[DeadLetter, bool]]:
+    """Each message once (up to ``limit``), with whether it was seen before in this pass."""
+    for batch in _batches(sqs, url, limit, visibility):
+        yield from batch
+
+
+def queue_depth(sqs: Any, url: str) -> int | None:
+    """How many messages the queue holds, visible or in flight (SQS's approximate counts), or
+    ``None`` when SQS does not say."""
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    try:
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names).get("Attributes", {})
+        return sum(int(attributes[name]) for name in names)
+    except (ClientError, KeyError, ValueError):
+        return None
 
 
 def _release(sqs: Any, url: str, letters: list[DeadLetter]) -> None:
@@ -186,26 +207,46 @@ def redrive(
     limit: int = 10_000,
     dry_run: bool = False,
     select: Callable[[DeadLetter], bool] | None = None,
+    at_most: int | None = None,
 ) -> MoveReport:
     """Move messages back to ``destination`` with their origin (see the module's docstring): each
     is deleted from ``source`` only once SQS took it; one SQS refuses (too large to carry its origin
     beside its body) stays in ``source``, named in the report. ``dry_run``: count, move nothing.
-    ``select``: only the letters it accepts move; the others stay where they are."""
+    ``select``: only the letters it accepts move; the others stay where they are.
+
+    A pass moves each dead letter at most once, and no more than were there when it began: while
+    the pipeline runs, a letter it sent back may be rejected again and return to ``source`` with a
+    new message id but its origin; the pass leaves such a letter where it is (counted in
+    ``came_back``), and it stops once it has moved ``at_most`` letters (by default the queue's depth
+    as SQS counts it at the start), so letters that arrive meanwhile wait for the next pass."""
     report = MoveReport()
     untouched: list[DeadLetter] = []
+    sent: set[str] = set()  # the origins this pass moved
+    bound = queue_depth(sqs, source) if at_most is None and not dry_run else at_most
     try:
-        for every in _each_ten(sqs, source, limit):
-            chunk = [m for m in every if select is None or select(m)]
-            untouched += [m for m in every if m not in chunk]
-            if not chunk:
-                continue
-            if dry_run:
-                untouched += chunk
-                report.moved += len(chunk)
-                continue
-            _move(sqs, source, destination, chunk, report, "redrive")
-            left = {message_id for message_id, _ in report.left}
-            untouched += [m for m in chunk if m.message_id in left]
+        for batch in _batches(sqs, source, limit, visibility=300):
+            every = [letter for letter, repeat in batch if not repeat]
+            chunk: list[DeadLetter] = []
+            for letter in every:
+                full = bound is not None and len(sent) >= bound
+                if full or (select is not None and not select(letter)):
+                    untouched.append(letter)
+                elif letter.source_message_id in sent:  # it came back: it stays
+                    untouched.append(letter)
+                    report.came_back += 1
+                else:
+                    sent.add(letter.source_message_id)
+                    chunk.append(letter)
+            if chunk:
+                if dry_run:
+                    untouched += chunk
+                    report.moved += len(chunk)
+                else:
+                    _move(sqs, source, destination, chunk, report, "redrive")
+                    left = {message_id for message_id, _ in report.left}
+                    untouched += [m for m in chunk if m.message_id in left]
+            if bound is not None and len(sent) >= bound:
+                break
     finally:
         _release(sqs, source, untouched)
     return report
