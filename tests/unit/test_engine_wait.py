@@ -4,51 +4,20 @@ own numbers, not by this machine's speed: a slow answer is made slow on purpose.
 
 from __future__ import annotations
 
-import http.server
-import json
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, wait_until_answering
-
-
-class LateEngine(http.server.BaseHTTPRequestHandler):
-    """Answers ``ListTables`` only after ``late`` requests, each of those held ``hold`` seconds."""
-
-    late = 0
-    hold = 0.0
-    seen = 0
-
-    def do_POST(self) -> None:
-        type(self).seen += 1
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        if type(self).seen <= type(self).late:
-            time.sleep(type(self).hold)  # accepted, read, silent: a JVM still starting
-            return
-        body = json.dumps({"TableNames": []}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+from tests.support.late_engine import LateEngine, serve_late_engine
 
 
 @pytest.fixture
 def late_engine() -> Iterator[tuple[str, type[LateEngine]]]:
-    handler = type("Handler", (LateEngine,), {"late": 0, "hold": 0.0, "seen": 0})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", handler
-    server.shutdown()
+    with serve_late_engine() as served:
+        yield served
 
 
 def test_an_engine_that_accepts_but_answers_late_is_waited_for(late_engine: tuple[str, type[LateEngine]]) -> None:

@@ -8,10 +8,7 @@ connections and answers late or never). Waits are bounded by the test's own numb
 
 from __future__ import annotations
 
-import http.server
-import json
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -24,41 +21,13 @@ from sensor_digest_tools.aws.dynamodb_local import (
     free_port,
     wait_until_answering,
 )
-
-
-class Silent(http.server.BaseHTTPRequestHandler):
-    """Answers ``ListTables`` only after ``late`` requests, each of those held ``hold`` seconds."""
-
-    late = 0
-    hold = 0.0
-    seen = 0
-
-    def do_POST(self) -> None:
-        type(self).seen += 1
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        if type(self).seen <= type(self).late:
-            time.sleep(type(self).hold)  # accepted, read, silent: a busy engine
-            return
-        body = json.dumps({"TableNames": []}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+from tests.support.late_engine import LateEngine, serve_late_engine
 
 
 @pytest.fixture
-def slow_engine() -> Iterator[tuple[str, type[Silent]]]:
-    handler = type("Handler", (Silent,), {"late": 0, "hold": 0.0, "seen": 0})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", handler
-    server.shutdown()
+def slow_engine() -> Iterator[tuple[str, type[LateEngine]]]:
+    with serve_late_engine() as served:
+        yield served
 
 
 def test_a_given_endpoint_where_nothing_listens_is_told_in_one_line_naming_the_variable(
@@ -91,7 +60,7 @@ def test_a_given_endpoint_where_nothing_listens_is_told_in_one_line_naming_the_v
 
 
 def test_a_given_endpoint_that_accepts_but_answers_late_is_waited_for_past_the_refusal_window(
-    slow_engine: tuple[str, type[Silent]],
+    slow_engine: tuple[str, type[LateEngine]],
 ) -> None:
     # Given an engine that accepts connections and holds its first three answers past a probe's wait
     endpoint, handler = slow_engine
@@ -112,7 +81,7 @@ def test_a_refusal_window_ends_a_wait_only_where_nothing_listens() -> None:
 
 
 def test_a_given_endpoint_that_accepts_and_never_answers_is_named_with_the_wait_and_the_variable(
-    slow_engine: tuple[str, type[Silent]], monkeypatch: pytest.MonkeyPatch
+    slow_engine: tuple[str, type[LateEngine]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     endpoint, handler = slow_engine
     handler.late, handler.hold = 1000, 10.0
