@@ -100,12 +100,13 @@ docs-serve: $(VENV)/.installed
 # CONTEXT names with stackName=, else on cdk.json's (SensorDigest). Nothing is remembered between runs:
 # give every deploy of a stack the same CONTEXT.
 CONTEXT ?=
-# each option single-quoted for the shell, a quote inside it escaped ('\''), so every value reaches
-# the app's checks as given (a quote in iotTopic is refused there, not eaten here)
+# each option single-quoted for the shell, a quote inside it escaped ('\''), and read with
+# $(value ...) so make expands nothing in it ($ and $(...) stay text): every value reaches the
+# app's checks as given (a quote in iotTopic is refused there, not eaten here)
 shell_quote = '$(subst ','\'',$(1))'
-CDK_CONTEXT = $(foreach option,$(filter-out -c,$(CONTEXT)),-c $(call shell_quote,$(option)))
+CDK_CONTEXT = $(foreach option,$(filter-out -c,$(value CONTEXT)),-c $(call shell_quote,$(option)))
 CDK_JSON_STACK = $(shell python3 -c 'import json; print(json.load(open("cdk.json"))["context"].get("stackName", ""))' 2>/dev/null)
-CONTEXT_STACK = $(or $(patsubst stackName=%,%,$(lastword $(filter stackName=%,$(CONTEXT)))),$(CDK_JSON_STACK),$(STACK))
+CONTEXT_STACK = $(or $(patsubst stackName=%,%,$(lastword $(filter stackName=%,$(value CONTEXT)))),$(CDK_JSON_STACK),$(STACK))
 
 ## synth: the CloudFormation template into cdk.out/ (no credentials, no Docker, no network); CONTEXT="key=value ..."
 synth: setup

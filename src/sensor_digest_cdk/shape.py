@@ -42,6 +42,7 @@ TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")  # DynamoDB's rule for table n
 DASHBOARD_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # CloudWatch's rule for dashboard names
 IOT_RULE_NAME = re.compile(r"[A-Za-z0-9_]{1,128}")  # AWS IoT's rule for rule names
 IAM_PRINCIPAL_ARN = re.compile(r"arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}")
+SHOWN_MAX = 120  # the longest value a refusal repeats whole
 MAX_DIGITS = 30  # a context number longer than this is past every rule's range (and int() refuses 4,300+)
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
 FIFO_MAX_BATCH = 10  # Lambda's largest batch from a FIFO queue (which also allows no batching window)
@@ -263,7 +264,10 @@ def prop_key(field_name: str) -> str:
 
 
 def _refused(what: str, key: Callable[[str], str], name: str, given: object) -> str:
-    return f"{what} {key(name)}={_shown(given, key)!r} is not allowed: {key(name)} takes {RULES[name].allowed}"
+    shown = repr(_shown(given, key))
+    if len(shown) > SHOWN_MAX:  # one line stays readable: a 5,000-digit value is shown by its ends
+        shown = f"{shown[: SHOWN_MAX // 2]}...({len(shown)} characters)...{shown[-8:]}"
+    return f"{what} {key(name)}={shown} is not allowed: {key(name)} takes {RULES[name].allowed}"
 
 
 def _shown(value: object, key: Callable[[str], str]) -> object:

@@ -43,8 +43,15 @@ def test_context_options_reach_the_cdk_cli_as_c_options(target: str) -> None:
 
 def test_a_value_with_quotes_or_dollars_reaches_the_cdk_cli_as_given() -> None:
     # Given values the shell would otherwise take apart (the app's checks, not the shell, judge them)
-    words = cdk_command("synth", "iotTopic=it's alarmEmail=a$$(id)b@example.com")
-    assert words[-4:] == ["-c", "iotTopic=it's", "-c", "alarmEmail=a$(id)b@example.com"]
+    words = cdk_command("synth", "iotTopic=it's alarmEmail=a$(id)b$$c@example.com")
+    assert words[-4:] == ["-c", "iotTopic=it's", "-c", "alarmEmail=a$(id)b$$c@example.com"]
+
+
+def test_make_runs_nothing_written_into_context() -> None:
+    # Given a value holding make's own function syntax
+    result = make("synth", "CONTEXT=iotTopic=x$(shell echo RAN >&2)y")
+    # Then make does not evaluate it: it reaches the CDK CLI as text (where the app refuses it)
+    assert "RAN" not in result.stderr
 
 
 def test_deploy_and_destroy_act_on_the_stack_the_context_names() -> None:

@@ -182,7 +182,15 @@ def test_a_whole_number_comes_as_text_from_the_command_line_or_as_a_json_number(
     assert AppSettings.from_context({"ingestBatchSize": raw}.get).shape.ingest_batch_size == 100
 
 
-@pytest.mark.parametrize("raw", ["abc", "1.5", "", "1e3", "1_000", "0x10", 1.5, True, [100], "1" * 5000])
+def test_a_number_too_long_for_any_range_is_refused_in_one_readable_line() -> None:
+    [problem] = refusals({"ingestBatchSize": "1" * 5000})
+    assert problem == (
+        f"context value ingestBatchSize='{'1' * 59}...(5002 characters)...{'1' * 7}' is not allowed: "
+        "ingestBatchSize takes a whole number from 1 to 10000 (Lambda's limit for a standard queue)"
+    )
+
+
+@pytest.mark.parametrize("raw", ["abc", "1.5", "", "1e3", "1_000", "0x10", 1.5, True, [100]])
 def test_what_is_no_whole_number_is_refused_with_no_traceback(raw: object) -> None:
     [problem] = refusals({"ingestBatchSize": raw})
     assert problem == (

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from sensor_digest.dead_letter_format import Origin, dead_letter_attributes
 from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
-from sensor_digest_tools.ops.dlq import list_dead_letters, redrive
+from sensor_digest_tools.ops.dlq import DeadLetter, _release, list_dead_letters, redrive
 
 
 class NewPoisonOnEverySend:
@@ -72,3 +74,27 @@ def test_a_second_dead_letter_of_an_origin_the_pass_moved_stays(sqs: Any, broker
     # Then each origin moved once; the second copy stayed, counted as such
     assert (report.moved, report.came_back) == (2, 1)
     assert [d.source_message_id for d in list_dead_letters(sqs, dlq)] == ["twice"]
+
+
+class RefusesOldHandles:
+    """A client whose ``ChangeMessageVisibility`` refuses the handle, as SQS does once a long pass
+    outlived the letter's hold and somebody received it again."""
+
+    def __init__(self) -> None:
+        self.tried = 0
+
+    def change_message_visibility(self, **_: Any) -> None:
+        self.tried += 1
+        raise ClientError(
+            {"Error": {"Code": "ReceiptHandleIsInvalid", "Message": "expired"}}, "ChangeMessageVisibility"
+        )
+
+
+def test_releasing_letters_whose_hold_ran_out_is_best_effort() -> None:
+    # Given two letters held back by a pass whose receipt handles SQS no longer takes
+    sqs = RefusesOldHandles()
+    held = [DeadLetter(message_id=m, body="{}", error="bad", source_message_id=m, receipt_handle="old") for m in "ab"]
+
+    # When the pass releases them, then it goes on past each refusal (they are visible anyway)
+    _release(sqs, "https://dlq", held)
+    assert sqs.tried == 2

@@ -122,8 +122,13 @@ def queue_depth(sqs: Any, url: str) -> int | None:
 
 
 def _release(sqs: Any, url: str, letters: list[DeadLetter]) -> None:
+    """Make ``letters`` visible again, best effort: a letter whose hold ran out meanwhile (a long
+    pass) is visible already, and SQS may refuse its old receipt handle; nothing is lost either way."""
     for letter in letters:
-        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=letter.receipt_handle, VisibilityTimeout=0)
+        try:
+            sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=letter.receipt_handle, VisibilityTimeout=0)
+        except ClientError:
+            continue
 
 
 def list_dead_letters(sqs: Any, url: str, *, limit: int = 10_000) -> list[DeadLetter]:
