@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     plan = Plan.of(
         quick=args.quick,
         messages=args.messages,
@@ -90,7 +91,6 @@ def main(argv: list[str] | None = None) -> int:
     report.print_goals(met)
     record["goals"] = [{"goal": g, "measured": m, "met": ok} for g, m, ok in met]
     report.write(record, args.out)
-    parser = build_parser()
     whole = all(getattr(args, k) == parser.get_default(k) for k in ("workloads", "strategies", "modes", "messages"))
     if whole and not (plan.quick or args.only_sweep or args.only_peer or args.no_sweep or args.no_peer):
         print(f"results page: {pages.write_page(record)}")  # a whole run only: a partial one would replace it

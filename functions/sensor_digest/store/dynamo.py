@@ -112,14 +112,17 @@ def call(action: str, fn: Callable[[], T]) -> T:
         raise fault_from(exc, action) from exc
 
 
-def conditional_write(action: str, fn: Callable[[], object]) -> dict[str, Any] | None:
+def conditional_write(
+    action: str, fn: Callable[[], object], *, not_written: tuple[str, ...] = (CONDITIONAL_CHECK_FAILED_ERROR,)
+) -> dict[str, Any] | None:
     """Run one conditional ``PutItem`` / ``UpdateItem``: ``None`` once written; when its condition
-    failed, the item as it was (what ``ReturnValuesOnConditionCheckFailure=ALL_OLD`` returned, ``{}``
-    when the call did not ask for it or there was no item)."""
+    failed (or it failed with another error code of ``not_written``), the item as it was (what
+    ``ReturnValuesOnConditionCheckFailure=ALL_OLD`` returned, ``{}`` when the call did not ask for it
+    or there was no item)."""
     try:
         fn()
     except ClientError as exc:
-        if error_code(exc) == CONDITIONAL_CHECK_FAILED_ERROR:
+        if error_code(exc) in not_written:
             item: dict[str, Any] = dict(exc.response.get("Item") or {})  # type: ignore[call-overload]
             return item
         raise fault_from(exc, action) from exc
@@ -132,15 +135,12 @@ def create_unless_present(client: DynamoDBClient, params: dict[str, Any]) -> boo
     """Run a ``PutItem`` on condition that its item does not exist: ``True`` if it created it,
     ``False`` if the item was there already or a transaction was writing it (either way the item is
     somebody else's to fill); every other failure is raised as ``TransientFault``."""
-    try:
-        client.put_item(**params)
-    except ClientError as exc:
-        if error_code(exc) in (CONDITIONAL_CHECK_FAILED_ERROR, TRANSACTION_CONFLICT_ERROR):
-            return False
-        raise fault_from(exc, "PutItem") from exc
-    except BotoCoreError as exc:
-        raise fault_from(exc, "PutItem") from exc
-    return True
+    refused = conditional_write(
+        "PutItem",
+        lambda: client.put_item(**params),
+        not_written=(CONDITIONAL_CHECK_FAILED_ERROR, TRANSACTION_CONFLICT_ERROR),
+    )
+    return refused is None
 
 
 @dataclass(frozen=True)
