@@ -16,7 +16,7 @@ import argparse
 from pathlib import Path
 
 from bench import pages, peer, report, runner, sweep
-from bench.goals import goals
+from bench.goals import concurrency_goals, goals
 from bench.plan import Plan
 from bench.workloads import WORKLOADS
 from sensor_digest_tools.local.pipeline import route_service_logs
@@ -28,8 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--quick", action="store_true", help="CI's smoke run: 1,000 messages of W1 and W4, a short sweep"
     )
     parser.add_argument("--messages", type=int, default=20_000, help="messages per workload (default 20,000)")
-    parser.add_argument("--workloads", default="W1,W2,W3,W4")
-    parser.add_argument("--strategies", default="a,b,c,d,e")
+    parser.add_argument("--workloads", default="W1,W2,W3,W4,F")
+    parser.add_argument("--strategies", default="a,b,c,d,e,g")
     parser.add_argument("--modes", default="raw,model", help="raw (DynamoDB Local as is), model (latency model)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the batch-size sweep")
     parser.add_argument("--only-sweep", action="store_true", help="the batch-size sweep alone")
@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the comparison with Powertools' batch + idempotency alone (new day and day under way)",
     )
     parser.add_argument("--no-peer", action="store_true", help="skip the comparison with Powertools")
+    parser.add_argument(
+        "--no-concurrency", action="store_true", help="skip (c) on W1 at 10 invocations at once against the default"
+    )
     parser.add_argument(
         "--set",
         action="append",
@@ -64,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         only_sweep=args.only_sweep,
         only_peer=args.only_peer,
         no_peer=args.no_peer,
+        no_concurrency=args.no_concurrency,
     )
     report.print_header(plan)
     record = report.new_report(plan)
@@ -80,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
             report.print_aged(aged)
     if plan.peer:
         record["peer"] = peer.run_peer(plan.settings, quick=plan.quick)
+    if plan.concurrency:
+        print("\nraised concurrency: (c) on W1, latency model")
+        record["concurrency"] = runner.run_concurrency(plan.settings, quick=plan.quick)
     if plan.fifo_shapes:
         report.print_fifo_shapes_heading()
         record["fifo_shapes"] = sweep.fifo_shapes(runner.run, plan.settings, quick=plan.quick)
@@ -88,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             runner.run, plan.settings, quick=plan.quick, plot=None if plan.quick else report.PLOT
         )
     met = goals(record, plan.settings) + peer.peer_goals(record.get("peer", []))
+    met += concurrency_goals(record.get("concurrency", []))
     report.print_goals(met)
     record["goals"] = [{"goal": g, "measured": m, "met": ok} for g, m, ok in met]
     report.write(record, args.out)

@@ -31,11 +31,25 @@ def goals(report: dict[str, Any], settings: PipelineShape) -> list[tuple[str, st
         out.append(
             ("(c) <= 0.30 requests per message", f"{c['requests_per_message']:.3f}", c["requests_per_message"] <= 0.30)
         )
+    for name, limit in (("W1", 1.0), ("W3", 2.0)):
+        run = by.get((name, "c", "model", False))
+        if run:
+            out.append(
+                (
+                    f"{name}: (c) <= {limit} WCU per message in ingest",
+                    f"{run['write_units_per_message']:.3f}",
+                    run["write_units_per_message"] <= limit,
+                )
+            )
+    out += _against_per_message(by)
+    sized = [r for r in report["results"] if r["strategy"] == "c" and "largest_item_bytes" in r]
+    if sized:
+        largest = max(r["largest_item_bytes"] for r in sized)
         out.append(
             (
-                "(c) <= 2.6 WCU per message in ingest",
-                f"{c['write_units_per_message']:.3f}",
-                c["write_units_per_message"] <= 2.6,
+                "(c): every item under 1 KB in every run (so each write is one unit per item, two in a transaction)",
+                f"largest {largest:,} bytes",
+                largest <= 1024,
             )
         )
     aged = by.get(("W1", "c", "raw", True))
@@ -74,3 +88,45 @@ def goals(report: dict[str, Any], settings: PipelineShape) -> list[tuple[str, st
             )
         )
     return out
+
+
+def _against_per_message(by: dict[tuple[Any, ...], dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    """(c) against (g), the per-message ledger it replaced, in the same run: W4's write units no worse,
+    W1's messages per second no lower (latency model)."""
+    out = []
+    c4, g4 = by.get(("W4", "c", "model", False)), by.get(("W4", "g", "model", False))
+    if c4 and g4:
+        out.append(
+            (
+                "W4: (c) WCU per message no more than (g)'s (the per-message ledger)",
+                f"{c4['write_units_per_message']:.3f} vs {g4['write_units_per_message']:.3f}",
+                c4["write_units_per_message"] <= g4["write_units_per_message"],
+            )
+        )
+    c1, g1 = by.get(("W1", "c", "model", False)), by.get(("W1", "g", "model", False))
+    if c1 and g1:
+        out.append(
+            (
+                "W1: (c) messages/s no lower than (g)'s",
+                f"{c1['messages_per_s']:,.0f} vs {g1['messages_per_s']:,.0f}",
+                c1["messages_per_s"] >= g1["messages_per_s"],
+            )
+        )
+    return out
+
+
+def concurrency_goals(rows: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    """(c) at 10 invocations at once within 15% of its write units at the default, exact."""
+    if len(rows) != 2:
+        return []
+    default, raised = rows
+    share = raised["write_units_per_message"] / default["write_units_per_message"]
+    return [
+        (
+            f"W1 at {raised['concurrency']} invocations at once: (c) WCU per message within 15% of "
+            f"{default['concurrency']} (the default), exact",
+            f"{raised['write_units_per_message']:.3f} / {default['write_units_per_message']:.3f} = {share:.2f}x, "
+            f"{raised['overcount']}/{raised['undercount']} over/under",
+            share <= 1.15 and raised["overcount"] == raised["undercount"] == 0,
+        )
+    ]

@@ -15,7 +15,7 @@ from typing import Any
 from sensor_digest_cdk.shape import PipelineShape
 
 DEPLOYED = PipelineShape()
-MODELED = "acdef"  # (b) is left out of the modeled pass: three writes per message, its place is clear raw
+MODELED = "acdefg"  # (b) is left out of the modeled pass: three writes per message, its place is clear raw
 B_WORKLOADS = ("W1",)  # and it runs on W1 only, for the same reason
 REPORTED_SETTINGS = (
     "ingest_batch_size",
@@ -56,6 +56,7 @@ class Plan:
     only_sweep: bool = False
     only_peer: bool = False
     no_peer: bool = False
+    no_concurrency: bool = False
 
     @classmethod
     def of(
@@ -71,6 +72,7 @@ class Plan:
         only_sweep: bool,
         only_peer: bool = False,
         no_peer: bool = False,
+        no_concurrency: bool = False,
     ) -> Plan:
         n = 1_000 if quick else messages
         if quick:
@@ -78,7 +80,7 @@ class Plan:
         overrides = dict(item.split("=", 1) for item in sets)
         settings = PipelineShape.from_context(overrides.get) if overrides else DEPLOYED
         chosen = (workloads, strategies, modes, tuple(sets), overrides, settings)
-        return cls(n, *chosen, quick, no_sweep, only_sweep, only_peer, no_peer)
+        return cls(n, *chosen, quick, no_sweep, only_sweep, only_peer, no_peer, no_concurrency)
 
     @property
     def summary_sizes(self) -> tuple[int, ...]:
@@ -107,6 +109,11 @@ class Plan:
     def ages(self, name: str) -> bool:
         """Whether (c) on workload ``name`` runs again with a year of history per sensor (W1, raw)."""
         return name == "W1" and "c" in self.strategies and "raw" in self.modes
+
+    @property
+    def concurrency(self) -> bool:
+        """Whether (c) runs on W1 at 10 invocations at once beside the default (``runner.run_concurrency``)."""
+        return "c" in self.strategies and not (self.no_concurrency or self.only_sweep or self.only_peer or self.quick)
 
     @property
     def fifo_shapes(self) -> bool:

@@ -11,16 +11,16 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bench.esm import drain, drain_fifo, fifo_records
+from bench.esm import Drained, drain, drain_fifo, fifo_records
 from bench.meter import PeakRss
 from bench.plan import Plan
 from bench.strategies import FIFO_STRATEGIES, STRATEGIES
-from bench.workloads import Workload, seed_days_under_way, seed_history
+from bench.workloads import Workload, realtime, seed_history, seed_summaries, warm_up
 from sensor_digest import summary
 from sensor_digest.config import SummarySettings
 from sensor_digest.store import schema
@@ -34,7 +34,8 @@ from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.instruments.conflicts import ConflictEmulator
 from sensor_digest_tools.instruments.latency import LatencyModel
 from sensor_digest_tools.instruments.metering import RequestMeter
-from sensor_digest_tools.lambda_runtime.events import FakeContext, sqs_record, stream_event
+from sensor_digest_tools.instruments.sizing import item_bytes
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_record, stream_event
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 
 
@@ -94,38 +95,26 @@ def run(
     with engine(modeled=modeled) as e:
         tables = fresh_tables(e.client, key)
         baseline: Counter[tuple[int, str]] = Counter()
-        if history:
-            baseline = seed_history(e.client, tables["table"], workload.sensors)
-        if under_way:
-            baseline = seed_days_under_way(e.client, tables["table"], set(workload.truth))
         reader = StreamReader(e.endpoint, tables["table"], client=e.client) if summary_batches else None
-        if reader:
-            reader.poll()  # the history's own records are not the workload's
         handler = make(e.session, tables, settings)
         fifo = key in FIFO_STRATEGIES
         fifo_settings = replace(settings, queue_type="fifo") if fifo else settings
         batch_size, concurrency = fifo_settings.event_batch_size, fifo_settings.event_max_concurrency
+        feed = _feeder(handler, fifo, batch_size, concurrency, settings.ingest_timeout_seconds)
+        if history:
+            baseline = seed_history(e.client, tables["table"], workload.sensors)
+        if under_way:  # each sensor-day's first report counted by this very strategy, not metered
+            warm, baseline = warm_up(set(workload.truth))
+            feed(warm, set())
+            seed_summaries(e.client, tables["table"], baseline)
+        if reader:
+            reader.poll()  # the history's own records are not the workload's
         requests0, units0 = e.meter.snapshot()
         reads0 = e.meter.read_units
         cancelled0, added0 = Counter(e.meter.cancelled_units), e.latency.added_seconds if e.latency else 0.0
         with PeakRss() as memory:
-            if fifo:  # the workload's repeated deliveries become lost deletes: SQS FIFO repeats in order
-                drained = drain_fifo(
-                    handler,
-                    fifo_records(workload.messages),
-                    lost_deletes=workload.repeated_ids,
-                    batch_size=batch_size,
-                    concurrency=concurrency,
-                    timeout_s=settings.ingest_timeout_seconds,
-                )
-            else:
-                drained = drain(
-                    handler,
-                    [sqs_record(m) for m in workload.deliveries],
-                    batch_size=batch_size,
-                    concurrency=concurrency,
-                    timeout_s=settings.ingest_timeout_seconds,
-                )
+            # FIFO: the workload's repeated deliveries become lost deletes (SQS FIFO repeats in order)
+            drained = feed(workload.messages if fifo else workload.deliveries, workload.repeated_ids)
         requests, units = (a - b for a, b in zip(e.meter.snapshot(), (requests0, units0), strict=True))
         reads = e.meter.read_units - reads0
         cancelled = Counter(e.meter.cancelled_units)
@@ -156,16 +145,41 @@ def run(
             "overcount": sum(max(0, c - workload.truth.get(k, 0)) for k, c in counts.items()),
             "undercount": sum(max(0, t - counts.get(k, 0)) for k, t in workload.truth.items()),
             "peak_rss_mb": memory.peak / 2**20,
+            "largest_item_bytes": max(
+                (item_bytes(i) for name in ("table", "ledger") for i in scan_all(e.client, tables[name])), default=0
+            ),
         }
         if e.latency:  # the modeled delays alone, as many in flight as the handler keeps: no CPU at all
             # (a), (b): one write at a time; (c), (d): the workers; (e): a FIFO batch is mostly one
             # sensor-day, one write (a bound from below on its in-flight writes, so an upper estimate)
-            in_flight = concurrency * (settings.ingest_max_workers if key in "cd" else 1)
+            in_flight = concurrency * (settings.ingest_max_workers if key in "cdfg" else 1)
             result["latency_bound_msg_per_s"] = n / ((e.latency.added_seconds - added0) / in_flight)
         if reader:
             clear = not (history or under_way)  # seeded summary items stay: they are the history
             result["summary"] = summary_path(e, reader, tables["table"], settings, summary_batches, n, clear)
         return result
+
+
+def _feeder(
+    handler: Any, fifo: bool, batch_size: int, concurrency: int, timeout_s: int
+) -> Callable[[list[QueuedMessage], set[str]], Drained]:
+    """How messages reach ``handler``: the SQS event source on a backlog (``esm.drain``), or on a
+    FIFO queue (``esm.drain_fifo``, with ``lost`` the message ids whose delete is lost once)."""
+
+    def feed(messages: list[QueuedMessage], lost: set[str]) -> Drained:
+        if fifo:
+            return drain_fifo(
+                handler,
+                fifo_records(messages),
+                lost_deletes=lost,
+                batch_size=batch_size,
+                concurrency=concurrency,
+                timeout_s=timeout_s,
+            )
+        records = [sqs_record(m) for m in messages]
+        return drain(handler, records, batch_size=batch_size, concurrency=concurrency, timeout_s=timeout_s)
+
+    return feed
 
 
 def summary_path(
@@ -217,3 +231,24 @@ def run_aged(workload: Workload, settings: PipelineShape) -> dict[str, Any]:
     """(c) on ``workload`` with a year of history per sensor, and its summary path at the stack's
     stream batch size."""
     return run("c", workload, settings, history=True, summary_batches=(settings.summary_batch_size,))
+
+
+CONCURRENCY_MESSAGES = 8_000
+RAISED_CONCURRENCY = 10
+
+
+def run_concurrency(settings: PipelineShape, *, quick: bool = False) -> list[dict[str, Any]]:
+    """(c) on W1 at the stack's ``ingest_max_concurrency`` and at 10 invocations at once (what a user
+    who outgrows the default sets), under the latency model: what the raised setting costs."""
+    workload = realtime(1_000 if quick else CONCURRENCY_MESSAGES)
+    rows = []
+    for concurrency in (settings.ingest_max_concurrency, RAISED_CONCURRENCY):
+        result = run("c", workload, replace(settings, ingest_max_concurrency=concurrency), modeled=True)
+        rows.append(result)
+        print(
+            f"  W1, {len(workload.messages):,} messages, {concurrency} invocations at once: "
+            f"{result['write_units_per_message']:.3f} WRU/msg, {result['requests_per_message']:.3f} req/msg, "
+            f"{result['messages_per_s']:,.0f} msg/s, {result['conflicts']} conflicts, "
+            f"{result['overcount']}/{result['undercount']} over/under"
+        )
+    return rows

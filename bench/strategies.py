@@ -7,8 +7,10 @@
 ``event_id``, records kept as long as the stack keeps markers), around that same per-message update,
 as Powertools' documentation composes them; (c) this project's ingest handler, exactly-once; (d) the
 same handler, at-least-once; (e) the same handler in ordered mode on a FIFO queue
-(``queueType=fifo``: batches of at most 10, a group per sensor, no ledger). Every one gets the
-deployed batch size and concurrency of its queue type.
+(``queueType=fifo``: batches of at most 10, a group per sensor, no ledger); (f) (c) without the
+in-invocation retries; (g) (c) with the per-message ledger (``ledger=per-message``, one marker per
+message: the only ledger before the compact one). Every one gets the deployed batch size and
+concurrency of its queue type.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from botocore.exceptions import ClientError
 
 from bench.esm import Handler
 from sensor_digest import ingest
-from sensor_digest.config import DeliveryMode, IngestSettings, QueueType
+from sensor_digest.config import DeliveryMode, IngestSettings, LedgerMode, QueueType
 from sensor_digest.counting import RetryPolicy
 from sensor_digest.messages import SensorMessage, read_pending
 from sensor_digest.store import schema
@@ -156,7 +158,10 @@ def powertools_idempotency(session: Any, tables: dict[str, str], settings: Pipel
 
 
 def _ingest_handler(
-    mode: DeliveryMode, queue_type: QueueType = QueueType.STANDARD, retry: RetryPolicy | None = None
+    mode: DeliveryMode,
+    queue_type: QueueType = QueueType.STANDARD,
+    retry: RetryPolicy | None = None,
+    ledger: LedgerMode | None = None,
 ) -> StrategyFactory:
     def make(session: Any, tables: dict[str, str], settings: PipelineShape) -> Handler:
         # the deployed function's environment (PipelineShape.ingest_environment), this strategy's mode and queue
@@ -166,6 +171,8 @@ def _ingest_handler(
             ledger=tables["ledger"],
             dlq_url=UNUSED_DLQ,  # the workloads hold no poison
         )
+        if ledger is not None:
+            environment["LEDGER_MODE"] = ledger.value
         return lambda_handler(ingest.build_service(IngestSettings.from_env(environment), session, retry=retry))
 
     return make
@@ -175,6 +182,12 @@ STRATEGIES: dict[str, tuple[str, StrategyFactory]] = {
     "a": ("(a) blog: per message, no ledger", blog),
     "b": ("(b) Powertools batch + idempotency", powertools_idempotency),
     "c": ("(c) SensorDigest exactly-once", _ingest_handler(DeliveryMode.EXACTLY_ONCE)),
+    # the per-message ledger: one marker per message in the count's transaction (ledger=per-message;
+    # the only ledger before the compact one)
+    "g": (
+        "(g) SensorDigest exactly-once, per-message ledger",
+        _ingest_handler(DeliveryMode.EXACTLY_ONCE, ledger=LedgerMode.PER_MESSAGE),
+    ),
     "d": ("(d) SensorDigest at-least-once", _ingest_handler(DeliveryMode.AT_LEAST_ONCE)),
     "e": ("(e) SensorDigest FIFO, ordered", _ingest_handler(DeliveryMode.EXACTLY_ONCE, QueueType.FIFO)),
     # (c) whose contended transactions, once deferred to the end of the batch, are not retried in the

@@ -12,6 +12,7 @@ lost or whose visibility timeout ran out: the same ``messageId`` again, later, w
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
@@ -103,7 +104,16 @@ def peer(n: int = 4_000, seed: int = 7) -> Workload:
     return _build("P", f"peer: {n:,} messages, 200 sensors, one day", picks, seed, duplicate_rate=0.10)
 
 
-WORKLOADS = {"W1": realtime, "W2": skewed, "W3": backfill, "W4": hot_sensor}
+def fleet(n: int = 4_000, seed: int = 8, sensors: int = 50_000) -> Workload:
+    """A large fleet: ``n`` messages over ``sensors`` sensors that each report every few minutes, one
+    day, 10% of them delivered twice: a batch holds about one report per sensor-day (the sweep's
+    "many sensors, rarely" shape, with the peer comparison's redeliveries)."""
+    rng = random.Random(seed)
+    picks = [(rng.randrange(sensors), TODAY) for _ in range(n)]
+    return _build("F", f"large fleet: {n:,} messages, {sensors:,} sensors, one day", picks, seed, duplicate_rate=0.10)
+
+
+WORKLOADS = {"W1": realtime, "W2": skewed, "W3": backfill, "W4": hot_sensor, "F": fleet}
 
 
 def shape(sensors: int, n: int, seed: int = 5) -> Workload:
@@ -128,25 +138,39 @@ def seed_history(
     return counts
 
 
-def seed_days_under_way(
-    client: Any, table: str, days: set[tuple[int, str]], count: int = 1000
-) -> Counter[tuple[int, str]]:
-    """The workload's sensor-days as if their day were under way: each day item exists already,
-    and so does its month's summary item.
+def warm_up(days: set[tuple[int, str]], count: int = 1000) -> tuple[list[QueuedMessage], Counter[tuple[int, str]]]:
+    """Reports that put each of ``days`` under way before a run: one per sensor-day (``count`` data
+    points at 00:00:01, its own event id), for the run's own strategy to count first, so that each
+    day item is what that strategy leaves on a day under way (the compact ledger's with its first
+    identity, the per-message ledger's with its marker). Returns them and the counts they add.
+
     The sweep measures the steady cost of a batch size; a day's first writes (and the race of two
-    invocations inserting the same new day item) are W1's to show. Returns the counts written."""
+    invocations inserting the same new day item) are W1's to show."""
     counts: Counter[tuple[int, str]] = Counter({key: count for key in days})
-    _seed(client, table, counts)
-    return counts
+    bodies = [
+        json.dumps({"sensor_id": s, "timestamp": f"{d}T00:00:01Z", "count": count, "event_id": f"warm-{s}-{d}"})
+        for s, d in sorted(days)
+    ]
+    return [QueuedMessage(body=body) for body in bodies], counts
 
 
-def _seed(client: Any, table: str, counts: Counter[tuple[int, str]]) -> None:
-    """Day items of these counts and the month summary items that hold them, written directly."""
-    items = [schema.day_item(sensor, day, n) for (sensor, day), n in sorted(counts.items())]
+def seed_summaries(client: Any, table: str, counts: Counter[tuple[int, str]]) -> None:
+    """The month summary items that hold these day counts, written directly (the summary path of a
+    day under way has them)."""
     months: dict[tuple[int, str], dict[str, int]] = defaultdict(dict)
     for (sensor, day), n in counts.items():
         months[(sensor, schema.month_of(day))][day] = n
-    items += [schema.summary_item(sensor, month, daily) for (sensor, month), daily in sorted(months.items())]
+    _write(client, table, [schema.summary_item(s, m, daily) for (s, m), daily in sorted(months.items())])
+
+
+def _seed(client: Any, table: str, counts: Counter[tuple[int, str]]) -> None:
+    """Day items of these counts (as the version before the compact ledger wrote them) and the
+    month summary items that hold them, written directly."""
+    _write(client, table, [schema.day_item(sensor, day, n) for (sensor, day), n in sorted(counts.items())])
+    seed_summaries(client, table, counts)
+
+
+def _write(client: Any, table: str, items: list[dict[str, Any]]) -> None:
     for first in range(0, len(items), 25):
         request = {table: [{"PutRequest": {"Item": item}} for item in items[first : first + 25]]}
         while request:

@@ -25,6 +25,12 @@ MEANINGS: dict[tuple[str, ...], str] = {
         "with `provisioned`: `readCapacity`, `writeCapacity` (1 to 40,000, DynamoDB's default quota per table)"
     ),
     ("deliveryMode",): "`at-least-once` not with `queueType=fifo`",
+    ("ledger",): (
+        "how exactly-once ingest on a standard queue remembers what it counted: `compact` (identities in "
+        "the day item and ledger pages) or `per-message` (a marker per message: the strict identity rule "
+        "across days, about four times the write units; the first step of a rollback to a version before "
+        "the compact ledger) ([Exactly-once ingest](exactly-once.md))"
+    ),
     ("queueType",): (
         "`fifo`: [ordered mode](ordered-mode.md); both ingest queues FIFO in high-throughput mode, no ledger "
         "grant for ingest; `stackName` then at most 30 characters (CloudFormation's generated FIFO queue "

@@ -36,6 +36,7 @@ ENVIRONMENT_VARIABLES = frozenset(
         "UNKNOWN_SENSORS",
         "PROFILE_CACHE_SECONDS",
         "MAX_RECEIVE_COUNT",
+        "LEDGER_MODE",
     }
 )
 """Every variable the settings read (``from_env``): a handler's service is built again when one of
@@ -45,6 +46,16 @@ them changes (``entry.py``), as it does between two tests of a user's suite."""
 class DeliveryMode(StrEnum):
     EXACTLY_ONCE = "exactly-once"
     AT_LEAST_ONCE = "at-least-once"
+
+
+class LedgerMode(StrEnum):
+    """How exactly-once ingest on a standard queue remembers what it counted (``LEDGER_MODE``):
+    ``compact`` keeps a sensor-day's identities as hashes in its day item, then in ledger pages;
+    ``per-message`` writes one marker per message (``MSG#<sensor_id>#<event_id>``), the strict
+    identity rule across days, at about four times the write units (counting/ledger.py)."""
+
+    COMPACT = "compact"
+    PER_MESSAGE = "per-message"
 
 
 class QueueType(StrEnum):
@@ -103,6 +114,7 @@ class IngestSettings:
     profile_cache_seconds: int = 60
     queue_type: QueueType = QueueType.STANDARD
     max_receive_count: int = 5  # the ingest queue's: after that many receives SQS moves a message away
+    ledger_mode: LedgerMode = LedgerMode.COMPACT
 
     def __post_init__(self) -> None:
         if self.queue_type is QueueType.FIFO and self.delivery_mode is DeliveryMode.AT_LEAST_ONCE:
@@ -132,6 +144,7 @@ class IngestSettings:
             profile_cache_seconds=_int(env, "PROFILE_CACHE_SECONDS", 60, 0, 3600),
             queue_type=QueueType(_choice(env, "QUEUE_TYPE", tuple(t.value for t in QueueType))),
             max_receive_count=_int(env, "MAX_RECEIVE_COUNT", 5, 1, 1000),
+            ledger_mode=LedgerMode(_choice(env, "LEDGER_MODE", tuple(m.value for m in LedgerMode))),
         )
 
 

@@ -36,6 +36,16 @@ class SensorMessage:
     source: str = ""  # on a FIFO queue, the queue's ARN: the sequence number is that queue's
     origin_id: str = ""  # the SQS messageId it first had (another than message_id after a redrive)
     receive_count: int = 1  # how often SQS has handed this message out, this time included
+    timed: bool = True  # its body has a ``timestamp`` (else its day comes from the send time)
+    named: bool = True  # its body has an ``event_id`` (else its identity is its origin messageId)
+
+    @property
+    def sent_again_elsewhere(self) -> bool:
+        """Whether a producer's resend of this report could fall on another day: it names its own
+        ``event_id`` but no ``timestamp``, so its day comes from the send time, which a resend
+        changes. Only a per-message marker (keyed by sensor and ``event_id`` alone) recognises such
+        a resend; every other report's identity stays on its day."""
+        return self.named and not self.timed
 
     @property
     def redriven(self) -> bool:
@@ -227,6 +237,8 @@ class PendingMessage:
             source=self.source,
             origin_id=self.origin_id,
             receive_count=self.receive_count,
+            timed="timestamp" in self.fields,
+            named="event_id" in self.fields,
         )
 
 

@@ -1,4 +1,7 @@
-"""Ingest path on DynamoDB Local (every test here); the dead-letter queue is moto's SQS."""
+"""Ingest path on DynamoDB Local (every test here); the dead-letter queue is moto's SQS.
+
+The service runs with the compact ledger unless a test names the per-message one
+(``ledger=LedgerMode.PER_MESSAGE``); ``test_compact_ledger.py`` holds the compact ledger's own tests."""
 
 from __future__ import annotations
 
@@ -12,17 +15,19 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from sensor_digest.config import DeliveryMode
+from sensor_digest.config import DeliveryMode, LedgerMode
 from sensor_digest.counting import DayCounter, GroupOutcome, LedgerCounter, PlainCounter, RetryPolicy
 from sensor_digest.ingest import InboundMessage, IngestService, Rejection
 from tests.support.faults import FaultyClient, PauseAfterFirstCall, throttling_error, touches_sensor
 from tests.support.messages import FakeContext, QueuedMessage, body_of, sqs_event
 from tests.support.scenarios import deliver, generate
 from tests.support.sqs import DeadLetters
-from tests.support.tables import Tables, day_counts, scan_all
+from tests.support.tables import Tables, day_counts, identities, markers, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
 UTC_ZONE = ZoneInfo("UTC")
+WRITES = ("transact_write_items", "update_item", "put_item")
+BOTH = pytest.mark.parametrize("ledger", [LedgerMode.COMPACT, LedgerMode.PER_MESSAGE])
 
 
 class KeptRejects:
@@ -55,6 +60,7 @@ def make_service(
     tables: Tables,
     mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE,
     on_group: Callable[[GroupOutcome], None] | None = None,
+    ledger: LedgerMode = LedgerMode.COMPACT,
     **counter_options: Any,
 ) -> Any:
     counter: DayCounter
@@ -66,6 +72,7 @@ def make_service(
             ledger_table_name=tables.ledger,
             client=client,
             marker_ttl_seconds=3600,
+            mode=ledger,
             **counter_options,
         )
     counter = recording(counter, on_group)
@@ -78,12 +85,16 @@ def inbound(sensor_id: int, day: str, mid: str | None = None, **extra: Any) -> I
     return InboundMessage(message_id=mid or q.message_id, body=q.body, sent_timestamp=str(q.sent_timestamp_ms))
 
 
-def test_first_message_of_a_day_creates_the_item_and_later_ones_update_it(ddb: Any, tables: Tables) -> None:
+def test_per_message_the_first_message_of_a_day_creates_the_item_and_later_ones_update_it(
+    ddb: Any, tables: Tables
+) -> None:
     # The lookup before the writes finds no day item, so the first write is the insert of the
     # empty day item (no cancelled update charged for every marker), then the transaction's ADD;
     # the next batch knows the item exists. First deliveries are not looked up in the ledger.
     steps: list[list[str]] = []
-    service = make_service(ddb, tables, on_group=lambda outcome: steps.append(outcome.steps))
+    service = make_service(
+        ddb, tables, on_group=lambda outcome: steps.append(outcome.steps), ledger=LedgerMode.PER_MESSAGE
+    )
 
     first = service.process([inbound(7, "2024-05-01", count=3)])
     second = service.process([inbound(7, "2024-05-01"), inbound(7, "2024-05-01", count=5)])
@@ -125,28 +136,41 @@ class LookupsRefused:
         return getattr(self.inner, name)
 
 
-def test_without_the_lookup_the_update_finds_no_item_and_the_insert_follows(ddb: Any, tables: Tables) -> None:
+@pytest.mark.parametrize(
+    ("ledger", "first_steps"),
+    [(LedgerMode.COMPACT, ["update", "insert"]), (LedgerMode.PER_MESSAGE, ["update", "insert", "update-again"])],
+)
+def test_without_the_lookup_the_update_finds_no_item_and_the_insert_follows(
+    ddb: Any, tables: Tables, ledger: LedgerMode, first_steps: list[str]
+) -> None:
     # Given reads that fail: the lookup is an optimisation, so the writes must find out alone
+    # (compact: the insert writes the whole day item; per-message: it creates it empty for the
+    # transaction of the count and the markers)
     steps: list[list[str]] = []
-    service = make_service(LookupsRefused(ddb), tables, on_group=lambda outcome: steps.append(outcome.steps))
+    service = make_service(
+        LookupsRefused(ddb), tables, on_group=lambda outcome: steps.append(outcome.steps), ledger=ledger
+    )
     batch = [inbound(9, "2024-05-01", mid="x", count=2), inbound(9, "2024-05-01", mid="y", count=3)]
 
     first = service.process(batch)
-    again = service.process(batch)  # redelivered: the markers, not the lookup, find the duplicates
+    again = service.process(batch)  # redelivered: the write's conditions, not the lookup, find the duplicates
 
     assert (first.counted, first.failed_ids) == (2, [])
-    assert steps[0] == ["update", "insert", "update-again"]
+    assert steps[0] == first_steps
     assert (again.counted, again.duplicates, again.failed_ids) == (0, 2, [])
     assert day_counts(ddb, tables.table) == {(9, "2024-05-01"): 5}
 
 
-def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(ddb: Any, tables: Tables) -> None:
+@BOTH
+def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(
+    ddb: Any, tables: Tables, ledger: LedgerMode
+) -> None:
     # Given two writers whose lookups both find the day item missing before either inserts it
     client = PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), "put_item", before=True)
     outcomes: list[Any] = []
 
     def writer(count: int) -> None:
-        service = make_service(client, tables, on_group=outcomes.append)
+        service = make_service(client, tables, on_group=outcomes.append, ledger=ledger)
         service.process([inbound(1, "2024-05-02", count=count)])
 
     # When both run at once
@@ -156,11 +180,16 @@ def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(ddb: Any
     for t in threads:
         t.join()
 
-    # Then the sum is exact: one created the empty day item, the other's put found it there, and
-    # both added in step 3: the race cost the loser one conditional put, no cancelled transaction
+    # Then the sum is exact and the race cost the loser one refused put, no cancelled transaction:
+    # compact, the winner's put wrote the whole day item and the loser added in step 3;
+    # per-message, one created the empty day item and both added in step 3
     assert day_counts(ddb, tables.table) == {(1, "2024-05-02"): 10}
-    assert [o.steps for o in outcomes] == [["insert", "update-again"]] * 2
-    assert all(len(o.counted) == 1 and o.requests == 2 for o in outcomes)
+    steps = sorted((o.steps, o.requests) for o in outcomes)
+    if ledger is LedgerMode.COMPACT:
+        assert steps == [(["insert"], 1), (["insert", "update-again"], 2)]
+    else:
+        assert steps == [(["insert", "update-again"], 2)] * 2
+    assert all(len(o.counted) == 1 for o in outcomes)
 
 
 def test_same_batch_delivered_twice_counts_once(ddb: Any, tables: Tables, ingest_handler: Any) -> None:
@@ -172,7 +201,8 @@ def test_same_batch_delivered_twice_counts_once(ddb: Any, tables: Tables, ingest
 
     assert first == second == {"batchItemFailures": []}
     assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 3, (2, "2024-05-01"): 1, (3, "2024-05-01"): 7}
-    assert len(scan_all(ddb, tables.ledger)) == 4
+    assert identities(ddb, tables) == 4  # in the day items: no ledger item at all
+    assert scan_all(ddb, tables.ledger) == []
 
 
 def test_poison_message_goes_to_the_dlq_with_its_reason_and_the_others_count(
@@ -189,7 +219,7 @@ def test_poison_message_goes_to_the_dlq_with_its_reason_and_the_others_count(
     assert [(k.body, k.error, k.source_message_id) for k in kept] == [
         (poison.body, "sensor_id must be an integer, got string", poison.message_id)
     ]
-    assert len(scan_all(ddb, tables.ledger)) == 3  # the poison left no marker
+    assert identities(ddb, tables) == 3  # the poison left no identity
 
 
 def test_throttling_in_one_group_fails_only_that_groups_messages(ddb: Any, tables: Tables) -> None:
@@ -209,20 +239,24 @@ def test_throttling_in_one_group_fails_only_that_groups_messages(ddb: Any, table
     assert client.injected == {"throttle": 1}
 
 
-def test_redelivery_after_a_failed_group_counts_it_exactly_once(ddb: Any, tables: Tables) -> None:
-    # Transactions 1 and 2: TransactionConflict (deferred to the end of the batch, then, with no
-    # deadline, not retried). Transaction 3 commits, then times out.
+@pytest.mark.parametrize(
+    ("ledger", "counting"), [(LedgerMode.COMPACT, "put_item"), (LedgerMode.PER_MESSAGE, "transact_write_items")]
+)
+def test_redelivery_after_a_failed_group_counts_it_exactly_once(
+    ddb: Any, tables: Tables, ledger: LedgerMode, counting: str
+) -> None:
+    # The writes that count (compact: the insert of the whole day item; per-message: the
+    # transaction after the empty insert): 1 and 2 meet a TransactionConflict (deferred to the end
+    # of the batch, then, with no deadline, not retried); 3 commits, then times out.
     plan = {1: "conflict", 2: "conflict", 3: "timeout_after"}
     calls = iter(range(1, 100))
-    client = FaultyClient(
-        inner=ddb, rule=lambda op, kw: plan.get(next(calls)) if op == "transact_write_items" else None
-    )
-    service = make_service(client, tables)
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: plan.get(next(calls)) if op == counting else None)
+    service = make_service(client, tables, ledger=ledger)
     batch = [inbound(4, "2024-05-01", mid="x", count=2), inbound(4, "2024-05-01", mid="y", count=3)]
 
     conflicted = service.process(batch)  # TransactionConflict: nothing written
     ambiguous = service.process(batch)  # committed, then the response timed out
-    redelivered = service.process(batch)  # SQS redelivers: markers exist, nothing added
+    redelivered = service.process(batch)  # SQS redelivers: the identities are there, nothing added
 
     assert conflicted.failed_ids == ["x", "y"]
     assert ambiguous.failed_ids == ["x", "y"]
@@ -230,15 +264,16 @@ def test_redelivery_after_a_failed_group_counts_it_exactly_once(ddb: Any, tables
     assert day_counts(ddb, tables.table) == {(4, "2024-05-01"): 5}
 
 
-def test_a_conflict_is_retried_inside_the_invocation_while_time_allows(ddb: Any, tables: Tables) -> None:
-    # Given two TransactionConflicts on the first two transactions of a group, and time to spare
+@BOTH
+def test_a_conflict_is_retried_inside_the_invocation_while_time_allows(
+    ddb: Any, tables: Tables, ledger: LedgerMode
+) -> None:
+    # Given TransactionConflicts on the first two writes of a group, and time to spare
     calls = iter(range(1, 100))
-    client = FaultyClient(
-        inner=ddb, rule=lambda op, kw: "conflict" if op == "transact_write_items" and next(calls) <= 2 else None
-    )
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: "conflict" if op in WRITES and next(calls) <= 2 else None)
     slept: list[float] = []
     outcomes: list[GroupOutcome] = []
-    service = make_service(client, tables, on_group=outcomes.append, sleep=slept.append)
+    service = make_service(client, tables, on_group=outcomes.append, sleep=slept.append, ledger=ledger)
     batch = [inbound(6, "2024-05-01", mid="x", count=2), inbound(6, "2024-05-01", mid="y", count=3)]
 
     # When the batch is processed with 30 s left in the invocation
@@ -253,10 +288,13 @@ def test_a_conflict_is_retried_inside_the_invocation_while_time_allows(ddb: Any,
     assert day_counts(ddb, tables.table) == {(6, "2024-05-01"): 5}
 
 
-def test_a_conflict_is_listed_when_no_retry_could_end_before_the_deadline(ddb: Any, tables: Tables) -> None:
+@BOTH
+def test_a_conflict_is_listed_when_no_retry_could_end_before_the_deadline(
+    ddb: Any, tables: Tables, ledger: LedgerMode
+) -> None:
     client = FaultyClient(inner=ddb, rule=lambda op, kw: "conflict")
     slept: list[float] = []
-    service = make_service(client, tables, sleep=slept.append)
+    service = make_service(client, tables, sleep=slept.append, ledger=ledger)
     batch = [inbound(6, "2024-05-01", mid="x")]
 
     past = service.process(batch, deadline=time.monotonic() - 1)  # the invocation's time is up
@@ -268,21 +306,25 @@ def test_a_conflict_is_listed_when_no_retry_could_end_before_the_deadline(ddb: A
     assert day_counts(ddb, tables.table) == {}
 
 
-def test_a_redelivered_batch_is_found_in_the_ledger_before_any_write(ddb: Any, tables: Tables) -> None:
+@pytest.mark.parametrize(("ledger", "reads"), [(LedgerMode.COMPACT, 2), (LedgerMode.PER_MESSAGE, 1)])
+def test_a_redelivered_batch_is_found_in_the_ledger_before_any_write(
+    ddb: Any, tables: Tables, ledger: LedgerMode, reads: int
+) -> None:
     # Given a batch counted once
     client = FaultyClient(inner=ddb, rule=lambda op, kw: None)
-    service = make_service(client, tables)
+    service = make_service(client, tables, ledger=ledger)
     batch = [inbound(s, "2024-05-01", count=2) for s in (1, 1, 2, 3)]
     first = service.process(batch)
-    transactions = client.calls["transact_write_items"]
+    writes = dict(client.calls)
 
     # When SQS delivers it again (ApproximateReceiveCount 2)
     again = service.process([replace(m, receive_count=2) for m in batch])
 
-    # Then one BatchGetItem finds every marker: no transaction is spent, cancelled or charged
+    # Then reads find every message counted (per-message: one BatchGetItem of the markers; compact:
+    # that, and one of the day items, whose identities hold them): no write is spent or charged
     assert (first.counted, again.counted, again.duplicates, again.failed) == (4, 0, 4, 0)
-    assert client.calls["transact_write_items"] == transactions
-    assert again.requests == 1
+    assert client.calls == writes
+    assert again.requests == reads
     assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 4, (2, "2024-05-01"): 2, (3, "2024-05-01"): 2}
 
 
@@ -313,17 +355,22 @@ def test_a_failed_marker_lookup_costs_only_what_it_would_have_saved(ddb: Any, ta
     assert day_counts(ddb, tables.table) == {(5, "2024-05-01"): 2}
 
 
-def test_a_group_past_99_messages_is_split_and_counted_exactly(ddb: Any, tables: Tables) -> None:
+@BOTH
+def test_a_large_group_is_split_and_counted_exactly(ddb: Any, tables: Tables, ledger: LedgerMode) -> None:
     messages = [inbound(9, "2024-05-03", mid=f"m{i}") for i in range(250)]
-    service = make_service(ddb, tables)
+    service = make_service(ddb, tables, ledger=ledger)
     service.process(messages[100:120])  # some of them were counted before
 
     report = service.process(messages)
 
     assert (report.counted, report.duplicates, report.failed) == (230, 20, 0)
-    assert report.requests >= 3  # 250 markers need at least three transactions of 100 actions
+    assert report.requests >= 3  # 250 markers need at least three transactions of 100 actions; 250
+    # identities four writes of at most 72
     assert day_counts(ddb, tables.table) == {(9, "2024-05-03"): 250}
-    assert len(scan_all(ddb, tables.ledger)) == 250
+    if ledger is LedgerMode.PER_MESSAGE:
+        assert len(markers(ddb, tables)) == 250
+    else:
+        assert (identities(ddb, tables), markers(ddb, tables)) == (250, [])
 
 
 def test_the_same_event_id_twice_in_one_batch_counts_once(ddb: Any, tables: Tables) -> None:
@@ -374,14 +421,19 @@ def test_a_repeat_of_a_report_whose_write_failed_follows_it_into_the_retry(ddb: 
     assert day_counts(ddb, tables.table) == {(3, "2024-05-01"): 1}
 
 
-def test_event_ids_are_never_pasted_into_expressions(ddb: Any, tables: Tables) -> None:
+@BOTH
+def test_event_ids_are_never_pasted_into_expressions(ddb: Any, tables: Tables, ledger: LedgerMode) -> None:
     hostile = ["#a", ":v", ")", "attribute_exists(x)", "MSG#1#x", "é ✓ 日本"]
-    service = make_service(ddb, tables)
+    service = make_service(ddb, tables, ledger=ledger)
 
     report = service.process([inbound(1, "2024-05-01", event_id=e) for e in hostile])
+    again = service.process([inbound(1, "2024-05-01", event_id=e) for e in hostile])  # resent
 
-    assert (report.counted, report.failed) == (len(hostile), 0)
-    assert {m["pk"]["S"] for m in scan_all(ddb, tables.ledger)} == {f"MSG#1#{e}" for e in hostile}
+    assert (report.counted, report.failed, again.duplicates) == (len(hostile), 0, len(hostile))
+    if ledger is LedgerMode.PER_MESSAGE:
+        assert markers(ddb, tables) == sorted(f"MSG#1#{e}" for e in hostile)
+    else:
+        assert identities(ddb, tables) == len(hostile)
 
 
 def test_at_least_once_writes_one_request_per_group_and_keeps_no_markers(ddb: Any, tables: Tables) -> None:
@@ -436,9 +488,9 @@ def test_ten_thousand_messages_delivered_one_to_three_times_give_exact_counts(
     # When they go through the handler, failures redelivered until none is left
     failures = deliver(ingest_handler, scenario.deliveries)
 
-    # Then every count is exact and every message left exactly one marker
+    # Then every count is exact and every message left exactly one identity
     assert day_counts(ddb, tables.table) == dict(scenario.truth)
-    assert len(scan_all(ddb, tables.ledger)) == 10_000
+    assert identities(ddb, tables) == 10_000
     assert failures == 0
 
 

@@ -26,7 +26,7 @@ from urllib.parse import urlparse
 import pytest
 from typer.testing import CliRunner
 
-from sensor_digest.store import schema
+from sensor_digest.store import schema, tables
 from sensor_digest_tools.aws.dynamodb_local import EngineError, free_port, start_engine
 from sensor_digest_tools.aws.session import local_client
 from sensor_digest_tools.cli.app import app
@@ -368,7 +368,7 @@ def test_up_on_an_engine_it_did_not_start_deletes_its_own_tables_when_it_stops(
     monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
     ddb = local_client(ddb_endpoint)
     other = f"NotUps{uuid.uuid4().hex[:8]}"
-    ddb.create_table(**schema.create_table_params(other, schema.LEDGER_KEY_SCHEMA))
+    ddb.create_table(**tables.create_table_params(other, schema.LEDGER_KEY_SCHEMA))
     process = start_up(state, own_engine=False)
     try:
         saved = json.loads(state.read_text())

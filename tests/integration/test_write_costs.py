@@ -3,9 +3,10 @@ which transaction, and what a new day costs (DynamoDB Local, every test; the str
 Local's).
 
 The claims under test are the ones the cost section of the docs makes: first deliveries are not
-looked up, redeliveries are looked up with strongly consistent reads and written in transactions
-of their own, a new day item is created empty by a single-item put outside the transaction, and
-such an item, if nothing ever fills it, is no day for any reader.
+looked up, redeliveries are looked up with strongly consistent reads and written apart (in
+transactions of their own, per-message); with the per-message ledger, a new day item is created
+empty by a single-item put outside the transaction, and such an item, if nothing ever fills it, is
+no day for any reader. The compact ledger's own costs are in ``test_compact_ledger.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from sensor_digest.config import LedgerMode
 from sensor_digest.counting import LedgerCounter, RetryPolicy
 from sensor_digest.ingest import InboundMessage, IngestService, Rejection
 from sensor_digest.stream_filter import matches_filter
@@ -29,6 +31,7 @@ from tests.support.tables import Tables, day_counts, scan_all, summaries
 
 pytestmark = pytest.mark.dynamodb_local
 DAY = "2024-05-01"
+PER_MESSAGE = LedgerMode.PER_MESSAGE
 
 
 class Kept:
@@ -134,7 +137,7 @@ def test_first_deliveries_are_written_before_and_apart_from_the_redeliveries_of_
     # Given first deliveries and a redelivery (never counted) of one sensor-day in one batch
     client = Recorder(ddb)
 
-    result = service_on(client, tables).process([report("r", received=3), report("a"), report("b")])
+    result = service_on(client, tables, mode=PER_MESSAGE).process([report("r", received=3), report("a"), report("b")])
 
     # Then two transactions: the first deliveries', then the redelivery's
     assert result.counted == 3
@@ -146,11 +149,11 @@ def test_a_redelivery_counted_by_its_other_copy_meanwhile_cancels_only_its_own_t
     ddb: Any, tables: Tables
 ) -> None:
     # Given a redelivery whose other copy (still in flight elsewhere) commits right after our lookup
-    other_copy = service_on(ddb, tables)
+    other_copy = service_on(ddb, tables, mode=PER_MESSAGE)
     client = Recorder(ddb)
     client.after_ledger_read = lambda: other_copy.process([report("r", received=2)])
 
-    result = service_on(client, tables).process([report("a"), report("b"), report("r", received=3)])
+    result = service_on(client, tables, mode=PER_MESSAGE).process([report("a"), report("b"), report("r", received=3)])
 
     # Then the first deliveries' transaction commits; the redelivery's alone is cancelled, and it
     # ends a duplicate: counted once in all
@@ -179,7 +182,7 @@ def test_a_day_item_created_but_never_filled_is_no_day_for_any_reader(
 ) -> None:
     # Given a new day whose empty item was created (step 2) but whose transaction never commits
     always = FaultyClient(inner=ddb, rule=lambda op, kw: "conflict" if op == "transact_write_items" else None)
-    result = service_on(always, tables).process([report("a")])
+    result = service_on(always, tables, mode=PER_MESSAGE).process([report("a")])
     assert result.failed_ids == ["m-a-1"]  # to be redelivered
     items = scan_all(ddb, tables.table)
     assert [sorted(i) for i in items] == [["Date", "SensorId"]]
@@ -194,7 +197,7 @@ def test_a_day_item_created_but_never_filled_is_no_day_for_any_reader(
     assert summaries(ddb, tables.table) == {}
 
     # And its redelivery fills it: the insert is not tried again
-    again = service_on(ddb, tables).process([report("a", received=2)])
+    again = service_on(ddb, tables, mode=PER_MESSAGE).process([report("a", received=2)])
     assert again.counted == 1
     assert day_counts(ddb, tables.table) == {(1, DAY): 1}
 
@@ -202,7 +205,7 @@ def test_a_day_item_created_but_never_filled_is_no_day_for_any_reader(
 def test_with_no_retries_allowed_a_contended_group_is_deferred_once_then_listed(ddb: Any, tables: Tables) -> None:
     # Given every transaction conflicting, time to spare, and a policy of no retries
     always = FaultyClient(inner=ddb, rule=lambda op, kw: "conflict" if op == "transact_write_items" else None)
-    service = service_on(always, tables, retry=RetryPolicy(attempts=0), sleep=lambda _: None)
+    service = service_on(always, tables, mode=PER_MESSAGE, retry=RetryPolicy(attempts=0), sleep=lambda _: None)
 
     result = service.process([report("a"), report("b")], deadline=time.monotonic() + 30)
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage, sqs_record
-from tests.support.tables import Tables, day_counts, scan_all
+from tests.support.tables import Tables, day_counts, identities
 from tests.support.workers import run_handler_on_batches
 
 pytestmark = pytest.mark.dynamodb_local
@@ -52,7 +52,7 @@ def test_four_processes_on_overlapping_batches_of_the_same_sensor_days_count_exa
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         results = pool.starmap(run_handler_on_batches, work)
 
-    # Then every count is exact (each message was delivered four times) and each has one marker
+    # Then every count is exact (each message was delivered four times) and each has one identity
     assert day_counts(ddb, tables.table) == dict(truth)
-    assert len(scan_all(ddb, tables.ledger)) == 2000
+    assert identities(ddb, tables) == 2000
     assert len(results) == 4

@@ -28,7 +28,7 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.ops.dlq import list_dead_letters, redrive, stamp
 from tests.support.faults import WRITE_OPERATIONS, FaultySession, Rule, touches_sensor
-from tests.support.tables import Tables, day_counts, scan_all
+from tests.support.tables import Tables, day_counts, identities, markers, recorded
 
 pytestmark = pytest.mark.dynamodb_local
 
@@ -133,12 +133,14 @@ def test_a_committed_report_without_event_id_or_timestamp_counts_once_on_its_day
     pipeline.drain()
 
     # Then it was counted exactly once, on the day it was first sent: the redelivery's new message
-    # id found the first delivery's marker under the original id
+    # id found the first delivery's identity under the original id
     assert (letter.error, letter.source_message_id) == (None, original)  # SQS moved it there itself
     assert outage["committed"]
     assert committed_during_outage == {(8, "2024-05-01"): 4}
     assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 4}
-    assert {item["pk"]["S"] for item in scan_all(ddb, tables.ledger)} == {"MSG#8#earlier", f"MSG#8#{original}"}
+    assert recorded(ddb, tables, 8, "2024-05-01", "earlier") and recorded(ddb, tables, 8, "2024-05-01", original)
+    # (the earlier report names an event_id without a timestamp: a marker; the original, an identity)
+    assert (identities(ddb, tables), markers(ddb, tables)) == (1, ["MSG#8#earlier"])
     assert pipeline.broker.counts(pipeline.dlq) == (0, 0)
 
 
@@ -176,9 +178,8 @@ def test_a_report_rejected_for_an_unknown_sensor_counts_on_its_day_once_the_sens
     assert again.error == "sensor 9 is not registered (UNKNOWN_SENSORS=reject)"
     assert {SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE} <= set(again.attributes)
     assert day_counts(ddb, tables.table) == {(9, "2024-05-02"): 1}
-    assert [item["pk"]["S"] for item in scan_all(ddb, tables.ledger) if item["pk"]["S"].startswith("MSG#")] == [
-        f"MSG#9#{original}"
-    ]
+    assert recorded(ddb, tables, 9, "2024-05-02", original)
+    assert identities(ddb, tables) == 1
 
 
 def test_sqs_own_redrive_of_an_unstamped_dead_letter_gives_it_a_new_identity(

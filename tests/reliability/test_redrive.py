@@ -19,7 +19,7 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.ops.dlq import redrive
 from tests.support.faults import FaultySession, touches_sensor
-from tests.support.tables import Tables, day_counts, scan_all
+from tests.support.tables import Tables, day_counts, identities
 
 pytestmark = pytest.mark.dynamodb_local
 
@@ -82,5 +82,5 @@ def test_messages_that_exhausted_their_receives_are_counted_once_when_redriven(
     assert in_dead_letters == 5 and redriven == 5
     assert during == {(6, "2024-05-01"): 5, (8, "2024-05-01"): 6}  # sensor 8 committed, unacknowledged
     assert day_counts(ddb, tables.table) == {(6, "2024-05-01"): 5, (7, "2024-05-01"): 5, (8, "2024-05-01"): 6}
-    assert len(scan_all(ddb, tables.ledger)) == 16
+    assert identities(ddb, tables) == 16
     assert broker.counts(dlq) == (0, 0)

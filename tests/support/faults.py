@@ -5,8 +5,9 @@ that DynamoDB produces in production, at the call boundary, with the exact error
 botocore raises:
 
 - ``throttle``: a ``ProvisionedThroughputExceededException`` before the call (nothing written);
-- ``conflict``: a ``TransactionCanceledException`` whose reasons say ``TransactionConflict``
-  (nothing written);
+- ``conflict``: a ``TransactionCanceledException`` whose reasons say ``TransactionConflict``, or,
+  for a single-item write, the ``TransactionConflictException`` DynamoDB answers when a transaction
+  holds the item (nothing written);
 - ``cancel:<Code>@<i>``: a ``TransactionCanceledException`` whose action ``i`` has reason ``<Code>``
   (``ThrottlingError``, ``TransactionConflict``...) and the others ``None`` (nothing written);
 - ``timeout_after``: the call runs (and commits, if DynamoDB accepts it), then a
@@ -96,6 +97,11 @@ class FaultyClient:
                 raise throttling_error(name)
             if fault == "conflict" and name == "transact_write_items":
                 raise conflict_error(kwargs)
+            if fault == "conflict" and name in ("put_item", "update_item", "delete_item"):
+                raise ClientError(
+                    {"Error": {"Code": "TransactionConflictException", "Message": "Transaction is ongoing (injected)"}},
+                    name,
+                )
             if fault and fault.startswith("cancel:") and name == "transact_write_items":
                 code, _, index = fault.removeprefix("cancel:").partition("@")
                 raise cancelled_error(kwargs, code, int(index or 0))

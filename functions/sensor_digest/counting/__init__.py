@@ -3,7 +3,8 @@
 One counter per mode, behind ``DayCounter`` (``base.py``: the batch's lookup and its concurrent
 group writes, ``count_batch``):
 
-- ``ledger.py``: exactly once on a standard queue, a marker per message in the count's transaction;
+- ``ledger.py``: exactly once on a standard queue, the identities counted kept with the count
+  (compact, in the day item and ledger pages; or a marker per message), ``ledger_write.py`` its writes;
 - ``ordered.py``: exactly once on a FIFO queue, the applied sequence number on the day item;
 - ``plain.py``: at least once, the count alone.
 
@@ -53,6 +54,7 @@ def make_counter(settings: IngestSettings, client: DynamoDBClient, *, retry: Ret
     return LedgerCounter(
         ledger_table_name=settings.ledger_table_name,
         marker_ttl_seconds=settings.marker_ttl_seconds,
+        mode=settings.ledger_mode,
         retry=retry,
         **common,  # type: ignore[arg-type]
     )

@@ -31,7 +31,7 @@ from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sensor_digest.errors import RefusedWrite, TransientFault
 from sensor_digest.logs import LOG
@@ -92,21 +92,27 @@ class BatchCount:
 
 
 class KnownDays:
-    """Sensor-days known to have their day item (day items are never deleted), least recently
-    used forgotten past ``limit``; shared by the threads of a container."""
+    """Sensor-days known to have their day item (day items are never deleted), each with what a
+    counter keeps of it (the ledger: its ``DayView``), least recently used forgotten past
+    ``limit``; shared by the threads of a container."""
 
     def __init__(self, limit: int = KNOWN_DAYS_KEPT) -> None:
-        self._days: OrderedDict[DayKey, None] = OrderedDict()
+        self._days: OrderedDict[DayKey, Any] = OrderedDict()
         self._limit = limit
         self._lock = threading.Lock()
 
-    def add(self, days: Iterable[DayKey]) -> None:
+    def add(self, days: Iterable[DayKey], value: Any = None) -> None:
         with self._lock:
             for day in days:
-                self._days[day] = None
+                self._days[day] = value
                 self._days.move_to_end(day)
             while len(self._days) > self._limit:
                 self._days.popitem(last=False)
+
+    def get(self, day: DayKey) -> Any:
+        """What is kept of ``day`` (``None``: nothing, or not known)."""
+        with self._lock:
+            return self._days.get(day)
 
     def unknown(self, days: Iterable[DayKey]) -> list[DayKey]:
         with self._lock:

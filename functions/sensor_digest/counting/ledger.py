@@ -1,35 +1,43 @@
-"""Exactly once on a standard queue: a ledger marker per message, in the same transaction as the
-count it contributed to.
+"""Exactly once on a standard queue: the count and what it counted, in one write.
 
-Each sensor-day group is one ``TransactWriteItems`` (or one per 99 messages): the count change,
-plus one marker per message (``MSG#<sensor_id>#<event_id>`` on ``attribute_not_exists``). A
-redelivered message finds its marker and is dropped, never counted twice. The count change walks
-update -> insert -> update (``upsert.py``):
+A report's identity is its sensor and its ``event_id`` (the origin ``messageId`` when the body
+names none). Two ledgers remember the identities counted (``LEDGER_MODE``):
 
-1. ``ADD`` to the day's count on condition that the day item exists (in the transaction);
-2. when the day item is missing (a read found it missing, or step 1 was cancelled for it): create
-   it, empty (its key alone, no ``DataCount``), with a single-item ``PutItem`` on condition that it
-   does not exist yet, outside the transaction. Two invocations that both start a new day race
-   here, where the loser pays one write unit, not its whole transaction. An item without
-   ``DataCount`` counts as no day for every reader, and the stream filter keeps it from the summary;
-3. ``ADD`` without condition (in the transaction): the item exists now, whoever created it.
+- **compact** (the default): a sensor-day's identities are 12-byte hashes (``identities.py``),
+  first in the day item's own ``Ids`` (page 0, up to 40), then in ledger pages of 72
+  (``IDS#<sensor_id>#<day>#<page>``); a group of one sensor-day is one conditional ``UpdateItem``
+  of its day item while page 0 has room (1 write unit, however many messages travel together), then
+  one ``TransactWriteItems`` of the day item and the page being filled (4 units per 72 messages at
+  most); ``ledger_write.py`` builds and reads them;
+- **per-message**: one marker ``MSG#<sensor_id>#<event_id>`` per message, in the same transaction
+  as the count (2 units for the count, 2 per message).
 
-What each transaction costs is what it writes, and a cancelled one is charged in full, so the
-writes are arranged so that few are cancelled:
+Both honour each other: a day item's kind is fixed when it is created (``day_views.py``), and a
+day begun under markers (by this mode or by a version before the compact ledger) is counted with
+markers to its end; a redelivered message is looked up by its marker too, whatever the day's kind.
+The compact ledger narrows one case of the identity rule: a report's identity is kept per day, so
+a producer's resend of the same ``event_id`` with a ``timestamp`` on another day counts there too.
+A report with an ``event_id`` and no ``timestamp`` (whose day comes from the send time, which a
+resend changes) is always counted with a marker.
+
+The count change walks update -> insert -> update (``upsert.py``): update the day item on condition
+of what the view says of it; when it is missing (a read found it missing, or the update's refusal
+shows no item), insert it, whole when it can be (its count and identities, on condition that it
+does not exist), else empty; when another writer created it first, update again.
+
+What each write costs is what it writes, and a refused or cancelled one is charged, so:
 
 - a batch is written in two waves (``waves``): first the first deliveries (``ApproximateReceiveCount``
-  1, not redriven), then the others. A first delivery's identity has never been counted unless its
-  producer sent it twice, so it is not looked up (a producer's repeat is caught by its marker's
-  condition). A redelivery may have been counted already (the first copy's answer was lost, or it
-  is still in flight in another invocation), so it is looked up, with a strongly consistent read,
-  only once every first delivery of the batch is written, and written in transactions of its own:
-  a redelivery counted meanwhile cancels the redeliveries' transaction, never a group of first
-  deliveries;
-- a transaction cancelled because another one held its day item (``TransactionConflict``) is
-  deferred to the end of the batch in the first pass (``GroupOutcome.deferred``); at the end it is
-  retried inside the invocation (``RetryPolicy``), and a group that still cannot be written fails,
-  to be redelivered. A duplicate marker (a message counted meanwhile) drops that message and the
-  rest is tried again; anything else ends the group as a failure.
+  1, not redriven), then the others. A first delivery has not been counted unless its producer
+  sent it twice, which the write's conditions catch. A redelivery may have been (the first copy's
+  answer was lost, or it is still in flight elsewhere), so the second wave first looks it up: its
+  marker (strongly consistent), its day item's page 0 and the pages of its day (``lookup``);
+- every day item a wave needs that this container does not know is read first (eventually
+  consistent: half a unit for an item under 4 KB), so a new day starts at the insert, a full page 0
+  goes straight to the pages, and page 0's identities drop a resend before any write;
+- a write that met another writer (``TransactionConflict``) is deferred to the end of the batch in
+  the first pass (``GroupOutcome.deferred``), then retried inside the invocation (``RetryPolicy``);
+  a group that still cannot be written fails, to be redelivered.
 """
 
 from __future__ import annotations
@@ -38,30 +46,32 @@ import random
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from sensor_digest.config import LedgerMode
 from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
+from sensor_digest.counting.day_views import MISSING, UNSEEN, DayView, FrozenPages, Kind, ids_of
+from sensor_digest.counting.identities import WRITE_IDS, identity_hash
+from sensor_digest.counting.ledger_write import Entry, LedgerWrite
 from sensor_digest.errors import Contention, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
-from sensor_digest.upsert import Answer, ThreeStepUpsert, UpsertStep
+from sensor_digest.upsert import UpsertStep
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-MAX_TRANSACTION_ACTIONS = 100
-MARKERS_PER_TRANSACTION = MAX_TRANSACTION_ACTIONS - 1  # one action is the count change
-
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retries of a transaction cancelled by contention, inside the invocation: jittered
-    exponential backoff, at most ``attempts`` times and never past the invocation's deadline.
+    """Retries of a write refused by contention, inside the invocation: jittered exponential
+    backoff, at most ``attempts`` times and never past the invocation's deadline.
 
     The transaction that won holds its items for about as long as ours took to be refused, so the
     backoff starts from that duration (``floor``) when it is longer than ``base_seconds``, and
     waits between half and all of its span: a retry sooner than that would only meet the same
-    transaction again, and every cancelled attempt is charged."""
+    transaction again, and every refused attempt is charged."""
 
     attempts: int = 10
     base_seconds: float = 0.025
@@ -73,7 +83,7 @@ class RetryPolicy:
 
 
 class Deferred(Exception):
-    """A contended transaction handed back to be written at the end of the batch."""
+    """A contended write handed back to be written at the end of the batch."""
 
 
 def _ledger_key(message: SensorMessage) -> Hashable:
@@ -81,8 +91,7 @@ def _ledger_key(message: SensorMessage) -> Hashable:
 
 
 class LedgerCounter(TableCounter):
-    """``DELIVERY_MODE=exactly-once`` on a standard queue: the count and one marker per message in
-    one transaction per sensor-day group."""
+    """``DELIVERY_MODE=exactly-once`` on a standard queue (see the module)."""
 
     def __init__(
         self,
@@ -91,24 +100,89 @@ class LedgerCounter(TableCounter):
         ledger_table_name: str,
         client: DynamoDBClient,
         marker_ttl_seconds: int,
+        mode: LedgerMode = LedgerMode.COMPACT,
         max_workers: int = 8,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        hasher: Callable[[str], bytes] = identity_hash,
     ) -> None:
-        """``retry``: how often a contended transaction is tried again inside the invocation, once
-        it has been deferred to the end of the batch (``RetryPolicy(attempts=0)``: never; the group
-        is redelivered)."""
+        """``mode``: how a new day item's reports are remembered (a day keeps the kind it began
+        with); ``retry``: how often a contended write is tried again inside the invocation, once it
+        has been deferred to the end of the batch (``RetryPolicy(attempts=0)``: never; the group is
+        redelivered); ``hasher``: a report's identity hash (tests force collisions with it)."""
         super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock)
         self._ledger = ledger_table_name
         self._ttl = marker_ttl_seconds
+        self._mode = mode
         self._wall_clock = wall_clock
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
+        self._hash = hasher
+        self.frozen = FrozenPages()
+
+    # -- what LedgerWrite reads ----------------------------------------------------------------
+
+    @property
+    def table(self) -> str:
+        return self._table
+
+    @property
+    def ledger(self) -> str:
+        return self._ledger
+
+    @property
+    def client(self) -> DynamoDBClient:
+        return self._client
+
+    @property
+    def creates_compact(self) -> bool:
+        """Whether a day item created now keeps compact identities."""
+        return self._mode is LedgerMode.COMPACT
+
+    def expires_at(self) -> int:
+        """When a ledger item written now may go (the table's TTL attribute)."""
+        return int(self._wall_clock()) + self._ttl
+
+    def entry(self, message: SensorMessage, view: DayView) -> Entry:
+        """What ``message`` leaves on a day of ``view``'s kind: on a per-message day, a marker; on a
+        compact day, its identity hash, and a marker too when it names an ``event_id`` without a
+        ``timestamp`` (then only a marker) or when new days are per-message (so that an earlier
+        version, rolled back to, would honour it)."""
+        if view.kind is Kind.PER_MESSAGE:
+            return Entry(message, None, True)
+        strict = message.sent_again_elsewhere
+        return Entry(message, None if strict else self._hash(message.event_id), strict or not self.creates_compact)
+
+    def marker_action(self, message: SensorMessage) -> dict[str, Any]:
+        """The message's marker: put on condition that it does not exist yet."""
+        item = {
+            **schema.ledger_key(message.ledger_key),
+            schema.EXPIRES_AT: {"N": str(self.expires_at())},
+            schema.MARKER_DAY: {"S": message.day},
+            schema.MARKER_COUNT: {"N": str(message.count)},
+        }
+        return expressions.put(expressions.put_if_absent(self._ledger, item, schema.LEDGER_KEY))
+
+    def frozen_ids(self, day: DayKey, pages: range, outcome: GroupOutcome | None = None) -> set[bytes]:
+        """The identities of ``pages`` of ``day``, pages that never change again: read once,
+        strongly consistent (a page written a moment before it froze must be read whole)."""
+        unread = self.frozen.missing(day, pages)
+        if unread:
+            keys = [schema.id_page_key(*day, page) for page in unread]
+            items = dynamo.batch_get(self._client, self._ledger, keys, consistent=True)
+            by_key = {str(item[schema.LEDGER_KEY]["S"]): item for item in items}
+            for page, key in zip(unread, keys, strict=True):
+                self.frozen.keep(day, page, ids_of(by_key.get(str(key[schema.LEDGER_KEY]["S"]), {})))
+            if outcome is not None:
+                outcome.requests += (len(keys) + 99) // 100
+        return self.frozen.ids(day, pages)
+
+    # -- the batch -----------------------------------------------------------------------------
 
     def identity(self, message: SensorMessage) -> Hashable:
-        """One sensor, one ``event_id``: one report."""
+        """One sensor, one ``event_id``: one report (within a batch, whatever days they name)."""
         return message.ledger_key
 
     def known_key(self, message: SensorMessage) -> str:
@@ -117,8 +191,8 @@ class LedgerCounter(TableCounter):
     @staticmethod
     def redelivered(message: SensorMessage) -> bool:
         """Whether ``message`` may have been counted before: SQS handed it out before, or it came back
-        from the dead-letter queue. A first delivery cannot have a marker unless its producer sent
-        the report twice."""
+        from the dead-letter queue. A first delivery cannot have been counted unless its producer
+        sent the report twice."""
         return message.receive_count > 1 or message.redriven
 
     def waves(self, messages: Sequence[SensorMessage]) -> list[list[SensorMessage]]:
@@ -126,16 +200,46 @@ class LedgerCounter(TableCounter):
         return [[m for m in messages if not self.redelivered(m)], [m for m in messages if self.redelivered(m)]]
 
     def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
-        """The markers of this wave's redeliveries (a strongly consistent read: a first copy may
-        have been counted a moment ago), then the day items of the remaining groups that this
-        container does not know to exist."""
+        """What a wave's writes would otherwise find out the expensive way: the markers of its
+        redeliveries (strongly consistent: a first copy may have been counted a moment ago); the day
+        items this container does not know, and those of the redeliveries (eventually consistent:
+        a stale read costs only the refused write it would have saved); the pages of the
+        redeliveries' compact days."""
         found = Lookup()
-        keys = [schema.ledger_key(k) for k in sorted({m.ledger_key for m in messages if self.redelivered(m)})]
+        again = [m for m in messages if self.redelivered(m)]
+        keys = [schema.ledger_key(k) for k in sorted({m.ledger_key for m in again})]
         if keys:
             items = dynamo.batch_get(self._client, self._ledger, keys, consistent=True, projection=[schema.LEDGER_KEY])
             found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
             found.requests += (len(keys) + 99) // 100
-        return self.lookup_days(messages, found)
+        open_ = [m for m in messages if m.ledger_key not in found.counted_before]
+        days = set(self.known_days.unknown((m.sensor_id, m.day) for m in open_))
+        days |= {(m.sensor_id, m.day) for m in open_ if self.redelivered(m)}
+        if not days:
+            return found
+        read = dynamo.batch_get(self._client, self._table, [schema.day_key(*d) for d in sorted(days)], consistent=False)
+        found.requests += (len(days) + 99) // 100
+        day_items = {(schema.sensor_of_item(item), schema.text_of(item, schema.DATE)): item for item in read}
+        found.missing_days = days - set(day_items)
+        for day, item in day_items.items():
+            self.known_days.add([day], DayView.of_item(item))
+        counted = {day: ids_of(item) for day, item in day_items.items()}
+        for day in {(m.sensor_id, m.day) for m in again} & set(day_items):
+            view = DayView.of_item(day_items[day])
+            if view.kind is Kind.COMPACT and view.page > 0:
+                counted[day] |= self.frozen_ids(day, range(1, view.page)) | self._current_page(day, view.page)
+                found.requests += 1
+        for message in open_:
+            digest = self.entry(message, UNSEEN).id
+            if digest is not None and digest in counted.get((message.sensor_id, message.day), ()):
+                found.counted_before.add(message.ledger_key)
+        return found
+
+    def _current_page(self, day: DayKey, page: int) -> set[bytes]:
+        """The identities of the page being filled, as an eventually consistent read sees them."""
+        key = schema.id_page_key(*day, page)
+        item = dynamo.call("GetItem", partial(self._client.get_item, TableName=self._ledger, Key=key))
+        return ids_of(item.get("Item") or {})
 
     def count_group(
         self,
@@ -147,48 +251,52 @@ class LedgerCounter(TableCounter):
         missing: bool,
         may_defer: bool = False,
     ) -> GroupOutcome:
-        """Count one group, ``MARKERS_PER_TRANSACTION`` messages a transaction. A contended
-        transaction is handed back (``deferred``, with the rest of the group) when ``may_defer``,
-        else retried while ``deadline`` allows: none is started that could not end before it;
-        without a deadline, contention is not retried here."""
+        """Count one group, ``WRITE_IDS`` messages a write. A contended write is handed back
+        (``deferred``, with the rest of the group) when ``may_defer``, else retried while
+        ``deadline`` allows: none is started that could not end before it; without a deadline,
+        contention is not retried here."""
         outcome = GroupOutcome()
+        key = (sensor_id, day)
         first, followers = leaders(messages, key=_ledger_key)
-        for start in range(0, len(first), MARKERS_PER_TRANSACTION):
-            chunk = first[start : start + MARKERS_PER_TRANSACTION]
-            step = self.first_step(missing) if start == 0 else UpsertStep.UPDATE_IF_EXISTS  # the first made it
+        view = MISSING if missing else (self.known_days.get(key) or UNSEEN)
+        for start in range(0, len(first), WRITE_IDS):
+            chunk = first[start : start + WRITE_IDS]
             try:
-                self._count_chunk(sensor_id, day, chunk, outcome, deadline=deadline, first=step, may_defer=may_defer)
-            except Deferred:  # the chunk's duplicates found so far stay found; the rest waits, repeats too
-                handed_back = {m.ledger_key for m in first[start:]} - {m.ledger_key for m in outcome.duplicates}
+                view = self._count_chunk(key, chunk, outcome, view, deadline=deadline, may_defer=may_defer)
+            except Deferred:  # what the chunk settled so far stays settled; the rest waits, repeats too
+                settled = {m.ledger_key for m in outcome.counted + outcome.duplicates}
+                handed_back = {m.ledger_key for m in first[start:]} - settled
                 outcome.deferred = [m for m in messages if m.ledger_key in handed_back]
                 followers = {k: v for k, v in followers.items() if k not in handed_back}
                 break
             except TransientFault as fault:
-                outcome.give_up(first[start:], fault)
+                done = {m.message_id for m in outcome.counted + outcome.duplicates}
+                outcome.give_up([m for m in first[start:] if m.message_id not in done], fault)
                 break
         settle_followers(followers, outcome, key=_ledger_key)
         return outcome
 
     def _count_chunk(
         self,
-        sensor_id: int,
-        day: str,
+        key: DayKey,
         chunk: list[SensorMessage],
         outcome: GroupOutcome,
+        view: DayView,
         *,
         deadline: float | None,
-        first: UpsertStep,
         may_defer: bool,
-    ) -> None:
-        write = LedgerWrite(self, (sensor_id, day), chunk, outcome)
+    ) -> DayView:
+        """One chunk through the three steps, retried on contention; the day's view after it."""
+        write = LedgerWrite(self, key, chunk, outcome, view)
         for retry in range(self._retry.attempts + 1):
             started = time.monotonic()
-            try:  # each attempt succeeds, drops at least one duplicate, or advances the step
-                write.run(max_attempts=len(chunk) + 3, start=first)
-                self.known_days.add([(sensor_id, day)])
-                return
-            except Contention:  # nothing was written: later, or again if time allows
-                first = write.step  # an empty day item it created stays created
+            step = UpsertStep.CREATE_IF_MISSING if write.view.kind is Kind.MISSING else UpsertStep.UPDATE_IF_EXISTS
+            try:  # each attempt succeeds, drops at least one duplicate, or learns more of the day
+                write.run(max_attempts=len(chunk) + 6, start=step)
+                if write.view.kind is not Kind.MISSING:
+                    self.known_days.add([key], write.view)
+                return write.view
+            except Contention:  # nothing was written by that attempt: later, or again if time allows
                 if may_defer:
                     raise Deferred from None
                 delay = self._retry.delay(retry, floor=time.monotonic() - started)
@@ -199,78 +307,4 @@ class LedgerCounter(TableCounter):
             finally:
                 outcome.steps += write.steps
                 write.steps = []
-
-    def create_day(self, key: dict[str, Any]) -> None:
-        """Step 2: the day item, empty, unless it exists (or a transaction is writing it)."""
-        dynamo.create_unless_present(self._client, expressions.put_if_absent(self._table, key))
-
-    def marker_action(self, message: SensorMessage) -> dict[str, Any]:
-        """The message's marker: put on condition that it does not exist yet."""
-        item = {
-            **schema.ledger_key(message.ledger_key),
-            schema.EXPIRES_AT: {"N": str(int(self._wall_clock()) + self._ttl)},
-            schema.MARKER_DAY: {"S": message.day},
-            schema.MARKER_COUNT: {"N": str(message.count)},
-        }
-        return expressions.put(expressions.put_if_absent(self._ledger, item, schema.LEDGER_KEY))
-
-    def transact(self, count_action: dict[str, Any], pending: list[SensorMessage]) -> list[str] | None:
-        """The count change and the markers of ``pending`` in one transaction: ``None`` once
-        committed, else the cancellation code of each action."""
-        return dynamo.transact(self._client, [count_action, *(self.marker_action(m) for m in pending)])
-
-
-class LedgerWrite(ThreeStepUpsert):
-    """One transaction's worth of a group (the count change and its markers), through the three steps."""
-
-    def __init__(self, counter: LedgerCounter, day: DayKey, chunk: list[SensorMessage], outcome: GroupOutcome) -> None:
-        super().__init__()
-        self._counter = counter
-        self._table = counter._table
-        self._key = schema.day_key(*day)
-        self._item = day
-        self._pending = list(chunk)
-        self._outcome = outcome
-
-    def settled(self) -> bool:
-        return not self._pending  # every message of the chunk turned out to be a duplicate
-
-    def update_if_exists(self) -> Answer:
-        return self._send(
-            expressions.update(expressions.add_count(self._table, self._key, self._total, only_if_exists=True))
-        )
-
-    def create_if_missing(self) -> Answer:
-        self._outcome.requests += 1
-        self._counter.create_day(self._key)
-        return Answer.NEXT  # created, or somebody else's: step 3 adds to it either way
-
-    def update_after_race(self) -> Answer:
-        return self._send(
-            expressions.update(expressions.add_count(self._table, self._key, self._total, only_if_exists=False))
-        )
-
-    @property
-    def _total(self) -> int:
-        return sum(m.count for m in self._pending)
-
-    def _send(self, count_action: dict[str, Any]) -> Answer:
-        self._outcome.requests += 1
-        codes = self._counter.transact(count_action, self._pending)
-        if codes is None:
-            self._outcome.counted.extend(self._pending)
-            return Answer.DONE
-        self._pending = self._drop_duplicates(codes)
-        return Answer.NEXT if codes[0] == dynamo.CONDITIONAL_CHECK_FAILED else Answer.AGAIN
-
-    def _drop_duplicates(self, codes: list[str]) -> list[SensorMessage]:
-        """Read a cancellation: a marker that exists is a duplicate, dropped; a fault ends the group."""
-        if len(codes) != 1 + len(self._pending):
-            raise TransientFault(f"transaction cancelled without a reason per action: {codes}")
-        fault = dynamo.cancellation_fault(codes)
-        if fault is not None:
-            raise fault
-        remaining: list[SensorMessage] = []
-        for message, code in zip(self._pending, codes[1:], strict=True):
-            (self._outcome.duplicates if code == dynamo.CONDITIONAL_CHECK_FAILED else remaining).append(message)
-        return remaining
+        raise AssertionError("unreachable")  # pragma: no cover

@@ -254,7 +254,7 @@ class OrderedWrite(ThreeStepUpsert):
         if refusals is None:
             return None
         codes = [r.code for r in refusals]
-        fault = dynamo.cancellation_fault(codes)
+        fault = dynamo.cancellation_fault(codes, [r.message for r in refusals])
         if fault is not None or codes[0] != dynamo.CONDITIONAL_CHECK_FAILED:
             raise fault or TransientFault(f"transaction cancelled (unexpected): {', '.join(codes)}")
         return refusals[0].item

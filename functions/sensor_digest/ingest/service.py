@@ -284,6 +284,15 @@ class IngestService:
             report.retries += outcome.retries
             report.deferred += bool(outcome.deferred)
         self._remember([m for m in outcome.counted + outcome.duplicates if m.receive_count > 1])
+        if outcome.counted:  # the audit trail: what each message contributed, where
+            first = outcome.counted[0]
+            LOG.info(
+                "counted",
+                sensor_id=first.sensor_id,
+                day=first.day,
+                count=sum(m.count for m in outcome.counted),
+                reports=[[m.event_id, m.count] for m in outcome.counted],
+            )
         if outcome.failed:
             first = outcome.failed[0]
             LOG.warning(

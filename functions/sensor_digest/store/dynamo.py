@@ -7,7 +7,13 @@ What the step logic (counting, summary, registry) needs to decide is returned, n
 - ``transact_refusals``: the same, each code with the item its action found when its condition
   failed (for actions that ask for ``ReturnValuesOnConditionCheckFailure=ALL_OLD``);
 - ``conditional_write``: ``None`` once written, else the item as it was when its condition failed;
+- ``single_write``: the same as a ``Written`` answer that also carries what the write returned;
 - ``call``: any other call (reads), its response.
+
+DynamoDB and DynamoDB Local differ in one answer: a write inside a transaction that DynamoDB
+refuses as invalid (an ``ADD`` to an attribute of another type, an item past 400 KB) cancels the
+transaction with the reason ``ValidationError`` on AWS, where DynamoDB Local raises a plain
+``ValidationException``. Both become ``RefusedWrite`` here.
 """
 
 from __future__ import annotations
@@ -61,6 +67,8 @@ RETRYABLE_ERROR_CODES = frozenset(
 RETRYABLE_CANCELLATION_CODES = frozenset(
     {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 )
+VALIDATION_CANCELLATION = "ValidationError"
+"""DynamoDB's reason code for an action it refused as invalid inside a transaction."""
 
 
 def make_client(session: ClientSource, max_pool_connections: int = 16) -> DynamoDBClient:
@@ -144,6 +152,35 @@ def create_unless_present(client: DynamoDBClient, params: dict[str, Any]) -> boo
 
 
 @dataclass(frozen=True)
+class Written:
+    """What a conditional single-item write came to: ``written``, with the attributes it asked
+    ``ReturnValues`` for; or refused by its condition, with the item as it was
+    (``ReturnValuesOnConditionCheckFailure=ALL_OLD``; ``{}`` when there was none)."""
+
+    written: bool
+    item: dict[str, Any] = field(default_factory=dict)
+
+
+def single_write(client: DynamoDBClient, operation: str, params: dict[str, Any]) -> Written:
+    """One conditional ``PutItem`` or ``UpdateItem``. A write refused because a transaction holds
+    its item (``TransactionConflictException``) is ``Contention``; one refused as invalid,
+    ``RefusedWrite``; any other failure, ``TransientFault``."""
+    method = client.put_item if operation == "PutItem" else client.update_item
+    try:
+        response: dict[str, Any] = dict(method(**params))  # type: ignore[arg-type]
+    except ClientError as exc:
+        code = error_code(exc)
+        if code == CONDITIONAL_CHECK_FAILED_ERROR:
+            return Written(False, dict(exc.response.get("Item") or {}))  # type: ignore[call-overload]
+        if code == TRANSACTION_CONFLICT_ERROR:
+            raise Contention(f"{operation} refused: a transaction holds the item") from exc
+        raise fault_from(exc, operation) from exc
+    except BotoCoreError as exc:
+        raise fault_from(exc, operation) from exc
+    return Written(True, dict(response.get("Attributes") or {}))
+
+
+@dataclass(frozen=True)
 class Refusal:
     """One action's part in a cancelled ``TransactWriteItems``: its reason code (``"None"`` when it
     was not the cause) and, when its condition failed and it asked for
@@ -151,6 +188,7 @@ class Refusal:
 
     code: str
     item: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
 
 
 def transact_refusals(client: DynamoDBClient, actions: list[dict[str, Any]]) -> list[Refusal] | None:
@@ -162,7 +200,10 @@ def transact_refusals(client: DynamoDBClient, actions: list[dict[str, Any]]) -> 
         if error_code(exc) != TRANSACTION_CANCELED:
             raise fault_from(exc, "TransactWriteItems") from exc
         reasons: list[dict[str, Any]] = exc.response.get("CancellationReasons", [])  # type: ignore[assignment]
-        return [Refusal(code=str(r.get("Code") or "None"), item=dict(r.get("Item") or {})) for r in reasons]
+        return [
+            Refusal(str(r.get("Code") or "None"), dict(r.get("Item") or {}), str(r.get("Message") or ""))
+            for r in reasons
+        ]
     except BotoCoreError as exc:
         raise fault_from(exc, "TransactWriteItems") from exc
     return None
@@ -207,8 +248,15 @@ def batch_get(
     return found
 
 
-def cancellation_fault(codes: list[str]) -> TransientFault | None:
-    """The fault a cancellation stands for when it is not (only) failed conditions, else ``None``."""
+def cancellation_fault(codes: list[str], messages: Sequence[str] = ()) -> TransientFault | None:
+    """The fault a cancellation stands for when it is not (only) failed conditions, else ``None``:
+    ``RefusedWrite`` when DynamoDB refused an action as invalid (``ValidationError``, with its
+    message when ``messages`` holds the reasons' messages), ``Contention`` when a retry can cure it."""
+    if VALIDATION_CANCELLATION in codes:
+        said = [m for c, m in zip(codes, messages, strict=False) if c == VALIDATION_CANCELLATION and m]
+        return RefusedWrite(
+            "TransactWriteItems refused by DynamoDB (ValidationError)" + (f": {said[0]}" if said else "")
+        )
     retryable = sorted({c for c in codes if c in RETRYABLE_CANCELLATION_CODES})
     if retryable:
         return Contention(f"transaction cancelled (retryable): {', '.join(retryable)}")

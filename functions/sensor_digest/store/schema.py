@@ -1,7 +1,7 @@
 """The tables' layout, named once: attribute names, key builders, item mappers, table definitions.
 
 Every other module (counting, summary, registry, the stream filter, the local engine, the
-command line, the stack's ``infra/storage.py`` and the benchmark) reads names from here, so the
+command line, the constructs' ``digest_tables.py`` and the benchmark) reads names from here, so the
 contract's item layout has one owner:
 
 - digest table (``TABLE_NAME``): ``SensorId`` (N, partition) and ``Date`` (S, sort). A day item
@@ -13,8 +13,12 @@ contract's item layout has one owner:
   partition key of the sparse index ``Profiles`` (only profiles carry it, so the index lists the
   registered sensors by id with one ``Query`` and no ``Scan``);
 - ledger (``LEDGER_TABLE_NAME``): ``pk`` (S, partition) and the TTL attribute ``ExpiresAt``.
-  ``MSG#<sensor_id>#<event_id>`` marks a counted message; ``SERIAL#<serial>`` keeps a serial
-  number unique.
+  ``MSG#<sensor_id>#<event_id>`` marks a counted message (the per-message ledger);
+  ``IDS#<sensor_id>#<day>#<page>`` holds a page of a sensor-day's identities (the compact ledger,
+  whose first page is the day item's ``Ids``); ``FIFO#<sensor_id>#<messageId>`` is ordered mode's;
+  ``SERIAL#<serial>`` keeps a serial number unique.
+
+The tables' definitions (key schemas, ``CreateTable`` parameters) are in ``tables.py``.
 """
 
 from __future__ import annotations
@@ -68,6 +72,13 @@ SERIAL_PREFIX = "SERIAL#"
 # what a marker remembers of its message, for people reading the ledger
 MARKER_DAY = "Day"
 MARKER_COUNT = "Count"
+# the compact ledger (``LEDGER_MODE=compact``, counting/identities.py): a counted report's identity is
+# a hash in a binary set ``Ids``, first in its day item (page 0), then in ledger page items
+# ``IDS#<sensor_id>#<day>#<page>`` (pages 1, 2, ...); ``IdPage`` on the day item names the page
+# now being filled (0: the day item itself) and marks a day item the compact ledger created
+IDS = "Ids"
+ID_PAGE = "IdPage"
+ID_PAGE_PREFIX = "IDS#"
 
 MAX_SEQUENCE_NUMBER = 2**128 - 1
 SEQUENCE_DIGITS = len(str(MAX_SEQUENCE_NUMBER))  # 39
@@ -123,6 +134,11 @@ def tail_marker_id(sensor_id: int, origin_id: str) -> str:
     """Ordered mode's marker of a counted message that was listed (to keep its group's order) and
     so may reach the dead-letter queue: ``FIFO#<sensor_id>#<its original messageId>``."""
     return f"{TAIL_MARKER_PREFIX}{sensor_id}#{origin_id}"
+
+
+def id_page_key(sensor_id: int, day: str, page: int) -> Item:
+    """The ledger item of page ``page`` (1, 2, ...) of a sensor-day's identities."""
+    return ledger_key(f"{ID_PAGE_PREFIX}{sensor_id}#{day}#{page}")
 
 
 def ledger_key(key: str) -> Item:
@@ -291,33 +307,3 @@ def is_day(text: str) -> bool:
 def is_month(text: str) -> bool:
     """Whether ``text`` is a month key: ASCII ``YYYY-MM``."""
     return MONTH_PATTERN.fullmatch(text) is not None
-
-
-def _key_schema(schema: tuple[tuple[str, str, str], ...]) -> list[dict[str, str]]:
-    return [{"AttributeName": name, "KeyType": role} for name, _, role in schema]
-
-
-def create_table_params(table_name: str, schema: tuple[tuple[str, str, str], ...]) -> dict[str, Any]:
-    """``CreateTable`` parameters of a table with this key schema (on demand, as the stack makes it)."""
-    return {
-        "TableName": table_name,
-        "AttributeDefinitions": [{"AttributeName": name, "AttributeType": kind} for name, kind, _ in schema],
-        "KeySchema": _key_schema(schema),
-        "BillingMode": "PAY_PER_REQUEST",
-    }
-
-
-def create_digest_table_params(table_name: str) -> dict[str, Any]:
-    """``CreateTable`` parameters of the digest table as the stack makes it: its keys, the
-    ``Profiles`` index and the stream."""
-    params = create_table_params(table_name, DIGEST_KEY_SCHEMA)
-    params["AttributeDefinitions"].append({"AttributeName": PROFILE_LIST, "AttributeType": "S"})
-    params["GlobalSecondaryIndexes"] = [
-        {
-            "IndexName": PROFILE_INDEX,
-            "KeySchema": _key_schema(PROFILE_INDEX_KEY_SCHEMA),
-            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(PROFILE_INDEX_PROJECTION)},
-        }
-    ]
-    params["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
-    return params

@@ -33,7 +33,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from sensor_digest.store import schema
+from sensor_digest.store import schema, tables
 from sensor_digest_tools.aws.session import local_client
 
 if TYPE_CHECKING:
@@ -288,8 +288,8 @@ def create_tables(client: DynamoDBClient, table_name: str, ledger_table_name: st
     """The contract's two tables, as the stack defines them (on-demand, stream and the profiles'
     index on the digest)."""
     try:
-        client.create_table(**schema.create_digest_table_params(table_name))
-        client.create_table(**schema.create_table_params(ledger_table_name, schema.LEDGER_KEY_SCHEMA))
+        client.create_table(**tables.create_digest_table_params(table_name))
+        client.create_table(**tables.create_table_params(ledger_table_name, schema.LEDGER_KEY_SCHEMA))
     except ClientError as exc:
         if exc.response["Error"]["Code"] != "ResourceInUseException":
             raise

@@ -36,6 +36,8 @@ def value_bytes(value: Mapping[str, Any]) -> int:
         return sum(len(s.encode()) for s in data)
     if kind == "NS":
         return sum(_number_bytes(n) for n in data)
+    if kind == "BS":
+        return sum(len(b) for b in data)
     if kind == "M":
         return 3 + sum(len(k.encode()) + value_bytes(v) + 1 for k, v in data.items())
     if kind == "L":

@@ -256,7 +256,7 @@ class ExactRebuild:
                 report.removed += len(plan.remove_days) + len(plan.remove_other)
                 report.months.add((sensor_id, month))
                 return
-            fault = dynamo.cancellation_fault([r.code for r in refusals])
+            fault = dynamo.cancellation_fault([r.code for r in refusals], [r.message for r in refusals])
             if fault is not None and not isinstance(fault, Contention):
                 raise fault  # neither a moved day nor throttling / a conflict: nothing a retry cures
             report.retries += 1

@@ -1,0 +1,336 @@
+"""One write of the exactly-once ledger: up to ``WRITE_IDS`` messages of one sensor-day, through
+update -> insert -> update, with what each message leaves behind (``ledger.py`` says which).
+
+Each message of the write is an ``Entry``: its identity hash when the day keeps compact identities
+for it, a marker when it needs one, or both. What the write sends follows from the day's view:
+
+- a compact day filling page 0 (its own ``Ids``), every identity fitting and no marker: one
+  ``UpdateItem`` of the day item, ``ADD DataCount :n, Ids :ids`` on condition that ``IdPage`` is
+  still 0, that none of the identities is there yet, and that they fit (1 write unit);
+- otherwise one ``TransactWriteItems``: the day item's ``ADD`` (on condition of its ``IdPage`` and
+  that none of the identities is in its page 0), the page being filled (``ADD Ids``, on condition
+  that none is there and that they fit), the next page when they do not all fit (the day item's
+  ``IdPage`` moves on in the same transaction), and one marker per message that needs one;
+- a per-message day: the day item's ``ADD`` and one marker per message, as the per-message ledger
+  always wrote.
+
+Pages before the one being filled never change again; their identities come from the counter's
+``frozen_ids`` (read once per container). Every refusal asks for the item as it was
+(``ReturnValuesOnConditionCheckFailure=ALL_OLD``): identities found there are duplicates (a success:
+counted before), dropped; a page seen fuller or an ``IdPage`` moved on corrects the view; the rest is
+written again. No write is ever retried blind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from sensor_digest.counting.base import DayKey, GroupOutcome
+from sensor_digest.counting.day_views import MISSING, PER_MESSAGE, DayView, Kind, ids_of
+from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS
+from sensor_digest.errors import TransientFault
+from sensor_digest.messages import SensorMessage
+from sensor_digest.store import dynamo, expressions, schema
+from sensor_digest.upsert import Answer, ThreeStepUpsert
+
+if TYPE_CHECKING:
+    from sensor_digest.counting.ledger import LedgerCounter
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One message of a write: ``id``, its identity hash when the day keeps compact identities for
+    it; ``marker``, whether it writes ``MSG#<sensor_id>#<event_id>``."""
+
+    message: SensorMessage
+    id: bytes | None
+    marker: bool
+
+
+@dataclass(frozen=True)
+class Role:
+    """What an action of a transaction is, to read its refusal: the day item, a page, a marker."""
+
+    kind: str  # "day", "page" or "marker"
+    page: int = 0
+    message: SensorMessage | None = None
+
+
+class LedgerWrite(ThreeStepUpsert):
+    """A chunk of one group, through the three steps; ``pending`` loses each message found counted
+    before, ``view`` follows what the refusals show."""
+
+    def __init__(
+        self, counter: LedgerCounter, day: DayKey, chunk: Sequence[SensorMessage], outcome: GroupOutcome, view: DayView
+    ) -> None:
+        super().__init__()
+        self._counter = counter
+        self._day = day
+        self._key = schema.day_key(*day)
+        self._outcome = outcome
+        self.view = view
+        self.pending = self._distinct(chunk)
+
+    def settled(self) -> bool:
+        return not self.pending
+
+    # -- the three steps ---------------------------------------------------------------------
+
+    def update_if_exists(self) -> Answer:
+        if self.view.kind is Kind.MISSING:
+            return Answer.NEXT
+        return self._update()
+
+    def create_if_missing(self) -> Answer:
+        """The day item, created: whole (its count and identities) when the chunk is all compact
+        identities, else empty (its key, and ``IdPage`` when compact) for the update to fill."""
+        compact = self._counter.creates_compact
+        entries = self._entries(DayView(Kind.COMPACT) if compact else PER_MESSAGE)
+        whole = compact and not any(e.marker for e in entries)
+        head = entries[:DAY_IDS] if whole else []
+        item: schema.Item = dict(self._key)
+        if compact:
+            item[schema.ID_PAGE] = {"N": "0"}
+        if head:
+            item[schema.DATA_COUNT] = {"N": str(sum(e.message.count for e in head))}
+            item[schema.IDS] = {"BS": [e.id for e in head]}
+        params = expressions.put_if_absent(self._counter.table, item)
+        params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        self._outcome.requests += 1
+        answer = dynamo.single_write(self._counter.client, "PutItem", params)
+        if not answer.written:  # somebody else's: step 3 adds to it, as it is
+            self._found(answer.item, [])
+            return Answer.NEXT
+        self.view = DayView(Kind.COMPACT, day_ids=len(head)) if compact else PER_MESSAGE
+        done = {e.message.message_id for e in head}
+        self._outcome.counted.extend(m for m in self.pending if m.message_id in done)
+        self.pending = [m for m in self.pending if m.message_id not in done]
+        return Answer.NEXT if self.pending else Answer.DONE
+
+    def update_after_race(self) -> Answer:
+        if self.view.kind is Kind.MISSING:  # day items are never deleted
+            raise TransientFault("the day item is missing after its insert")
+        return self._update()
+
+    # -- the update ---------------------------------------------------------------------------
+
+    def _update(self) -> Answer:
+        entries = self._entries(self.view)
+        if self.view.kind is Kind.COMPACT and self._drop_frozen(entries):
+            return Answer.AGAIN
+        ids = [e.id for e in entries if e.id is not None]
+        markers = [e.message for e in entries if e.marker]
+        total = sum(e.message.count for e in entries)
+        if self.view.kind is Kind.PER_MESSAGE:
+            return self._transact([(Role("day"), self._day_action(total, [], [], None))], markers)
+        page, seen = self.view.page, (self.view.day_ids if self.view.page == 0 else self.view.page_ids)
+        room = max(0, (DAY_IDS if page == 0 else PAGE_IDS) - seen)
+        here, onward = ids[:room], ids[room:]
+        advance = page + 1 if onward else None
+        if page == 0 and not onward and not markers:
+            return self._single(self._day_action(total, ids, here, None))
+        actions = [(Role("day"), self._day_action(total, ids, here if page == 0 else [], advance))]
+        if page > 0 and here:
+            actions.append((Role("page", page), self._page_action(page, ids, here)))
+        if onward:
+            actions.append((Role("page", page + 1), self._page_action(page + 1, onward, onward)))
+        return self._transact(actions, markers)
+
+    def _day_action(self, total: int, checked: list[bytes], added: list[bytes], advance: int | None) -> dict[str, Any]:
+        """The day item's ``ADD`` of ``total``: on condition of its kind (and page), that none of
+        ``checked`` is in its ``Ids``, and that ``added`` fits there."""
+        names = {"#count": schema.DATA_COUNT}
+        values: dict[str, Any] = {":n": {"N": str(total)}}
+        adds, sets, conditions = ["#count :n"], [], []
+        if self.view.kind is Kind.PER_MESSAGE:
+            names["#pk"] = schema.SENSOR_ID
+            conditions.append("attribute_exists(#pk)")
+        else:
+            names["#page"] = schema.ID_PAGE
+            values[":page"] = {"N": str(self.view.page)}
+            conditions.append("#page = :page")
+            if checked or added:
+                names["#ids"] = schema.IDS
+            conditions += _absent("#ids", checked, values)
+            if added:
+                adds.append("#ids :added")
+                values[":added"] = {"BS": added}
+                values[":room"] = {"N": str(DAY_IDS - len(added))}
+                conditions.append("(attribute_not_exists(#ids) OR size(#ids) <= :room)")
+            if advance is not None:
+                sets.append("#page = :next")
+                values[":next"] = {"N": str(advance)}
+        expression = "ADD " + ", ".join(adds) + (" SET " + ", ".join(sets) if sets else "")
+        return {
+            "TableName": self._counter.table,
+            "Key": self._key,
+            "UpdateExpression": expression,
+            "ConditionExpression": " AND ".join(conditions),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+
+    def _page_action(self, page: int, checked: list[bytes], added: list[bytes]) -> dict[str, Any]:
+        """Page ``page``'s ``ADD`` of ``added``: on condition that none of ``checked`` is there and
+        that ``added`` fits; its lifetime starts again (``ExpiresAt``)."""
+        values: dict[str, Any] = {
+            ":added": {"BS": added},
+            ":room": {"N": str(PAGE_IDS - len(added))},
+            ":expires": {"N": str(self._counter.expires_at())},
+        }
+        conditions = [*_absent("#ids", checked, values), "(attribute_not_exists(#ids) OR size(#ids) <= :room)"]
+        return {
+            "TableName": self._counter.ledger,
+            "Key": schema.id_page_key(*self._day, page),
+            "UpdateExpression": "ADD #ids :added SET #expires = :expires",
+            "ConditionExpression": " AND ".join(conditions),
+            "ExpressionAttributeNames": {"#ids": schema.IDS, "#expires": schema.EXPIRES_AT},
+            "ExpressionAttributeValues": values,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+
+    # -- sending and reading the answers ------------------------------------------------------
+
+    def _single(self, params: dict[str, Any]) -> Answer:
+        self._outcome.requests += 1
+        answer = dynamo.single_write(self._counter.client, "UpdateItem", {**params, "ReturnValues": "UPDATED_NEW"})
+        if answer.written:
+            self.view = replace(self.view, day_ids=len(ids_of(answer.item)))
+            self._all_counted()
+            return Answer.DONE
+        return self._found(answer.item, [])
+
+    def _transact(self, actions: list[tuple[Role, dict[str, Any]]], markers: list[SensorMessage]) -> Answer:
+        roles = [role for role, _ in actions] + [Role("marker", message=m) for m in markers]
+        sent = [expressions.update(params) for _, params in actions]
+        sent += [self._counter.marker_action(m) for m in markers]
+        self._outcome.requests += 1
+        refusals = dynamo.transact_refusals(self._counter.client, sent)
+        if refusals is None:
+            self._moved_on(actions)
+            self._all_counted()
+            return Answer.DONE
+        codes = [r.code for r in refusals]
+        if len(codes) != len(sent):
+            raise TransientFault(f"transaction cancelled without a reason per action: {codes}")
+        fault = dynamo.cancellation_fault(codes, [r.message for r in refusals])
+        if fault is not None:
+            raise fault
+        day_item: dict[str, Any] | None = None
+        pages: list[tuple[int, dict[str, Any]]] = []
+        counted_markers: set[str] = set()
+        for role, refusal in zip(roles, refusals, strict=True):
+            if refusal.code != dynamo.CONDITIONAL_CHECK_FAILED:
+                continue
+            if role.kind == "day":
+                day_item = refusal.item
+            elif role.kind == "page":
+                pages.append((role.page, refusal.item))
+            elif role.message is not None:
+                counted_markers.add(role.message.message_id)
+        if day_item is not None:
+            return self._found(day_item, pages, counted_markers)
+        for page, item in pages:
+            if page == self.view.page:
+                self.view = self.view.seen_in_page(len(ids_of(item)))
+        return self._drop(set().union(*(ids_of(item) for _, item in pages)), counted_markers)
+
+    def _found(
+        self, item: dict[str, Any], pages: list[tuple[int, dict[str, Any]]], counted_markers: set[str] | None = None
+    ) -> Answer:
+        """A refusal by the day item: ``item`` as it was (``{}``: none). Its kind and page correct the
+        view; identities found in it or in a refused page are counted before."""
+        seen = DayView.of_item(item)
+        if seen.kind is Kind.COMPACT and self.view.kind is Kind.COMPACT and seen.page == self.view.page:
+            seen = seen.seen_in_page(self.view.page_ids)  # the page being filled is no emptier than seen
+        self.view = seen
+        if seen.kind is Kind.MISSING:
+            return Answer.NEXT
+        found = ids_of(item)
+        for page, page_item in pages:
+            found |= ids_of(page_item)
+            if page == self.view.page:
+                self.view = self.view.seen_in_page(len(ids_of(page_item)))
+        return self._drop(found, counted_markers or set())
+
+    def _drop(self, counted_ids: set[bytes], counted_markers: set[str]) -> Answer:
+        """Messages found counted before are duplicates (the ids only where the view keeps ids)."""
+        entries = self._entries(self.view)
+        done = {
+            e.message.message_id
+            for e in entries
+            if (e.id is not None and e.id in counted_ids) or e.message.message_id in counted_markers
+        }
+        self._outcome.duplicates.extend(m for m in self.pending if m.message_id in done)
+        self.pending = [m for m in self.pending if m.message_id not in done]
+        return Answer.AGAIN
+
+    def _drop_frozen(self, entries: list[Entry]) -> bool:
+        """Drop the messages whose identity a frozen page holds; whether any was."""
+        ids = {e.id for e in entries if e.id is not None}
+        if not ids:
+            return False
+        full = self.view.page > 0 and self.view.page_ids >= PAGE_IDS  # a full page never changes again
+        last = self.view.page + 1 if full else self.view.page
+        if last <= 1:
+            return False
+        found = ids & self._counter.frozen_ids(self._day, range(1, last), self._outcome)
+        if not found:
+            return False
+        self._drop(found, set())
+        return True
+
+    def _moved_on(self, actions: list[tuple[Role, dict[str, Any]]]) -> None:
+        """The view after a committed transaction: what it added, where."""
+        if self.view.kind is not Kind.COMPACT:
+            return
+        added = {
+            (role.kind, role.page): len(params["ExpressionAttributeValues"].get(":added", {}).get("BS", []))
+            for role, params in actions
+        }
+        view = replace(self.view, day_ids=self.view.day_ids + added.get(("day", 0), 0))
+        if ("page", view.page + 1) in added:
+            view = replace(view, page=view.page + 1, page_ids=added[("page", view.page + 1)])
+        elif view.page > 0:
+            view = replace(view, page_ids=view.page_ids + added.get(("page", view.page), 0))
+        self.view = view
+
+    def _all_counted(self) -> None:
+        self._outcome.counted.extend(self.pending)
+        self.pending = []
+
+    # -- entries -----------------------------------------------------------------------------
+
+    def _entries(self, view: DayView) -> list[Entry]:
+        """What each pending message leaves on a day of ``view``'s kind (``ledger.py``)."""
+        return [self._counter.entry(m, view) for m in self.pending]
+
+    def _distinct(self, chunk: Sequence[SensorMessage]) -> list[SensorMessage]:
+        """The chunk without a second message of one identity hash (two event ids whose hashes
+        collide are one report: the later one is a duplicate, as it would be in another batch)."""
+        seen: set[bytes] = set()
+        kept: list[SensorMessage] = []
+        for message in chunk:
+            digest = self._counter.entry(message, DayView(Kind.COMPACT)).id
+            if digest is not None and digest in seen:
+                self._outcome.duplicates.append(message)
+                continue
+            if digest is not None:
+                seen.add(digest)
+            kept.append(message)
+        return kept
+
+
+def _absent(name: str, ids: list[bytes], values: dict[str, Any]) -> list[str]:
+    """``NOT contains(name, :iN)`` for each identity, its value added to ``values``."""
+    terms = []
+    for i, digest in enumerate(ids):
+        values[f":i{i}"] = {"B": digest}
+        terms.append(f"NOT contains({name}, :i{i})")
+    return terms
+
+
+__all__ = ["MISSING", "Entry", "LedgerWrite"]
