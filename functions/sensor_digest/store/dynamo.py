@@ -139,18 +139,6 @@ def conditional_write(
     return None
 
 
-def create_unless_present(client: DynamoDBClient, params: dict[str, Any]) -> bool:
-    """Run a ``PutItem`` on condition that its item does not exist: ``True`` if it created it,
-    ``False`` if the item was there already or a transaction was writing it (either way the item is
-    somebody else's to fill); every other failure is raised as ``TransientFault``."""
-    refused = conditional_write(
-        "PutItem",
-        lambda: client.put_item(**params),
-        not_written=(CONDITIONAL_CHECK_FAILED_ERROR, TRANSACTION_CONFLICT_ERROR),
-    )
-    return refused is None
-
-
 @dataclass(frozen=True)
 class Written:
     """What a conditional single-item write came to: ``written``, with the attributes it asked
