@@ -47,7 +47,7 @@ def test_a_batch_counts_once_however_often_it_comes_and_poison_is_kept_with_its_
     assert day_counts(moto_aws.ddb, moto_aws.table) == {(1, "2024-05-01"): 5, (2, "2024-05-02"): 1}
     assert len(scan_all(moto_aws.ddb, moto_aws.ledger)) == 3
     kept = list_dead_letters(moto_aws.sqs, moto_aws.dlq_url)
-    assert [(k.body, k.error) for k in kept] == [(poison.body, "sensor_id must be an integer, got string")]
+    assert [(k.body, k.error) for k in kept] == [(poison.body, 'sensor_id must be an integer, got string "seven"')]
 
 
 def day_record(sensor: int, day: str, old: int | None, new: int, sequence: int) -> dict[str, Any]:

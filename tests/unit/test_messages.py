@@ -109,6 +109,29 @@ def test_a_message_that_breaks_a_rule_is_rejected_with_the_reason(body: Any, exp
     assert expected in reason(body)
 
 
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"sensor_id": 7, "count": 1.5}, "count must be an integer, got number 1.5"),
+        ({"sensor_id": 7, "count": "3"}, 'count must be an integer, got string "3"'),
+        ({"sensor_id": "7"}, 'sensor_id must be an integer, got string "7"'),
+        ({"sensor_id": 7.0}, "sensor_id must be an integer, got number 7.0"),
+        ({"sensor_id": False}, "sensor_id must be an integer, got boolean false"),
+        ({"sensor_id": 7, "event_id": ["a"]}, 'event_id must be a string, got array ["a"]'),
+        (
+            {"sensor_id": 7, "timestamp": {"at": 1}},
+            'timestamp must be an ISO-8601 string or epoch seconds, got object {"at": 1}',
+        ),
+        ("[7]", "body must be a JSON object, got array [7]"),
+        # a long value is clipped; one that could act on a terminal or a log is JSON-escaped ASCII
+        ({"sensor_id": "x" * 100}, 'sensor_id must be an integer, got string "' + "x" * 36 + "..."),
+        ({"sensor_id": "\u202e\x1b[2J"}, 'sensor_id must be an integer, got string "\\u202e\\u001b[2J"'),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_shown_in_the_reason(body: Any, expected: str) -> None:
+    assert reason(body) == expected
+
+
 def test_without_timestamp_and_without_sent_timestamp_the_message_is_rejected() -> None:
     assert "SentTimestamp attribute is missing" in reason({"sensor_id": 1}, sent=None)
 
