@@ -15,6 +15,7 @@ from datetime import tzinfo
 from typing import Any
 
 from sensor_digest import timestamps
+from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.store import schema
 
@@ -185,12 +186,12 @@ def check_event_id(value: Any, what: str = "event_id") -> str:
 
 def _parse_event_id(fields: Mapping[str, Any], message_id: str, origin_id: str | None) -> str:
     """The body's ``event_id``, else the message's origin id: SQS's own ``messageId``, or the
-    ``source_message_id`` attribute of a redriven dead letter (checked by the same rule)."""
+    ``sensor-digest.source_message_id`` attribute of a redriven dead letter (checked by the same rule)."""
     if "event_id" in fields:
         return check_event_id(fields["event_id"])
     if origin_id is None or origin_id == message_id:
         return message_id
-    return check_event_id(origin_id, "the source_message_id attribute (the report's event id)")
+    return check_event_id(origin_id, f"the {SOURCE_ID_ATTRIBUTE} attribute (the report's event id)")
 
 
 _SENT_TIMESTAMP = re.compile(r"-?[0-9]{1,19}")

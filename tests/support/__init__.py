@@ -9,6 +9,7 @@
 - ``moto_tier``: the quick tier's moto account;
 - ``scenarios``: the ingest issue's scenario (many messages, delivered one to three times);
 - ``delivery``: SQS + Lambda as a redelivery loop that survives crashes;
+- ``life``: a report's life through the dead-letter queue and back (the broker on a moved clock, the redrives);
 - ``model``: the model the state machines compare the tables with;
 - ``workers``: code run in child processes (importable under the spawn method);
 - ``templates``: the synthesized stack and reading its template.

@@ -246,7 +246,7 @@ def test_the_forbidden_characters_are_exactly_the_unicode_categories_cc_and_cs_o
 
 
 def test_an_event_id_taken_from_the_source_message_id_attribute_follows_the_same_rule() -> None:
-    # a redriven dead letter's report without event_id is counted by its source_message_id attribute
+    # a redriven dead letter's report without event_id is counted by its sensor-digest.source_message_id attribute
     def pending(origin_id: str) -> Any:
         return read_pending(message_id="m", body='{"sensor_id": 1}', sent_timestamp=SENT_MS, origin_id=origin_id)
 
@@ -254,7 +254,7 @@ def test_an_event_id_taken_from_the_source_message_id_attribute_follows_the_same
     with pytest.raises(RejectedMessage) as info:
         pending("a\nb")
     assert info.value.reason == (
-        "the source_message_id attribute (the report's event id) must not contain control characters "
+        "the sensor-digest.source_message_id attribute (the report's event id) must not contain control characters "
         "(U+0000-U+001F, U+007F-U+009F) or lone surrogates (U+D800-U+DFFF): U+000A at position 2"
     )
 
