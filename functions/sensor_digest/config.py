@@ -15,8 +15,9 @@ from zoneinfo import ZoneInfo
 from sensor_digest import zones
 from sensor_digest.errors import ConfigurationError, UnknownTimeZone
 
-DEFAULT_MARKER_TTL_SECONDS = 29 * 24 * 3600
-"""Queue retention (14 d) + dead-letter retention, the redrive window (14 d) + 1 d margin.
+DEFAULT_MARKER_TTL_SECONDS = 43 * 24 * 3600
+"""Queue retention (14 d) + twice the dead-letter retention (14 d: the redrive window, once more for
+a letter ``dlq stamp`` wrote again) + 1 d margin.
 
 The stack derives the same figure from its own queue settings and passes it as
 ``MARKER_TTL_SECONDS`` (``sensor_digest_cdk/shape.py``); this default only serves local runs.

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import jsii
-from aws_cdk import IStableListProducer, Lazy, Stack
+from aws_cdk import Annotations, IStableListProducer, Lazy, Stack
 from aws_cdk import aws_iam as iam
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct, IValidation
@@ -30,8 +30,9 @@ from sensor_digest_cdk.lambda_asset import function_asset
 from sensor_digest_cdk.monitoring import PipelineMonitoring
 from sensor_digest_cdk.queue_ingest import QueueIngest
 from sensor_digest_cdk.read_api import ReadApi
-from sensor_digest_cdk.shape import PipelineShape
+from sensor_digest_cdk.shape import PipelineShape, prop_key
 from sensor_digest_cdk.stream_summary import StreamSummary
+from sensor_digest_cdk.workable import overridden_not_applying
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -66,6 +67,7 @@ READ_ACTIONS = [
     "dynamodb:DescribeTable",
 ]
 HIDDEN_ID = "Default"  # CDK leaves this id out of logical ids (app.py's stack keeps its ids through it)
+NOT_APPLYING_WARNING = "sensor-digest:propNotApplying"  # a shape's value its mode ignores (workable.py)
 
 
 class SensorDigestPipeline(Construct):
@@ -85,6 +87,8 @@ class SensorDigestPipeline(Construct):
         shape = shape if shape is not None else PipelineShape.from_props(**props)  # ShapeError before anything
         super().__init__(scope, construct_id)
         self.shape = shape
+        for warning in overridden_not_applying(shape, prop_key):  # a shape built beforehand: props were refused
+            Annotations.of(self).add_warning_v2(NOT_APPLYING_WARNING, warning)
         stack = Stack.of(self)
         label = stack.stack_name if construct_id == HIDDEN_ID else self.node.path  # Readings/Plain
         asset = function_asset()
