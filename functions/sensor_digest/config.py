@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Self
 from zoneinfo import ZoneInfo
 
-from sensor_digest import zones
+from sensor_digest import names, zones
 from sensor_digest.errors import ConfigurationError, UnknownTimeZone
 
 DEFAULT_MARKER_TTL_SECONDS = 43 * 24 * 3600
@@ -37,6 +37,7 @@ ENVIRONMENT_VARIABLES = frozenset(
         "UNKNOWN_SENSORS",
         "PROFILE_CACHE_SECONDS",
         "MAX_RECEIVE_COUNT",
+        names.PIPELINE_ENV,
     }
 )
 """Every variable the settings read (``from_env``): a handler's service is built again when one of
@@ -134,6 +135,25 @@ class IngestSettings:
             queue_type=QueueType(_choice(env, "QUEUE_TYPE", tuple(t.value for t in QueueType))),
             max_receive_count=_int(env, "MAX_RECEIVE_COUNT", 5, 1, 1000),
         )
+
+
+PIPELINE_NAME_MAX = 255
+
+
+def pipeline_name(env: Mapping[str, str] | None = None) -> str | None:
+    """The value of the metrics' ``pipeline`` dimension (``SENSOR_DIGEST_PIPELINE``, set by the
+    construct on every function it builds); ``None`` when unset (a handler run outside the
+    construct publishes its metrics by service alone). CloudWatch takes a dimension value of ASCII
+    with something other than blanks in it."""
+    env = os.environ if env is None else env
+    raw = env.get(names.PIPELINE_ENV)
+    if raw is None or raw == "":
+        return None
+    if not raw.isascii() or not raw.strip() or len(raw) > PIPELINE_NAME_MAX:
+        raise ConfigurationError(
+            f"{names.PIPELINE_ENV} must be 1 to {PIPELINE_NAME_MAX} ASCII characters, not all blank, got {raw[:40]!r}"
+        )
+    return raw
 
 
 @dataclass(frozen=True)

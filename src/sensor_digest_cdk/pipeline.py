@@ -18,11 +18,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import jsii
-from aws_cdk import Annotations, IStableListProducer, Lazy, Stack
+from aws_cdk import Annotations, IStableListProducer, Lazy, Stack, Token
 from aws_cdk import aws_iam as iam
 from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct, IValidation
 
+from sensor_digest import names
+from sensor_digest.config import PIPELINE_NAME_MAX
 from sensor_digest.store import schema
 from sensor_digest_cdk.digest_tables import DigestTables
 from sensor_digest_cdk.iot_ingest import IotIngest
@@ -91,6 +93,7 @@ class SensorDigestPipeline(Construct):
             Annotations.of(self).add_warning_v2(NOT_APPLYING_WARNING, warning)
         stack = Stack.of(self)
         label = stack.stack_name if construct_id == HIDDEN_ID else self.node.path  # Readings/Plain
+        self.pipeline_name = _pipeline_name(self, stack, construct_id)
         asset = function_asset()
         storage = DigestTables(self, "Storage", shape=shape)
         ingest = QueueIngest(
@@ -114,6 +117,7 @@ class SensorDigestPipeline(Construct):
             summary=summary.function,
             table=storage.table,
             ledger=storage.ledger,
+            pipeline=self.pipeline_name,
         )
         self.read_api = ReadApi(
             self,
@@ -135,6 +139,8 @@ class SensorDigestPipeline(Construct):
         self.dashboard: cloudwatch.Dashboard = self.monitoring.dashboard
         self.dashboard_url: str = self.monitoring.dashboard_url
 
+        for function in (ingest.function, summary.function, self.read_api.function):
+            function.add_environment(names.PIPELINE_ENV, self.pipeline_name)  # its metrics' pipeline dimension
         self._grant_functions(ingest, summary)
         self._producers: list[str] = list(shape.producer_arns)
         self.iot: IotIngest | None = None
@@ -247,6 +253,21 @@ class SensorDigestPipeline(Construct):
                 )
             ],
         )
+
+
+def _pipeline_name(pipeline: Construct, stack: Stack, construct_id: str) -> str:
+    """The value of the ``pipeline`` dimension of every metric the pipeline publishes and graphs:
+    its stack's name (unique in an account and region), and its path in the stack unless it is the
+    app's ``Default``: ``SensorDigest``, ``SensorDigestStaging``, ``Readings/Plain``. CloudWatch
+    takes ASCII only (``config.pipeline_name`` checks it again at the functions' cold start)."""
+    within = pipeline.node.path.removeprefix(f"{stack.node.path}/") if stack.node.path else pipeline.node.path
+    name = stack.stack_name if construct_id == HIDDEN_ID else f"{stack.stack_name}/{within}"
+    if not Token.is_unresolved(name) and (not name.isascii() or len(name) > PIPELINE_NAME_MAX):
+        raise ValueError(
+            f"the pipeline's name {name[:60]!r} (its stack's name and construct path) names its metrics: CloudWatch "
+            f"takes at most {PIPELINE_NAME_MAX} ASCII characters; use construct ids in ASCII"
+        )
+    return name
 
 
 def _principal_arn(grantee: iam.IGrantable) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from sensor_digest import zones
@@ -260,6 +260,11 @@ _PROP_TYPES: dict[str, Callable[[object], bool]] = {
 }
 
 
+def _acceptable(f: Field[Any], value: object) -> bool:
+    """Whether ``value`` is of field ``f``'s type and passes its rule."""
+    return _PROP_TYPES.get(str(f.type), _is_text)(value) and RULES[f.name].ok(value)
+
+
 def context_key(field_name: str) -> str:
     """A field's context key: its name in camelCase (``ingest_batch_size`` -> ``ingestBatchSize``)."""
     first, *rest = field_name.split("_")
@@ -478,8 +483,9 @@ class PipelineShape:
             value = values.get(f.name, f.default)
             object.__setattr__(unchecked, f.name, tuple(value) if isinstance(value, list) else value)
         problems = problems + unchecked.problems(key, skip=unreadable, what=what)
-        if not unreadable.intersection(MODE_FIELDS) and all(RULES[f].ok(getattr(unchecked, f)) for f in MODE_FIELDS):
-            given = [n for n in values if n not in unreadable and n in RULES and RULES[n].ok(getattr(unchecked, n))]
+        ok = {f.name for f in fields(cls) if f.name not in unreadable and _acceptable(f, getattr(unchecked, f.name))}
+        if ok.issuperset(MODE_FIELDS):  # the mode is known: say what of the values given it does not use
+            given = [name for name in values if name in ok]
             problems += workable.given_not_applying(unchecked, given, key, what)
         if problems:
             raise ShapeError(problems)
