@@ -290,8 +290,7 @@ COMBINATIONS = [
     ),
     (
         {"queueType": "fifo", "ingestBatchSize": 5},
-        "ingestBatchSize=5 does not apply: queueType='fifo' reads its queue with fifoBatchSize and "
-        "fifoMaxConcurrency",
+        "ingestBatchSize=5 does not apply: queueType='fifo' reads its queue with fifoBatchSize and fifoMaxConcurrency",
     ),
     (
         {"queueType": "fifo", "ingestBatchingWindowSeconds": 5},

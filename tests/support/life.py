@@ -81,5 +81,3 @@ class Pipeline:
     def stamped_then_sqs_own_redrive(self) -> None:
         stamp(self.sqs, self.dlq)
         self.sqs_own_redrive()
-
-
