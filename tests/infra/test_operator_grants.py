@@ -3,7 +3,8 @@ every SQS call that ``dlq list``, ``dlq redrive`` and ``dlq stamp`` make, and wh
 (a message move task) requires of its caller, is allowed on the queue it goes to; nothing else is.
 
 The procedures run on the in-process SQS broker (their calls recorded, with the parameters they were
-given, by botocore's ``provide-client-params`` event, as IAM would authorize them); the grant is read from CDK's synthesized template (no AWS).
+given, by botocore's ``provide-client-params`` event, as IAM would authorize them); the grant is read
+from CDK's synthesized template (no AWS).
 """
 
 from __future__ import annotations
@@ -74,17 +75,12 @@ def granted(
     template: Template, stack: cdk.Stack, pipeline: SensorDigestPipeline, operator: iam.Role
 ) -> set[tuple[str, str]]:
     """(queue, action) of what the operator's role may do, from its policy in the template."""
-    role = stack.resolve(operator.role_name)
+    role = {"Ref": stack.resolve(operator.node.default_child.logical_id)}
     queues = {
         json.dumps(stack.resolve(pipeline.dead_letter_queue.queue_arn)): "dlq",
         json.dumps(stack.resolve(pipeline.queue.queue_arn)): "queue",
     }
-    [policy] = [
-        p
-        for p in resources(template, "AWS::IAM::Policy").values()
-        if p["Properties"]["Roles"] == [{"Ref": stack.resolve(pipeline.node.try_find_child("x") or "")}]
-        or "Operator" in json.dumps(p["Properties"]["Roles"])
-    ]
+    [policy] = [p for p in resources(template, "AWS::IAM::Policy").values() if p["Properties"]["Roles"] == [role]]
     return {
         (queues[json.dumps(statement["Resource"])], action)
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]
