@@ -12,7 +12,8 @@
 - ``life``: a report's life through the dead-letter queue and back (the broker on a moved clock, the redrives);
 - ``model``: the model the state machines compare the tables with;
 - ``workers``: code run in child processes (importable under the spawn method);
-- ``templates``: the synthesized stack and reading its template.
+- ``templates``: the synthesized stack and reading its template;
+- ``read_api``: requests to the read API's service, and the items they read.
 
 Test modules import shared code from here only, never from another test module or a conftest.
 """
