@@ -13,7 +13,8 @@
 - ``model``: the model the state machines compare the tables with;
 - ``workers``: code run in child processes (importable under the spawn method);
 - ``templates``: the synthesized stack and reading its template;
-- ``read_api``: requests to the read API's service, and the items they read.
+- ``read_api``: requests to the read API's service, and the items they read;
+- ``browser``: the read API's page in headless Chromium, its DOM read back.
 
 Test modules import shared code from here only, never from another test module or a conftest.
 """
