@@ -30,10 +30,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.dead_letter_format import ORIGIN_ATTRIBUTES, REASON_ATTRIBUTE, BadOrigin, Origin, send_batches
 from sensor_digest_tools.ops.producer import fifo_fields, is_fifo
+
+PASS_VISIBILITY_SECONDS = 300
+"""How long a redrive or a stamp holds the letters it received (a stopped pass's come back after it)."""
 
 
 @dataclass(frozen=True)
@@ -130,12 +133,15 @@ def queue_depth(sqs: Any, url: str) -> int | None:
 
 def _release(sqs: Any, url: str, letters: list[DeadLetter]) -> None:
     """Make ``letters`` visible again, best effort: a letter whose hold ran out meanwhile (a long
-    pass) is visible already, and SQS may refuse its old receipt handle; nothing is lost either way."""
+    pass) is visible already, and SQS may refuse its old receipt handle; an endpoint that does not
+    answer is not asked again (the letters come back when their hold ends); nothing is lost either way."""
     for letter in letters:
         try:
             sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=letter.receipt_handle, VisibilityTimeout=0)
         except ClientError:
             continue
+        except BotoCoreError:
+            return
 
 
 def list_dead_letters(sqs: Any, url: str, *, limit: int = 10_000) -> list[DeadLetter]:
@@ -198,10 +204,23 @@ def _move(sqs: Any, source: str, destination: str, letters: list[DeadLetter], re
             report.left.append((by_id[failed["Id"]].message_id, str(failed.get("Message") or failed.get("Code"))))
 
 
+def _move_or_release(
+    sqs: Any, source: str, destination: str, letters: list[DeadLetter], report: MoveReport, tag: str
+) -> None:
+    """``_move``; stopped on the way (Ctrl-C, an endpoint that stops answering), the letters it held are
+    made visible again at once rather than after the pass's hold (a letter sent and not yet deleted
+    then moves again on the next pass, and counts once: it carries its origin)."""
+    try:
+        _move(sqs, source, destination, letters, report, tag)
+    except BaseException:
+        _release(sqs, source, letters)
+        raise
+
+
 def _each_ten(sqs: Any, url: str, limit: int) -> Iterator[list[DeadLetter]]:
     """The queue's messages ten at a time, each once (they stay invisible for the pass)."""
     chunk: list[DeadLetter] = []
-    for letter, repeat in _receive(sqs, url, limit, visibility=300):
+    for letter, repeat in _receive(sqs, url, limit, visibility=PASS_VISIBILITY_SECONDS):
         if not repeat:
             chunk.append(letter)
         if len(chunk) == 10:
@@ -238,7 +257,7 @@ def redrive(
     sent: set[str] = set()  # the origins this pass moved
     bound = queue_depth(sqs, source) if at_most is None and not dry_run else at_most
     try:
-        for batch in _batches(sqs, source, limit, visibility=300):
+        for batch in _batches(sqs, source, limit, visibility=PASS_VISIBILITY_SECONDS):
             every = [letter for letter, repeat in batch if not repeat]
             chunk: list[DeadLetter] = []
             for letter in every:
@@ -256,7 +275,7 @@ def redrive(
                     untouched += chunk
                     report.moved += len(chunk)
                 else:
-                    _move(sqs, source, destination, chunk, report, "redrive")
+                    _move_or_release(sqs, source, destination, chunk, report, "redrive")
                     left = {message_id for message_id, _ in report.left}
                     untouched += [m for m in chunk if m.message_id in left]
             if bound is not None and len(sent) >= bound:
@@ -310,7 +329,7 @@ def stamp(sqs: Any, url: str, *, limit: int = 10_000, report: MoveReport | None 
     try:
         for chunk in _each_ten(sqs, url, limit):
             untouched += [m for m in chunk if m.stamped]
-            _move(sqs, url, url, [m for m in chunk if not m.stamped], report, "stamp")
+            _move_or_release(sqs, url, url, [m for m in chunk if not m.stamped], report, "stamp")
             left = {message_id for message_id, _ in report.left}
             untouched += [m for m in chunk if m.message_id in left]
     finally:
