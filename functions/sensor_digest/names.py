@@ -41,3 +41,4 @@ OUTPUT_LEDGER_TABLE_NAME = "LedgerTableName"
 OUTPUT_DASHBOARD_URL = "DashboardUrl"
 OUTPUT_STREAM_FAILURE_QUEUE_URL = "StreamFailureQueueUrl"
 OUTPUT_API_URL = "ApiUrl"
+OUTPUT_UNKNOWN_SENSORS = "UnknownSensors"  # the ingest's UNKNOWN_SENSORS: what `send` checks a report against
