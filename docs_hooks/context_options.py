@@ -87,10 +87,14 @@ MEANINGS: dict[tuple[str, ...], str] = {
 
 
 def _default(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return f"`{value!r}`"
+    """A default as the context key takes it: ``true``/``false`` as written in context, a number with
+    its thousands marked, text in code, and an empty text or list as "none" (never Python's repr)."""
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
     if isinstance(value, int):
         return f"{value:,}"
+    if isinstance(value, tuple | list):
+        return ", ".join(f"`{item}`" for item in value) if value else "none"
     return f"`{value}`" if value else "none"
 
 
