@@ -30,6 +30,7 @@ from sensor_digest.store import schema
 from sensor_digest_tools.aws.dynamodb_local import EngineError, free_port, start_engine
 from sensor_digest_tools.aws.session import local_client
 from sensor_digest_tools.cli.app import app
+from sensor_digest_tools.cli.local import CLIENT_NOTE
 
 pytestmark = pytest.mark.dynamodb_local
 runner = CliRunner()
@@ -162,6 +163,7 @@ def test_a_plain_boto3_producer_in_its_own_process_works_with_the_settings_up_pr
 
     assert printed.exit_code == 0
     assert {"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB"} <= set(exports)
+    assert printed.stderr.strip() == CLIENT_NOTE  # what the AWS CLI needs beyond the exports, beside them
     assert producer.stdout.strip() == "counted 20", producer.stderr
 
 

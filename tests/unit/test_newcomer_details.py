@@ -16,6 +16,7 @@ from rich.console import Console
 
 from docs_hooks import context_options
 from sensor_digest_tools.cli import render
+from sensor_digest_tools.cli.local import CLIENT_NOTE
 from sensor_digest_tools.ops.targets import TargetError, from_stack
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,3 +70,13 @@ def test_a_missing_region_reads_as_one_sentence(monkeypatch: pytest.MonkeyPatch,
     assert str(refused.value) == (
         "cannot read stack 'SensorDigest': You must specify a region; configure AWS credentials and a region"
     )
+
+
+def test_every_aws_cli_line_for_the_local_pipeline_names_its_endpoint() -> None:
+    # the AWS CLI v1 ignores AWS_ENDPOINT_URL_SQS for `aws sqs` (it goes to queue.amazonaws.com)
+    page = (ROOT / "docs" / "local-development.md").read_text(encoding="utf-8")
+    commands = re.findall(r"^aws (\w+) [^\n]*", page, re.MULTILINE)
+    lines = [line for line in page.splitlines() if line.startswith("aws ")]
+    assert set(commands) == {"sqs", "dynamodb"}
+    assert all("--endpoint-url" in line for line in lines), lines
+    assert '--endpoint-url "$AWS_ENDPOINT_URL_SQS"' in CLIENT_NOTE

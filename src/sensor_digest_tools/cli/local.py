@@ -221,7 +221,8 @@ def _tell_up(target: Target, options: PipelineOptions, path: Path) -> None:
     note(f"ingest: {options.delivery_mode.value}, reports of unregistered sensors {unknown}")
     note(f"state {path}")
     note("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
-    note("for your own client (AWS CLI, any SDK), in a shell (`sensor-digest env` repeats it):")
+    note(CLIENT_NOTE)
+    note("for your own client, in a shell (`sensor-digest env` repeats it):")
 
 
 @contextmanager
@@ -256,6 +257,15 @@ def dropped_on_stop(sqs: Any, queue_url: str, dlq_url: str) -> str:
     )
 
 
+CLIENT_NOTE = (
+    "your own client: boto3 and the SDKs that read AWS_ENDPOINT_URL_<SERVICE> need only these exports; the AWS "
+    "CLI v1 (pip install awscli) sends `aws sqs` to queue.amazonaws.com whatever AWS_ENDPOINT_URL_SQS says: give it "
+    '--endpoint-url "$AWS_ENDPOINT_URL_SQS" (the AWS CLI v2 reads the variables from 2.13 on; --endpoint-url works on '
+    "every version); curl and a browser take $SENSOR_DIGEST_API_URL, unsigned"
+)
+"""What each kind of client needs of the exports (docs/local-development.md says it at length)."""
+
+
 def client_settings(target: Target) -> str:
     """Shell exports that point the AWS CLI or any SDK at a local pipeline: its region and
     credentials (DynamoDB Local keeps one database per access key and region, so a client with
@@ -284,3 +294,4 @@ def env() -> None:
         if target is None or not target.local:
             fail("no local pipeline runs: start one with `sensor-digest up`")
         typer.echo(client_settings(target))
+    note(CLIENT_NOTE)  # stderr: `eval "$(sensor-digest env)"` reads the exports alone
