@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from sensor_digest import api
-from sensor_digest.config import ApiSettings
 from sensor_digest.store import schema
-from sensor_digest_tools.aws.session import LocalSession
-from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.local.api_server import HOST, LocalApi
 from tests.support.tables import Tables
 
@@ -34,14 +29,6 @@ class Answer:
 
     def json(self) -> Any:
         return json.loads(self.body)
-
-
-@pytest.fixture
-def server(tables: Tables, session: LocalSession) -> Iterator[LocalApi]:
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
-    local.start()
-    yield local
-    local.stop()
 
 
 def send(server: LocalApi, raw: bytes) -> Answer:

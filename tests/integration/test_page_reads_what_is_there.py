@@ -9,18 +9,13 @@ Engine: DynamoDB Local behind the API; browser: ``chromium --headless --dump-dom
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sensor_digest import api
-from sensor_digest.config import ApiSettings
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest.store import schema
-from sensor_digest_tools.aws.session import LocalSession
-from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.local.api_server import LocalApi
 from tests.support.browser import Dom, render
 from tests.support.tables import Tables
@@ -29,14 +24,6 @@ pytestmark = pytest.mark.dynamodb_local
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS_EXAMPLE = re.compile(r'"\$SENSOR_DIGEST_API_URL(/\?[^"]+)"')
-
-
-@pytest.fixture
-def server(tables: Tables, session: LocalSession) -> Iterator[LocalApi]:
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
-    local.start()
-    yield local
-    local.stop()
 
 
 def rows(dom: Dom) -> dict[str, dict[str, Any]]:

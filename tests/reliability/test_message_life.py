@@ -9,7 +9,6 @@ ingest service is the real one (``build_service``), with the fault layer in its 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,16 +16,10 @@ import pytest
 from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest_tools.ops.dlq import list_dead_letters
-from tests.support.faults import touches_sensor
-from tests.support.life import DAY, MAY_1_10H, Pipeline
+from tests.support.life import DAY, MAY_1_10H, REDRIVES, LostAnswerOutage, Pipeline
 from tests.support.tables import Tables, day_counts, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
-
-REDRIVES: dict[str, Callable[[Pipeline], None]] = {
-    "sensor-digest dlq redrive": Pipeline.project_redrive,
-    "dlq stamp, then SQS's own redrive": Pipeline.stamped_then_sqs_own_redrive,
-}
 
 
 @pytest.mark.parametrize("how", REDRIVES)
@@ -36,22 +29,11 @@ def test_a_committed_report_without_event_id_or_timestamp_counts_once_on_its_day
     # Given sensor 8's day under way, then an outage in which its next write commits but its answer
     # is lost, and every later call for it (the marker lookup included) fails, for longer than
     # maxReceiveCount receives
-    outage = {"on": False, "committed": False}
-
-    def rule(operation: str, kwargs: dict[str, Any]) -> str | None:
-        if not outage["on"]:
-            return None
-        if operation == "batch_get_item":  # the marker lookup fails too (the profiles' read need not)
-            return "throttle" if tables.ledger in kwargs["RequestItems"] else None
-        if touches_sensor(kwargs, 8) and not outage["committed"]:
-            outage["committed"] = True
-            return "timeout_after"
-        return "throttle"
-
-    pipeline = Pipeline(tables, engine_endpoint, rule=rule)
+    outage = LostAnswerOutage(tables.ledger, sensor=8)
+    pipeline = Pipeline(tables, engine_endpoint, rule=outage)
     pipeline.send({"sensor_id": 8, "event_id": "earlier"})
     pipeline.drain()
-    outage["on"] = True
+    outage.on = True
     original = pipeline.send({"sensor_id": 8, "count": 3})  # no event_id, no timestamp: its SQS id and send time
 
     # When it has failed its way into the dead-letter queue, and two days later it is redriven
@@ -59,14 +41,14 @@ def test_a_committed_report_without_event_id_or_timestamp_counts_once_on_its_day
     [letter] = list_dead_letters(pipeline.sqs, pipeline.dlq)
     committed_during_outage = day_counts(ddb, tables.table)
     pipeline.now += 2 * DAY
-    outage["on"] = False
+    outage.on = False
     REDRIVES[how](pipeline)
     pipeline.drain()
 
     # Then it was counted exactly once, on the day it was first sent: the redelivery's new message
     # id found the first delivery's marker under the original id
     assert (letter.error, letter.source_message_id) == (None, original)  # SQS moved it there itself
-    assert outage["committed"]
+    assert outage.committed
     assert committed_during_outage == {(8, "2024-05-01"): 4}
     assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 4}
     assert {item["pk"]["S"] for item in scan_all(ddb, tables.ledger)} == {"MSG#8#earlier", f"MSG#8#{original}"}

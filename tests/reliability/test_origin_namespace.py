@@ -9,7 +9,6 @@ the local SQS event source; DynamoDB: DynamoDB Local; the ingest service is the 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,16 +21,10 @@ from sensor_digest.dead_letter_format import (
 )
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest_tools.ops.dlq import list_dead_letters
-from tests.support.faults import touches_sensor
-from tests.support.life import DAY, MAY_1_10H, Pipeline
+from tests.support.life import DAY, MAY_1_10H, REDRIVES, LostAnswerOutage, Pipeline
 from tests.support.tables import Tables, day_counts, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
-
-REDRIVES: dict[str, Callable[[Pipeline], None]] = {
-    "sensor-digest dlq redrive": Pipeline.project_redrive,
-    "dlq stamp, then SQS's own redrive": Pipeline.stamped_then_sqs_own_redrive,
-}
 
 
 def text(value: str) -> dict[str, str]:
@@ -115,32 +108,21 @@ def test_a_letter_an_earlier_version_stamped_counts_once_on_its_day_after_the_up
     # Given a report without event_id or timestamp whose write committed but whose answer was lost,
     # that then failed every receive into the dead-letter queue, and was stamped there by an earlier
     # version (its origin under the bare names)
-    outage = {"on": False, "committed": False}
-
-    def rule(operation: str, kwargs: dict[str, Any]) -> str | None:
-        if not outage["on"]:
-            return None
-        if operation == "batch_get_item":
-            return "throttle" if tables.ledger in kwargs["RequestItems"] else None
-        if touches_sensor(kwargs, 8) and not outage["committed"]:
-            outage["committed"] = True
-            return "timeout_after"
-        return "throttle"
-
-    pipeline = Pipeline(tables, engine_endpoint, rule=rule)
-    outage["on"] = True
+    outage = LostAnswerOutage(tables.ledger, sensor=8)
+    pipeline = Pipeline(tables, engine_endpoint, rule=outage)
+    outage.on = True
     original = pipeline.send({"sensor_id": 8, "count": 3})
     pipeline.drain()
     stamp_as_an_earlier_version(pipeline)
 
     # When, after the upgrade, it is redriven two days later
-    outage["on"] = False
+    outage.on = False
     pipeline.now += 2 * DAY
     REDRIVES[how](pipeline)
     pipeline.drain()
 
     # Then it was counted once, on the day it was first sent, by its first message id
-    assert outage["committed"]
+    assert outage.committed
     assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 3}
     assert markers(ddb, tables) == {f"MSG#8#{original}"}
 

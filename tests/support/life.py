@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -18,7 +19,7 @@ from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.ops.dlq import redrive, stamp
-from tests.support.faults import WRITE_OPERATIONS, FaultySession, Rule
+from tests.support.faults import WRITE_OPERATIONS, FaultySession, Rule, touches_sensor
 from tests.support.tables import Tables
 
 MAY_1_10H = datetime(2024, 5, 1, 10, tzinfo=UTC).timestamp()
@@ -81,3 +82,31 @@ class Pipeline:
     def stamped_then_sqs_own_redrive(self) -> None:
         stamp(self.sqs, self.dlq)
         self.sqs_own_redrive()
+
+
+REDRIVES: dict[str, Callable[[Pipeline], None]] = {
+    "sensor-digest dlq redrive": Pipeline.project_redrive,
+    "dlq stamp, then SQS's own redrive": Pipeline.stamped_then_sqs_own_redrive,
+}
+"""The two redrives that keep a report's origin: this project's, and ``dlq stamp`` before SQS's own."""
+
+
+class LostAnswerOutage:
+    """A fault rule (``FaultySession``'s): while ``on``, the next write of ``sensor`` commits but its
+    answer is lost, and every later call for it fails, the ledger's marker lookup included (the
+    profiles' read need not), for as long as the outage lasts."""
+
+    def __init__(self, ledger: str, sensor: int) -> None:
+        self.ledger, self.sensor = ledger, sensor
+        self.on = False
+        self.committed = False
+
+    def __call__(self, operation: str, kwargs: dict[str, Any]) -> str | None:
+        if not self.on:
+            return None
+        if operation == "batch_get_item":
+            return "throttle" if self.ledger in kwargs["RequestItems"] else None
+        if touches_sensor(kwargs, self.sensor) and not self.committed:
+            self.committed = True
+            return "timeout_after"
+        return "throttle"
