@@ -20,7 +20,7 @@ VENV313 ?= .venv-py313
 
 .PHONY: setup demo test test-unit test-unit-py313 lint docs docs-serve synth bootstrap deploy destroy bench bench-quick clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+$(VENV)/.installed: requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
@@ -60,7 +60,7 @@ test-unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit tests/moto docs/examples
 
 # A virtualenv of its own on Python 3.13, with the same pinned requirements.
-$(VENV313)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+$(VENV313)/.installed: requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
 	@if ! "$(PY313)" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; then \
 		echo "test-unit-py313: no Python 3.13 at '$(PY313)' (pyenv install 3.13.0, or make test-unit-py313 PY313=/path/to/python3.13)" >&2; \
 		exit 1; \

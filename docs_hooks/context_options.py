@@ -22,7 +22,8 @@ MEANINGS: dict[tuple[str, ...], str] = {
         "or `destroy` (a dev stack)"
     ),
     ("billing", "readCapacity", "writeCapacity"): (
-        "with `provisioned`: `readCapacity`, `writeCapacity` (1 to 40,000, DynamoDB's default quota per table)"
+        "with `provisioned`: `readCapacity`, `writeCapacity` (1 to 40,000, DynamoDB's default quota per table); "
+        "given without it, they are refused (they do not apply)"
     ),
     ("deliveryMode",): "`at-least-once` not with `queueType=fifo`",
     ("ledger",): (
@@ -39,7 +40,8 @@ MEANINGS: dict[tuple[str, ...], str] = {
     ),
     ("fifoBatchSize", "fifoMaxConcurrency"): (
         "the event source on a FIFO queue (Lambda allows at most 10 and no batching window; "
-        "`ingestBatchSize`, `ingestBatchingWindowSeconds` and `ingestMaxConcurrency` do not apply there); "
+        "`ingestBatchSize`, `ingestBatchingWindowSeconds` and `ingestMaxConcurrency` do not apply there, and are "
+        "refused with `queueType=fifo`, as these two are with a standard queue); "
         "visibility timeout = 6 × function timeout = {fifo_visibility} s"
     ),
     ("unknownSensors", "profileCacheSeconds"): "the [registry](registry.md)'s use in ingest",
@@ -52,12 +54,14 @@ MEANINGS: dict[tuple[str, ...], str] = {
     ("ingestMaxConcurrency", "ingestTimeoutSeconds", "ingestMemoryMb", "ingestMaxWorkers"): (
         "ingest function; two invocations at once keep transaction conflicts rare and handle about 1,000 "
         "messages per second on W1 here (latency model), several thousand by the model's own bound; raise "
-        "it for more"
+        "it for more. The timeout starts at 5 s: ingest keeps 3 s before it free for its answer and logs"
     ),
     ("queueRetentionDays", "deadLetterRetentionDays", "maxReceiveCount"): (
         "queues (visibility timeout = 6 × function timeout + window = {s.visibility_timeout_seconds} s, "
         "within SQS's 12 h); `maxReceiveCount` × visibility timeout must stay under the queue's retention, "
-        "or a failing message would expire before it reaches the dead-letter queue"
+        "or a failing message would expire before it reaches the dead-letter queue, and under the dead-letter "
+        "queue's (standard queues), or it would expire there on arrival; the ledger's markers live the queue's "
+        "retention + twice the dead-letter queue's + a day ({marker_days} days at the defaults)"
     ),
     ("deadLetterMaxMessageBytes",): (
         "the dead-letter queue's `MaximumMessageSize`; the ingest queue's is derived from it (minus "
@@ -68,7 +72,7 @@ MEANINGS: dict[tuple[str, ...], str] = {
         "summaryBatchingWindowSeconds",
         "summaryRetryAttempts",
         "summaryMaxRecordAgeHours",
-    ): "stream event source (bisect on error, `TRIM_HORIZON`)",
+    ): "stream event source (bisect on error, `TRIM_HORIZON`); a record's age stops at the stream's 24 h",
     ("summaryTimeoutSeconds", "summaryMemoryMb"): "summary function",
     ("logRetentionDays", "iteratorAgeAlarmSeconds", "alarmEmail"): "monitoring",
     ("apiTimeoutSeconds", "apiMemoryMb", "apiThrottleRateLimit", "apiThrottleBurstLimit"): (
@@ -93,10 +97,14 @@ MEANINGS: dict[tuple[str, ...], str] = {
 
 
 def _default(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return f"`{value!r}`"
+    """A default as the context key takes it: ``true``/``false`` as written in context, a number with
+    its thousands marked, text in code, and an empty text or list as "none" (never Python's repr)."""
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
     if isinstance(value, int):
         return f"{value:,}"
+    if isinstance(value, tuple | list):
+        return ", ".join(f"`{item}`" for item in value) if value else "none"
     return f"`{value}`" if value else "none"
 
 
@@ -125,6 +133,7 @@ def render_options_table() -> str:
     fifo = PipelineShape(queue_type="fifo")
     values: dict[str, Any] = {
         "s": defaults,
+        "marker_days": defaults.marker_ttl_seconds // 86_400,
         "fifo_visibility": fifo.visibility_timeout_seconds,
         "overhead": DEAD_LETTER_OVERHEAD_BYTES,
     }

@@ -140,7 +140,7 @@ def test_a_bad_report_goes_to_the_dead_letter_queue_with_its_reason(aws: dict[st
 
     assert response == {"batchItemFailures": []}  # kept, not retried
     [kept] = boto3.client("sqs").receive_message(QueueUrl=aws["dlq"], MessageAttributeNames=["All"])["Messages"]
-    assert kept["MessageAttributes"]["error"]["StringValue"] == "sensor_id must be an integer, got string"
+    assert kept["MessageAttributes"]["error"]["StringValue"] == 'sensor_id must be an integer, got string "seven"'
 
 
 def test_the_summary_keeps_every_day_of_a_month(aws: dict[str, str]) -> None:

@@ -12,11 +12,12 @@ from enum import StrEnum
 from typing import Self
 from zoneinfo import ZoneInfo
 
-from sensor_digest import zones
+from sensor_digest import names, zones
 from sensor_digest.errors import ConfigurationError, UnknownTimeZone
 
-DEFAULT_MARKER_TTL_SECONDS = 29 * 24 * 3600
-"""Queue retention (14 d) + dead-letter retention, the redrive window (14 d) + 1 d margin.
+DEFAULT_MARKER_TTL_SECONDS = 43 * 24 * 3600
+"""Queue retention (14 d) + twice the dead-letter retention (14 d: the redrive window, once more for
+a letter ``dlq stamp`` wrote again) + 1 d margin.
 
 The stack derives the same figure from its own queue settings and passes it as
 ``MARKER_TTL_SECONDS`` (``sensor_digest_cdk/shape.py``); this default only serves local runs.
@@ -37,6 +38,7 @@ ENVIRONMENT_VARIABLES = frozenset(
         "PROFILE_CACHE_SECONDS",
         "MAX_RECEIVE_COUNT",
         "LEDGER_MODE",
+        names.PIPELINE_ENV,
     }
 )
 """Every variable the settings read (``from_env``): a handler's service is built again when one of
@@ -146,6 +148,25 @@ class IngestSettings:
             max_receive_count=_int(env, "MAX_RECEIVE_COUNT", 5, 1, 1000),
             ledger_mode=LedgerMode(_choice(env, "LEDGER_MODE", tuple(m.value for m in LedgerMode))),
         )
+
+
+PIPELINE_NAME_MAX = 255
+
+
+def pipeline_name(env: Mapping[str, str] | None = None) -> str | None:
+    """The value of the metrics' ``pipeline`` dimension (``SENSOR_DIGEST_PIPELINE``, set by the
+    construct on every function it builds); ``None`` when unset (a handler run outside the
+    construct publishes its metrics by service alone). CloudWatch takes a dimension value of ASCII
+    with something other than blanks in it."""
+    env = os.environ if env is None else env
+    raw = env.get(names.PIPELINE_ENV)
+    if raw is None or raw == "":
+        return None
+    if not raw.isascii() or not raw.strip() or len(raw) > PIPELINE_NAME_MAX:
+        raise ConfigurationError(
+            f"{names.PIPELINE_ENV} must be 1 to {PIPELINE_NAME_MAX} ASCII characters, not all blank, got {raw[:40]!r}"
+        )
+    return raw
 
 
 @dataclass(frozen=True)

@@ -4,18 +4,19 @@ message attributes.
 A message keeps its identity and its time through the dead-letter queue and back: a redrive (this
 project's, or SQS's own) gives it a new ``messageId`` and a new ``SentTimestamp``, and those are
 what a report without ``event_id`` is counted by and what a report without ``timestamp`` is dated
-by. So every dead letter carries its origin as two attributes, ``source_message_id`` (the original
-SQS ``messageId``) and ``source_sent_timestamp`` (the original ``SentTimestamp``, epoch
-milliseconds); ingest writes them on what it rejects, the redrive command stamps them on what SQS
-moved there itself, and ingest reads a message's origin from them when they are present
+by. So every dead letter carries its origin as two attributes in the project's own namespace,
+``sensor-digest.source_message_id`` (the original SQS ``messageId``) and
+``sensor-digest.source_sent_timestamp`` (the original ``SentTimestamp``, epoch milliseconds);
+ingest writes them on what it rejects, the redrive command stamps them on what SQS moved there
+itself, and ingest reads a message's origin from them, and from nothing else, when they are present
 (``Origin.of``), so that after any redrive a report counts once, on its original day.
 
-SQS counts a message's attributes (each name, data type and value, in UTF-8 bytes) toward the
-same ``MaximumMessageSize`` as its body. A rejected body is re-sent with three attributes, so the
-dead-letter queue must hold the largest body the source queue accepts plus the largest attributes
-added here. Every value is clipped to a fixed number of bytes, which makes that overhead a
-constant: ``DEAD_LETTER_OVERHEAD_BYTES``, from which ``infra/settings.py`` derives the source
-queue's maximum.
+The namespace keeps a producer's own attributes from being taken for an origin: a relay that tags
+its reports with an upstream ``source_message_id`` (the names earlier versions used) is never read
+by ingest. Dead letters that earlier versions wrote under those bare names stay redrivable exactly:
+the project's redrive and ``dlq stamp`` read them (``Origin.of_letter``), on letters that carry
+nothing but what earlier versions wrote (``written_by_earlier_version``), and send them on under
+the namespaced names.
 """
 
 from __future__ import annotations
@@ -29,9 +30,15 @@ SQS_MAX_MESSAGE_BYTES = 1_048_576
 """The largest message SQS takes (1 MiB), body and attributes together."""
 
 REASON_ATTRIBUTE = "error"
-SOURCE_ID_ATTRIBUTE = "source_message_id"
-SOURCE_SENT_ATTRIBUTE = "source_sent_timestamp"
+NAMESPACE = "sensor-digest."
+"""The prefix of the origin attributes: reserved for this project (the producer docs say so)."""
+SOURCE_ID_ATTRIBUTE = f"{NAMESPACE}source_message_id"
+SOURCE_SENT_ATTRIBUTE = f"{NAMESPACE}source_sent_timestamp"
 ORIGIN_ATTRIBUTES = (SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE)
+LEGACY_SOURCE_ID_ATTRIBUTE = "source_message_id"
+LEGACY_SOURCE_SENT_ATTRIBUTE = "source_sent_timestamp"
+LEGACY_ORIGIN_ATTRIBUTES = (LEGACY_SOURCE_ID_ATTRIBUTE, LEGACY_SOURCE_SENT_ATTRIBUTE)
+"""The names earlier versions wrote the origin under: read from dead letters only, never by ingest."""
 ATTRIBUTE_TYPE = "String"
 NUMBER_TYPE = "Number"
 MAX_REASON_BYTES = 1024
@@ -67,6 +74,17 @@ def sqs_text(text: str, max_bytes: int) -> str:
     if len(encoded) <= max_bytes:
         return clean
     return encoded[: max_bytes - 3].decode(errors="ignore") + "..."
+
+
+# SQS's rule for a message attribute's name: letters, digits, '-', '_' and '.', at most 256; no '.'
+# first, last or twice in a row; no prefix "AWS." or "Amazon." in any case
+_SQS_ATTRIBUTE_NAME = re.compile(r"(?!\.)(?!.*\.\.)[A-Za-z0-9_.-]{1,256}(?<!\.)")
+_SQS_RESERVED_PREFIXES = ("aws.", "amazon.")
+
+
+def attribute_name_ok(name: str) -> bool:
+    """Whether SQS takes ``name`` as a message attribute's name."""
+    return _SQS_ATTRIBUTE_NAME.fullmatch(name) is not None and not name.lower().startswith(_SQS_RESERVED_PREFIXES)
 
 
 _SQS_FIFO_ID = re.compile(r"[!-~]{1,128}")  # what SQS takes as a message group or deduplication id
@@ -109,20 +127,37 @@ class Origin:
 
     @classmethod
     def of(cls, message_id: str, sent_timestamp: str | None, attributes: Mapping[str, Any] | None) -> Origin:
-        """The origin of a message: its ``source_message_id`` and ``source_sent_timestamp``
-        attributes where it carries them (a dead letter back from a redrive), else its own id and
-        sent time. ``attributes`` as ``ReceiveMessage`` returns them (``StringValue``) or as
-        Lambda's event does (``stringValue``). ``BadOrigin`` for an attribute that is not one."""
-        stamped_id = _attribute_text(attributes, SOURCE_ID_ATTRIBUTE)
-        stamped_sent = _attribute_text(attributes, SOURCE_SENT_ATTRIBUTE)
+        """The origin of a message as ingest reads it: its ``sensor-digest.source_message_id`` and
+        ``sensor-digest.source_sent_timestamp`` attributes where it carries them (a dead letter back
+        from a redrive), else its own id and sent time; attributes of any other name, the bare names
+        of earlier versions among them, are the producer's and never an origin. ``attributes`` as
+        ``ReceiveMessage`` returns them (``StringValue``) or as Lambda's event does
+        (``stringValue``). ``BadOrigin`` for an attribute that is not one."""
+        return cls._stamped(message_id, sent_timestamp, attributes, ORIGIN_ATTRIBUTES)
+
+    @classmethod
+    def of_letter(cls, message_id: str, sent_timestamp: str | None, attributes: Mapping[str, Any] | None) -> Origin:
+        """The origin of a dead letter as the redrive reads it: the namespaced attributes (``of``),
+        else, on a letter an earlier version wrote (``written_by_earlier_version``), the bare names
+        it wrote them under, else the letter's own id and sent time."""
+        if not any(name in (attributes or {}) for name in ORIGIN_ATTRIBUTES) and written_by_earlier_version(attributes):
+            return cls._stamped(message_id, sent_timestamp, attributes, LEGACY_ORIGIN_ATTRIBUTES)
+        return cls.of(message_id, sent_timestamp, attributes)
+
+    @classmethod
+    def _stamped(
+        cls, message_id: str, sent_timestamp: str | None, attributes: Mapping[str, Any] | None, names: tuple[str, str]
+    ) -> Origin:
+        id_name, sent_name = names
+        stamped_id = _attribute_text(attributes, id_name)
+        stamped_sent = _attribute_text(attributes, sent_name)
         if stamped_id is not None and not 1 <= _utf8_length(stamped_id) <= MAX_SOURCE_ID_BYTES:
-            raise BadOrigin(f"the {SOURCE_ID_ATTRIBUTE} attribute must have 1 to {MAX_SOURCE_ID_BYTES} bytes of UTF-8")
+            raise BadOrigin(f"the {id_name} attribute must have 1 to {MAX_SOURCE_ID_BYTES} bytes of UTF-8")
         if stamped_sent is not None and not (
             stamped_sent.isascii() and stamped_sent.isdigit() and len(stamped_sent) <= MAX_SOURCE_SENT_DIGITS
         ):
             raise BadOrigin(
-                f"the {SOURCE_SENT_ATTRIBUTE} attribute must be epoch milliseconds "
-                f"(at most {MAX_SOURCE_SENT_DIGITS} ASCII digits)"
+                f"the {sent_name} attribute must be epoch milliseconds (at most {MAX_SOURCE_SENT_DIGITS} ASCII digits)"
             )
         return cls(
             message_id=message_id if stamped_id is None else stamped_id,
@@ -150,6 +185,28 @@ def _utf8_length(text: str) -> int:
         return len(text.encode())
     except UnicodeEncodeError:
         return 0
+
+
+def written_by_earlier_version(attributes: Mapping[str, Any] | None) -> bool:
+    """Whether a dead letter's attributes are what an earlier version of this project wrote under the
+    bare names: ``source_message_id`` (String), with the ``error`` ingest wrote or a
+    ``source_sent_timestamp`` (Number), and nothing else (earlier versions, as this one, kept none
+    of the producer's attributes on what they wrote). A producer's message that SQS moved to the
+    dead-letter queue with an attribute of its own beside them is not."""
+    given = dict(attributes or {})
+    if LEGACY_SOURCE_ID_ATTRIBUTE not in given or not set(given) <= {REASON_ATTRIBUTE, *LEGACY_ORIGIN_ATTRIBUTES}:
+        return False
+    expected = {LEGACY_SOURCE_ID_ATTRIBUTE: ATTRIBUTE_TYPE, LEGACY_SOURCE_SENT_ATTRIBUTE: NUMBER_TYPE}
+    if any(_data_type(given[name]) != kind for name, kind in expected.items() if name in given):
+        return False
+    return REASON_ATTRIBUTE in given or LEGACY_SOURCE_SENT_ATTRIBUTE in given
+
+
+def _data_type(attribute: Any) -> str | None:
+    if not isinstance(attribute, Mapping):
+        return None
+    kind = attribute.get("DataType", attribute.get("dataType"))
+    return kind if isinstance(kind, str) else None
 
 
 def _attribute_text(attributes: Mapping[str, Any] | None, name: str) -> str | None:

@@ -10,6 +10,10 @@ stays the same: the settings' variables (``config.ENVIRONMENT_VARIABLES``) and b
 (``AWS_*``). On Lambda that is the container's life; in a test suite that sets another
 ``TABLE_NAME`` (or starts a fresh ``moto.mock_aws`` with other credentials) the next invocation
 builds a new one. ``reset()`` drops it outright.
+
+Every metric carries the ``service`` dimension (Powertools') and, where the construct set
+``SENSOR_DIGEST_PIPELINE``, the ``pipeline`` dimension with its value: two pipelines in one account
+never publish into one series.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sensor_digest import names
-from sensor_digest.config import ENVIRONMENT_VARIABLES
+from sensor_digest.config import ENVIRONMENT_VARIABLES, pipeline_name
 from sensor_digest.store.dynamo import ClientSource
 
 
@@ -54,7 +58,7 @@ class LambdaEntry(Generic[S]):
         self._done = done
         # Built on the first invocation (never at import), then reused while the environment stays.
         self._build = build
-        self._built: tuple[tuple[tuple[str, str], ...], S] | None = None
+        self._built: tuple[tuple[tuple[str, str], ...], S, str | None] | None = None
         self._lock = threading.Lock()
         self.handler = self.logger.inject_lambda_context(
             self.metrics.log_metrics(self.tracer.capture_lambda_handler(self._handle, capture_response=False))
@@ -62,11 +66,18 @@ class LambdaEntry(Generic[S]):
 
     def service(self) -> S:
         """The service of the current environment: built once, again when the environment changed."""
+        return self._current()[1]
+
+    def pipeline(self) -> str | None:
+        """The pipeline the metrics belong to (``SENSOR_DIGEST_PIPELINE``), read with the service."""
+        return self._current()[2]
+
+    def _current(self) -> tuple[tuple[tuple[str, str], ...], S, str | None]:
         key = _environment()
         with self._lock:
             if self._built is None or self._built[0] != key:
-                self._built = (key, self._build(boto3.Session()))
-            return self._built[1]
+                self._built = (key, self._build(boto3.Session()), pipeline_name())
+            return self._built
 
     def reset(self) -> None:
         """Forget the service: the next invocation builds it again from the environment."""
@@ -75,6 +86,9 @@ class LambdaEntry(Generic[S]):
 
     def _handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         report = self.service().handle_event(event, context.get_remaining_time_in_millis())
+        pipeline = self.pipeline()
+        if pipeline is not None:  # this invocation's metrics are its pipeline's (cleared with them at flush)
+            self.metrics.add_dimension(names.PIPELINE_DIMENSION, pipeline)
         for metric, value in report.metrics().items():
             self.metrics.add_metric(name=metric, unit=MetricUnit.Count, value=value)
         self.logger.info(self._done, **report.log_fields())

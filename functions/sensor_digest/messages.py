@@ -15,6 +15,7 @@ from datetime import tzinfo
 from typing import Any
 
 from sensor_digest import timestamps
+from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.store import schema
 
@@ -105,7 +106,7 @@ def _load_object(body: Any) -> dict[str, Any]:
     except ValueError as exc:  # JSONDecodeError, and integers past Python's digit limit
         raise RejectedMessage(f"body is not valid JSON: {_short(str(exc))}") from None
     if not isinstance(value, dict):
-        raise RejectedMessage(f"body must be a JSON object, got {_json_type(value)}")
+        raise RejectedMessage(f"body must be a JSON object, got {_got(value)}")
     return value
 
 
@@ -123,6 +124,21 @@ def _json_type(value: Any) -> str:
     return "object"
 
 
+SHOWN_VALUE_CHARS = 40
+"""How much of a refused value a reason repeats (as JSON, in ASCII: nothing in it can act on a terminal or a log)."""
+
+
+def _got(value: Any) -> str:
+    """A refused value as a reason shows it: its JSON type and its JSON text, clipped
+    (``number 1.5``, ``string "7"``, ``boolean true``; ``null`` alone)."""
+    if value is None:
+        return "null"
+    text = json.dumps(value, ensure_ascii=True)
+    if len(text) > SHOWN_VALUE_CHARS:
+        text = text[: SHOWN_VALUE_CHARS - 3] + "..."
+    return f"{_json_type(value)} {text}"
+
+
 def _short(text: str) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
@@ -130,7 +146,7 @@ def _short(text: str) -> str:
 def _strict_int(fields: Mapping[str, Any], name: str, low: int, high: int) -> int:
     value = fields[name]
     if type(value) is not int:  # bool is an int subclass; floats and strings are refused too
-        raise RejectedMessage(f"{name} must be an integer, got {_json_type(value)}")
+        raise RejectedMessage(f"{name} must be an integer, got {_got(value)}")
     if not low <= value <= high:
         raise RejectedMessage(f"{name} must be between {low} and {high}, got {_short(str(value))}")
     return value
@@ -170,7 +186,7 @@ def check_event_id(value: Any, what: str = "event_id") -> str:
     character or a lone surrogate); ``RejectedMessage`` otherwise. Ingest checks an event id taken
     from a message attribute with it too."""
     if not isinstance(value, str):
-        raise RejectedMessage(f"{what} must be a string, got {_json_type(value)}")
+        raise RejectedMessage(f"{what} must be a string, got {_got(value)}")
     if not 1 <= len(value) <= MAX_EVENT_ID_LENGTH:
         raise RejectedMessage(f"{what} must have 1 to {MAX_EVENT_ID_LENGTH} characters, got {len(value)}")
     if (found := control_character(value)) is not None:
@@ -180,12 +196,12 @@ def check_event_id(value: Any, what: str = "event_id") -> str:
 
 def _parse_event_id(fields: Mapping[str, Any], message_id: str, origin_id: str | None) -> str:
     """The body's ``event_id``, else the message's origin id: SQS's own ``messageId``, or the
-    ``source_message_id`` attribute of a redriven dead letter (checked by the same rule)."""
+    ``sensor-digest.source_message_id`` attribute of a redriven dead letter (checked by the same rule)."""
     if "event_id" in fields:
         return check_event_id(fields["event_id"])
     if origin_id is None or origin_id == message_id:
         return message_id
-    return check_event_id(origin_id, "the source_message_id attribute (the report's event id)")
+    return check_event_id(origin_id, f"the {SOURCE_ID_ATTRIBUTE} attribute (the report's event id)")
 
 
 _SENT_TIMESTAMP = re.compile(r"-?[0-9]{1,19}")
@@ -201,12 +217,12 @@ def _day_of(fields: Mapping[str, Any], sent_timestamp: str | None, zone: tzinfo)
         return timestamps.day_of_epoch_millis(int(sent_timestamp), zone, "SentTimestamp")
     value = fields["timestamp"]
     if isinstance(value, bool) or value is None:
-        raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_json_type(value)}")
+        raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_got(value)}")
     if isinstance(value, int | float):
         return timestamps.day_of_epoch(value, zone)
     if isinstance(value, str):
         return timestamps.day_of_text(value, zone)
-    raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_json_type(value)}")
+    raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_got(value)}")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Names that the functions, the stack and the tools must spell alike: the services (Powertools'
-service names, the metrics' ``service`` dimension), the metrics namespace and names, and the keys
-of the stack's outputs (which the command line reads to find a deployed stack's resources)."""
+service names, the metrics' ``service`` dimension), the metrics namespace, names and the
+``pipeline`` dimension (with the variable that gives its value), and the keys of the stack's
+outputs (which the command line reads to find a deployed stack's resources)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ INGEST_SERVICE = "sensor-digest-ingest"
 SUMMARY_SERVICE = "sensor-digest-summary"
 API_SERVICE = "sensor-digest-api"
 METRICS_NAMESPACE = "SensorDigest"
+# Every metric a pipeline publishes carries the pipeline it belongs to, so that two pipelines in one
+# account (two in a stack, or two stacks) never sum into one graph: the construct sets the variable
+# on each of its functions, and its dashboard graphs its own value.
+PIPELINE_DIMENSION = "pipeline"
+PIPELINE_ENV = "SENSOR_DIGEST_PIPELINE"
 
 # ingest's metrics, one per message fate
 METRIC_COUNTED = "counted"
@@ -35,3 +41,4 @@ OUTPUT_LEDGER_TABLE_NAME = "LedgerTableName"
 OUTPUT_DASHBOARD_URL = "DashboardUrl"
 OUTPUT_STREAM_FAILURE_QUEUE_URL = "StreamFailureQueueUrl"
 OUTPUT_API_URL = "ApiUrl"
+OUTPUT_UNKNOWN_SENSORS = "UnknownSensors"  # the ingest's UNKNOWN_SENSORS: what `send` checks a report against

@@ -5,11 +5,16 @@ not deliver (in a log group of its own, the original payload in ``base64Original
 IoT's SQS action cannot send to a FIFO queue (the shape refuses ``iot_topic`` with ``queue_type``
 fifo). Devices may publish to the topic itself (through the broker) or, cheaper, to Basic Ingest's
 ``$aws/rules/<rule name>/<topic>`` (the rule's name is ``rule.ref``).
+
+The role trusts AWS IoT acting for this rule alone (``aws:SourceArn``, the rule's ARN, and
+``aws:SourceAccount``: AWS's guard against the confused deputy), so the rule's name is known before
+the rule exists: ``iot_rule_name``, or one derived from the stack's name and the construct's path
+(``Names.unique_resource_name``: letters and digits, at most 128).
 """
 
 from __future__ import annotations
 
-from aws_cdk import Aws
+from aws_cdk import Aws, Names
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_iot as iot
 from aws_cdk import aws_logs as logs
@@ -25,6 +30,7 @@ SEND_ACTIONS = ["sqs:SendMessage"]
 # what IoT's CloudWatch Logs action needs on its group ("CloudWatch Logs" rule action)
 ERROR_LOG_ACTIONS = ["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"]
 KEY_ACTIONS = ["kms:GenerateDataKey", "kms:Decrypt"]
+RULE_NAME_MAX = 128  # AWS IoT's longest rule name
 
 
 class IotIngest(Construct):
@@ -36,11 +42,17 @@ class IotIngest(Construct):
             retention=RETENTION[shape.log_retention_days],
             removal_policy=removal_policy(shape),
         )
+        name = shape.iot_rule_name or Names.unique_resource_name(self, max_length=RULE_NAME_MAX)
+        rule_arn = f"arn:{Aws.PARTITION}:iot:{Aws.REGION}:{Aws.ACCOUNT_ID}:rule/{name}"
         self.role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal(
-                "iot.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}}
+                "iot.amazonaws.com",
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+                    "ArnLike": {"aws:SourceArn": rule_arn},
+                },
             ),
             description="AWS IoT topic rule: sends reports to the ingest queue, keeps failures in its error log",
         )
@@ -55,7 +67,7 @@ class IotIngest(Construct):
         self.rule = iot.CfnTopicRule(
             self,
             "Rule",
-            rule_name=shape.iot_rule_name or None,
+            rule_name=name,
             topic_rule_payload=iot.CfnTopicRule.TopicRulePayloadProperty(
                 sql=shape.iot_rule_sql,
                 aws_iot_sql_version=IOT_SQL_VERSION,

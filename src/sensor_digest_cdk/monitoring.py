@@ -56,10 +56,12 @@ class PipelineMonitoring(Construct):
         summary: lambda_.IFunction,
         table: dynamodb.ITable,
         ledger: dynamodb.ITable,
+        pipeline: str,
     ) -> None:
         super().__init__(scope, construct_id)
         self._shape = shape
         self._label = label
+        self._pipeline = pipeline
         self.key, self.topic = self._alarm_topic()
         self._watched = Watched(queue, dead_letter_queue, stream_failure_queue, ingest, summary, table, ledger)
         self.alarms = self._alarms()
@@ -176,10 +178,11 @@ class PipelineMonitoring(Construct):
         w = self._watched
 
         def custom(name: str, service: str) -> cloudwatch.Metric:
+            """One of the functions' own metrics: this pipeline's series only (its ``pipeline`` dimension)."""
             return cloudwatch.Metric(
                 namespace=names.METRICS_NAMESPACE,
                 metric_name=name,
-                dimensions_map={"service": service},
+                dimensions_map={"service": service, names.PIPELINE_DIMENSION: self._pipeline},
                 statistic="Sum",
                 period=PERIOD,
             )

@@ -17,21 +17,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import jsii
-from aws_cdk import IStableListProducer, Lazy, Stack
+from aws_cdk import Annotations, Lazy, Stack
 from aws_cdk import aws_iam as iam
 from cdk_nag import NagPackSuppression, NagSuppressions
-from constructs import Construct, IValidation
+from constructs import Construct
 
+from sensor_digest import names
 from sensor_digest.store import schema
 from sensor_digest_cdk.digest_tables import DigestTables
 from sensor_digest_cdk.iot_ingest import IotIngest
 from sensor_digest_cdk.lambda_asset import function_asset
 from sensor_digest_cdk.monitoring import PipelineMonitoring
+from sensor_digest_cdk.pipeline_parts import FifoNamesFit, Producers, SomeProducer, pipeline_name, principal_arn
 from sensor_digest_cdk.queue_ingest import QueueIngest
 from sensor_digest_cdk.read_api import ReadApi
-from sensor_digest_cdk.shape import PipelineShape
+from sensor_digest_cdk.shape import PipelineShape, prop_key
 from sensor_digest_cdk.stream_summary import StreamSummary
+from sensor_digest_cdk.workable import overridden_not_applying
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -52,11 +54,15 @@ INGEST_DIGEST_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:Ge
 INGEST_LEDGER_ACTIONS = ["dynamodb:PutItem", "dynamodb:BatchGetItem"]  # markers, and the lookup of known ones
 INGEST_DLQ_ACTIONS = ["sqs:SendMessage"]
 SUMMARY_DIGEST_ACTIONS = ["dynamodb:UpdateItem"]
+# grant_redrive, beyond grant_send on the ingest queue and grant_consume_messages on the dead-letter
+# queue: `dlq stamp` sends its copies to the dead-letter queue; SQS's own redrive is a message move task
+DEAD_LETTER_REDRIVE_ACTIONS = [
+    "sqs:SendMessage",
+    "sqs:StartMessageMoveTask",
+    "sqs:ListMessageMoveTasks",
+    "sqs:CancelMessageMoveTask",
+]
 PRODUCERS_SID = "DenySendToAllButTheGrantedProducers"
-# CloudFormation names a FIFO queue <stack>-<logical id>-<13 characters>.fifo and does not shorten it
-# to SQS's 80 characters (aws-cdk#11041); one character is kept spare.
-SQS_QUEUE_NAME_MAX = 80
-FIFO_GENERATED_NAME_OVERHEAD = 21
 # grant_read: the item reads of the digest table and its Profiles index, named (no index/* wildcard)
 READ_ACTIONS = [
     "dynamodb:GetItem",
@@ -66,6 +72,7 @@ READ_ACTIONS = [
     "dynamodb:DescribeTable",
 ]
 HIDDEN_ID = "Default"  # CDK leaves this id out of logical ids (app.py's stack keeps its ids through it)
+NOT_APPLYING_WARNING = "sensor-digest:propNotApplying"  # a shape's value its mode ignores (workable.py)
 
 
 class SensorDigestPipeline(Construct):
@@ -85,8 +92,11 @@ class SensorDigestPipeline(Construct):
         shape = shape if shape is not None else PipelineShape.from_props(**props)  # ShapeError before anything
         super().__init__(scope, construct_id)
         self.shape = shape
+        for warning in overridden_not_applying(shape, prop_key):  # a shape built beforehand: props were refused
+            Annotations.of(self).add_warning_v2(NOT_APPLYING_WARNING, warning)
         stack = Stack.of(self)
         label = stack.stack_name if construct_id == HIDDEN_ID else self.node.path  # Readings/Plain
+        self.pipeline_name = pipeline_name(self, stack, hidden=construct_id == HIDDEN_ID)
         asset = function_asset()
         storage = DigestTables(self, "Storage", shape=shape)
         ingest = QueueIngest(
@@ -110,6 +120,7 @@ class SensorDigestPipeline(Construct):
             summary=summary.function,
             table=storage.table,
             ledger=storage.ledger,
+            pipeline=self.pipeline_name,
         )
         self.read_api = ReadApi(
             self,
@@ -131,6 +142,8 @@ class SensorDigestPipeline(Construct):
         self.dashboard: cloudwatch.Dashboard = self.monitoring.dashboard
         self.dashboard_url: str = self.monitoring.dashboard_url
 
+        for function in (ingest.function, summary.function, self.read_api.function):
+            function.add_environment(names.PIPELINE_ENV, self.pipeline_name)  # its metrics' pipeline dimension
         self._grant_functions(ingest, summary)
         self._producers: list[str] = list(shape.producer_arns)
         self.iot: IotIngest | None = None
@@ -140,7 +153,7 @@ class SensorDigestPipeline(Construct):
         if shape.restrict_producers:
             self._restrict_producers()
         if shape.fifo:
-            self.node.add_validation(_FifoNamesFit(self))
+            self.node.add_validation(FifoNamesFit(self))
         self._suppress_nag_findings()
 
     # -- what users wire next ------------------------------------------------------------------
@@ -151,7 +164,7 @@ class SensorDigestPipeline(Construct):
         which names principals by ARN: ``grantee`` must then be an IAM role or user (or an
         ``ArnPrincipal``)."""
         if self.shape.restrict_producers:
-            self._producers.append(_principal_arn(grantee))
+            self._producers.append(principal_arn(grantee))
         return self.queue.grant_send_messages(grantee)
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
@@ -165,10 +178,18 @@ class SensorDigestPipeline(Construct):
         )
 
     def grant_redrive(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Lets an operator (``sensor-digest dlq list`` / ``redrive``) read and delete dead letters and
-        send them back to the ingest queue (``grant_send``)."""
-        self.grant_send(grantee)
-        return self.dead_letter_queue.grant_consume_messages(grantee)
+        """Lets an operator run the dead-letter procedures of the operations page, and nothing more:
+        ``sensor-digest dlq list`` and ``dlq redrive`` (receive, hold back, delete and count dead
+        letters; send them to the ingest queue: ``grant_send``), ``dlq stamp`` (send a stamped copy
+        to the dead-letter queue itself), and SQS's own redrive of the console or the API (start,
+        list and cancel a message move task on the dead-letter queue, as SQS requires of its caller,
+        beside the receive, delete and send it performs on the caller's behalf)."""
+        send = self.grant_send(grantee)
+        consume = self.dead_letter_queue.grant_consume_messages(grantee)
+        own = iam.Grant.add_to_principal(
+            grantee=grantee, actions=DEAD_LETTER_REDRIVE_ACTIONS, resource_arns=[self.dead_letter_queue.queue_arn]
+        )
+        return send.combine(consume).combine(own)
 
     # -- inside ----------------------------------------------------------------------------------
 
@@ -202,10 +223,10 @@ class SensorDigestPipeline(Construct):
                 principals=[iam.AnyPrincipal()],
                 actions=["sqs:SendMessage"],
                 resources=[self.queue.queue_arn],
-                conditions={"ArnNotEquals": {"aws:PrincipalArn": Lazy.list(_Producers(self._producers))}},
+                conditions={"ArnNotEquals": {"aws:PrincipalArn": Lazy.list(Producers(self._producers))}},
             )
         )
-        self.node.add_validation(_SomeProducer(self))
+        self.node.add_validation(SomeProducer(self))
 
     def _suppress_nag_findings(self) -> None:
         """Each accepted cdk-nag finding, with the reason and the exact finding it applies to."""
@@ -243,64 +264,3 @@ class SensorDigestPipeline(Construct):
                 )
             ],
         )
-
-
-def _principal_arn(grantee: iam.IGrantable) -> str:
-    """The ARN the queue policy's ``aws:PrincipalArn`` condition sees for ``grantee``."""
-    principal = grantee.grant_principal
-    for attribute in ("role_arn", "user_arn", "arn"):
-        arn = getattr(principal, attribute, None)
-        if isinstance(arn, str):
-            return arn
-    raise TypeError(
-        f"grant_send with restrict_producers admits producers by IAM ARN: {principal} is no IAM role, user "
-        "or ArnPrincipal"
-    )
-
-
-@jsii.implements(IStableListProducer)
-class _Producers:
-    """The producers' ARNs as they stand at synth (``grant_send`` may add some after construction)."""
-
-    def __init__(self, arns: list[str]) -> None:
-        self._arns = arns
-
-    def produce(self) -> list[str]:
-        return list(self._arns)
-
-
-@jsii.implements(IValidation)
-class _SomeProducer:
-    """restrict_producers with nobody admitted would close the queue to every sender."""
-
-    def __init__(self, pipeline: SensorDigestPipeline) -> None:
-        self._pipeline = pipeline
-
-    def validate(self) -> list[str]:
-        if self._pipeline._producers:
-            return []
-        return [
-            "restrict_producers=True admits no sender: call grant_send(grantee), or give producer_arns or iot_topic"
-        ]
-
-
-@jsii.implements(IValidation)
-class _FifoNamesFit:
-    """A FIFO queue's generated name (<stack>-<logical id>-<suffix>.fifo) must fit SQS's 80 characters."""
-
-    def __init__(self, pipeline: SensorDigestPipeline) -> None:
-        self._pipeline = pipeline
-
-    def validate(self) -> list[str]:
-        stack = Stack.of(self._pipeline)
-        problems = []
-        for queue in (self._pipeline.queue, self._pipeline.dead_letter_queue):
-            logical_id = stack.resolve(queue.node.default_child.logical_id)  # type: ignore[union-attr]
-            length = len(stack.stack_name) + len(logical_id) + FIFO_GENERATED_NAME_OVERHEAD
-            if length > SQS_QUEUE_NAME_MAX:
-                problems.append(
-                    f"queue_type='fifo': the FIFO queue {logical_id} of stack {stack.stack_name} would get a "
-                    f"generated name of {length} characters, over SQS's {SQS_QUEUE_NAME_MAX}: use a shorter "
-                    "stack name or construct id"
-                )
-        return problems

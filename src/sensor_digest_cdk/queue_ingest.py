@@ -40,8 +40,9 @@ class QueueIngest(Construct):
                 "deduplication_scope": sqs.DeduplicationScope.MESSAGE_GROUP,
                 "fifo_throughput_limit": sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
             }
-        # Rejected messages keep their original body plus an `error` and a `source_message_id`
-        # attribute: the source queue's maximum leaves room for them (PipelineShape.ingest_max_message_bytes).
+        # Rejected messages keep their original body plus an `error` attribute and their origin
+        # (`sensor-digest.source_message_id`, `sensor-digest.source_sent_timestamp`): the source
+        # queue's maximum leaves room for them (PipelineShape.ingest_max_message_bytes).
         self.dead_letter_queue = secure_queue(
             self,
             "DeadLetterQueue",

@@ -19,12 +19,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from sensor_digest import zones
 from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES, SQS_MAX_MESSAGE_BYTES, source_queue_max_bytes
 from sensor_digest.messages import control_character
+from sensor_digest_cdk import workable
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -153,7 +154,9 @@ RULES: dict[str, Rule] = {
         SQS_MAX_MESSAGE_BYTES,
         "SQS's largest message; the ingest queue keeps room for a rejected body's reason and origin",
     ),
-    "ingest_timeout_seconds": _FUNCTION_TIMEOUT,
+    "ingest_timeout_seconds": _between(
+        workable.INGEST_MIN_TIMEOUT_SECONDS, LAMBDA_MAX_TIMEOUT_SECONDS, workable.INGEST_TIMEOUT_WHY
+    ),
     "ingest_memory_mb": _FUNCTION_MEMORY,
     "ingest_batch_size": _between(1, 10_000, "Lambda's limit for a standard queue"),
     "ingest_batching_window_seconds": _BATCHING_WINDOW,
@@ -177,7 +180,9 @@ RULES: dict[str, Rule] = {
     "summary_batch_size": _between(1, 10_000, "Lambda's limit for a DynamoDB stream"),
     "summary_batching_window_seconds": _BATCHING_WINDOW,
     "summary_retry_attempts": _between(0, 10_000, "Lambda's most; -1, retrying forever, would block the stream"),
-    "summary_max_record_age_hours": _between(1, 168, "Lambda gives up stream records at 7 days at most"),
+    "summary_max_record_age_hours": _between(
+        1, workable.STREAM_RETENTION_HOURS, "a DynamoDB stream keeps its records 24 hours: none grows older"
+    ),
     "api_timeout_seconds": _between(1, API_MAX_TIMEOUT_SECONDS, "an HTTP API waits at most 30 s for its integration"),
     "api_memory_mb": _FUNCTION_MEMORY,
     "api_throttle_rate_limit": _between(1, 10_000, "requests per second; API Gateway's default account quota"),
@@ -205,6 +210,9 @@ RULES: dict[str, Rule] = {
 
 NAME_FIELDS = ("table_name", "ledger_table_name", "dashboard_name")
 """Physical names: generated unless given. The app derives them from ``stackName``; no context key."""
+
+MODE_FIELDS = ("queue_type", "billing")
+"""The fields that choose a mode, and with it which other fields apply (``workable.not_applying``)."""
 
 
 def _int(raw: object) -> int | None:
@@ -252,6 +260,11 @@ _PROP_TYPES: dict[str, Callable[[object], bool]] = {
     "bool": lambda v: isinstance(v, bool),
     "tuple[str, ...]": lambda v: isinstance(v, list | tuple) and all(isinstance(i, str) for i in v),
 }
+
+
+def _acceptable(f: Field[Any], value: object) -> bool:
+    """Whether ``value`` is of field ``f``'s type and passes its rule."""
+    return _PROP_TYPES.get(str(f.type), _is_text)(value) and RULES[f.name].ok(value)
 
 
 def context_key(field_name: str) -> str:
@@ -377,7 +390,7 @@ class PipelineShape:
     @property
     def ingest_max_message_bytes(self) -> int:
         """The ingest queue's ``MaximumMessageSize``: a rejected body is re-sent to the dead-letter
-        queue with an ``error`` and a ``source_message_id`` attribute (each clipped to a fixed size,
+        queue with an ``error`` attribute and its origin's two (each clipped to a fixed size,
         ``sensor_digest.dead_letter_format``), and SQS counts attributes toward the same limit, so the
         largest body the queue takes must still fit the dead-letter queue with them."""
         return source_queue_max_bytes(self.dead_letter_max_message_bytes)
@@ -397,9 +410,15 @@ class PipelineShape:
 
     @property
     def marker_ttl_seconds(self) -> int:
-        """A marker must outlive every redelivery of its message: the queue's retention, plus the
-        dead-letter queue's retention (the window in which a redrive can bring it back), plus a day."""
-        return (self.queue_retention_days + self.dead_letter_retention_days + 1) * 24 * 3600
+        """A marker must outlive every redelivery of its message through one trip to the dead-letter
+        queue, ``dlq stamp`` and SQS's own redrive included: the message's time in the ingest queue,
+        then in the dead-letter queue (SQS keeps a standard message's first enqueue time when it moves
+        it there, and a FIFO queue's restarts it: the queue's retention counts once more on FIFO), then
+        again in the dead-letter queue as the new message ``dlq stamp`` writes, then in the ingest queue
+        as the new message a redrive sends (both restart retention), plus a day: Q + 2D + 1 days, or
+        2Q + 2D + 1 on FIFO (43 and 57 at the defaults)."""
+        queue_days = self.queue_retention_days * (2 if self.fifo else 1)
+        return (queue_days + 2 * self.dead_letter_retention_days + 1) * 24 * 3600
 
     @property
     def api_integration_timeout_seconds(self) -> int:
@@ -471,6 +490,10 @@ class PipelineShape:
             value = values.get(f.name, f.default)
             object.__setattr__(unchecked, f.name, tuple(value) if isinstance(value, list) else value)
         problems = problems + unchecked.problems(key, skip=unreadable, what=what)
+        ok = {f.name for f in fields(cls) if f.name not in unreadable and _acceptable(f, getattr(unchecked, f.name))}
+        if ok.issuperset(MODE_FIELDS):  # the mode is known: say what of the values given it does not use
+            given = [name for name in values if name in ok]
+            problems += workable.given_not_applying(unchecked, given, key, what)
         if problems:
             raise ShapeError(problems)
         return cls(**{f.name: getattr(unchecked, f.name) for f in fields(cls)})
@@ -566,6 +589,7 @@ class PipelineShape:
                 f"({self.summary_max_record_age_hours * 3600} s): Lambda gives stream records up at that age, "
                 "so the alarm would never fire",
             ),
+            *workable.combinations(self, k),
         ]
 
 

@@ -24,12 +24,29 @@ class SensorDigestStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, settings: AppSettings, **kwargs: object) -> None:
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
         self.pipeline = pipeline = SensorDigestPipeline(self, HIDDEN_ID, shape=settings.shape)
-        CfnOutput(self, names.OUTPUT_QUEUE_URL, value=pipeline.queue.queue_url)
-        CfnOutput(self, names.OUTPUT_DEAD_LETTER_QUEUE_URL, value=pipeline.dead_letter_queue.queue_url)
-        CfnOutput(self, names.OUTPUT_TABLE_NAME, value=pipeline.table.table_name)
-        CfnOutput(self, names.OUTPUT_LEDGER_TABLE_NAME, value=pipeline.ledger.table_name)
-        CfnOutput(self, names.OUTPUT_DASHBOARD_URL, value=pipeline.dashboard_url)
-        CfnOutput(self, names.OUTPUT_STREAM_FAILURE_QUEUE_URL, value=pipeline.stream_failure_queue.queue_url)
-        CfnOutput(self, names.OUTPUT_API_URL, value=pipeline.read_api.url)
+        outputs = {
+            names.OUTPUT_QUEUE_URL: (pipeline.queue.queue_url, "The ingest queue: producers send reports here"),
+            names.OUTPUT_DEAD_LETTER_QUEUE_URL: (
+                pipeline.dead_letter_queue.queue_url,
+                "Rejected reports with their reason, and those that failed every receive (sensor-digest dlq list)",
+            ),
+            names.OUTPUT_TABLE_NAME: (pipeline.table.table_name, "The digest table: day counts, summaries, profiles"),
+            names.OUTPUT_LEDGER_TABLE_NAME: (pipeline.ledger.table_name, "The ledger: one marker per counted report"),
+            names.OUTPUT_DASHBOARD_URL: (pipeline.dashboard_url, "The pipeline's CloudWatch dashboard"),
+            names.OUTPUT_STREAM_FAILURE_QUEUE_URL: (
+                pipeline.stream_failure_queue.queue_url,
+                "Stream records the summary gave up on (their positions; repair with sensor-digest summary rebuild)",
+            ),
+            names.OUTPUT_API_URL: (pipeline.read_api.url, "The read API's base URL (IAM auth: sign with SigV4)"),
+            names.OUTPUT_UNKNOWN_SENSORS: (
+                settings.shape.unknown_sensors,
+                "What ingest does with reports of unregistered sensors (accept, reject); sensor-digest send reads it",
+            ),
+        }
         if pipeline.iot is not None:
-            CfnOutput(self, OUTPUT_IOT_RULE_NAME, value=pipeline.iot.rule_name)
+            outputs[OUTPUT_IOT_RULE_NAME] = (
+                pipeline.iot.rule_name,
+                "The IoT topic rule: devices on Basic Ingest publish to $aws/rules/<this name>/<topic>",
+            )
+        for key, (value, description) in outputs.items():
+            CfnOutput(self, key, value=value, description=description)

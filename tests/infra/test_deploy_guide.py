@@ -31,6 +31,7 @@ def test_the_outputs_the_steps_read(template: Template) -> None:
         "DashboardUrl",
         "StreamFailureQueueUrl",
         "ApiUrl",
+        "UnknownSensors",
     }
 
 

@@ -54,7 +54,7 @@ def test_the_ingest_function_gets_the_contract_environment(template: Template) -
                     "DLQ_URL": {"Ref": Match.any_value()},
                     "DIGEST_TIMEZONE": "UTC",
                     "DELIVERY_MODE": "exactly-once",
-                    "MARKER_TTL_SECONDS": str(29 * DAY),
+                    "MARKER_TTL_SECONDS": str(43 * DAY),
                     "INGEST_MAX_WORKERS": "8",
                     "UNKNOWN_SENSORS": "accept",
                     "PROFILE_CACHE_SECONDS": "60",

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_cdk import Stack
 
 from sensor_digest_cdk.iot_ingest import ERROR_LOG_ACTIONS, IOT_SQL_VERSION
 from sensor_digest_cdk.pipeline import PRODUCERS_SID
-from sensor_digest_cdk.shape import AppSettings, PipelineShape, ShapeError, iot_topic_ok
+from sensor_digest_cdk.shape import IOT_RULE_NAME, AppSettings, PipelineShape, ShapeError, iot_topic_ok
 from sensor_digest_cdk.stack import OUTPUT_IOT_RULE_NAME
 from tests.support.templates import cdk_synth, error_lines, resources
 
@@ -60,21 +61,7 @@ def test_the_rules_role_may_only_send_to_the_ingest_queue_and_write_its_error_lo
 ) -> None:
     stack, template = synth_with(iotTopic=TOPIC)
     iot = stack.pipeline.iot
-    template.has_resource_properties(
-        "AWS::IAM::Role",
-        {
-            "AssumeRolePolicyDocument": {
-                "Statement": [
-                    {
-                        "Action": "sts:AssumeRole",
-                        "Effect": "Allow",
-                        "Principal": {"Service": "iot.amazonaws.com"},
-                        "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}},
-                    }
-                ]
-            }
-        },
-    )
+    assert_trusts_iot_for_its_rule_alone(template, iot.role, rule_name(template))
     role_id = stack.resolve(iot.role.role_name)
     [policy] = [p for p in resources(template, "AWS::IAM::Policy").values() if role_id in p["Properties"]["Roles"]]
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
@@ -94,9 +81,58 @@ def test_the_error_log_keeps_failures_as_long_as_the_functions_logs_and_with_the
     assert group["DeletionPolicy"] == "Retain"
 
 
-def test_a_rule_name_given_is_the_rules_name(synth_with: Callable[..., Any]) -> None:
-    _, template = synth_with(iotTopic=TOPIC, iotRuleName="sensor_reports")
+def rule_name(template: Any) -> str:
+    [rule] = resources(template, "AWS::IoT::TopicRule").values()
+    return str(rule["Properties"]["RuleName"])
+
+
+def assert_trusts_iot_for_its_rule_alone(template: Any, role: Any, name: str) -> None:
+    """The role's trust: AWS IoT, of this account, acting for the rule named ``name`` (the confused
+    deputy guard AWS IoT documents: aws:SourceArn and aws:SourceAccount)."""
+    logical_id = Stack.of(role).resolve(role.node.default_child.logical_id)
+    assert resources(template, "AWS::IAM::Role")[logical_id]["Properties"]["AssumeRolePolicyDocument"]["Statement"] == [
+        {
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Principal": {"Service": "iot.amazonaws.com"},
+            "Condition": {
+                "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+                "ArnLike": {
+                    "aws:SourceArn": {
+                        "Fn::Join": [
+                            "",
+                            [
+                                "arn:",
+                                {"Ref": "AWS::Partition"},
+                                ":iot:",
+                                {"Ref": "AWS::Region"},
+                                ":",
+                                {"Ref": "AWS::AccountId"},
+                                f":rule/{name}",
+                            ],
+                        ]
+                    }
+                },
+            },
+        }
+    ]
+
+
+def test_a_rule_name_given_is_the_rules_name_and_the_one_its_role_trusts(synth_with: Callable[..., Any]) -> None:
+    stack, template = synth_with(iotTopic=TOPIC, iotRuleName="sensor_reports")
     template.has_resource_properties("AWS::IoT::TopicRule", {"RuleName": "sensor_reports"})
+    assert_trusts_iot_for_its_rule_alone(template, stack.pipeline.iot.role, "sensor_reports")
+
+
+def test_a_rule_without_a_name_given_gets_one_of_its_stack_and_path_that_iot_takes(
+    synth_with: Callable[..., Any],
+) -> None:
+    _, default = synth_with(iotTopic=TOPIC)
+    _, staging = synth_with(iotTopic=TOPIC, stackName="SensorDigestStaging")
+    names = [rule_name(default), rule_name(staging)]
+    assert names[0] != names[1]
+    assert all(IOT_RULE_NAME.fullmatch(name) for name in names)
+    assert names[0].startswith("SensorDigestIot") and names[1].startswith("SensorDigestStagingIot")
 
 
 def test_without_iot_topic_there_is_no_rule(template: Any) -> None:

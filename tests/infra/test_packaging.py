@@ -38,7 +38,7 @@ def run(*command: str | Path, cwd: Path, env: dict[str, str], timeout: float = 1
 
 
 def test_every_package_folder_is_listed_for_the_wheel() -> None:
-    listed = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     found = {
         ".".join(path.parent.relative_to(base).parts)
         for base in (ROOT / "src", ROOT / "functions")
@@ -46,7 +46,40 @@ def test_every_package_folder_is_listed_for_the_wheel() -> None:
     }
     # the handler modules ship inside the construct's package, never as top-level packages
     found = {f"sensor_digest_cdk.functions.{name}" if name in ("ingest", "summary", "api") else name for name in found}
-    assert sorted(listed) == sorted(found)
+    # and a folder of data (the page) is listed with its files as package data
+    data = {
+        name
+        for name in setuptools["package-data"]
+        if not (ROOT / "src" / name.replace(".", "/") / "__init__.py").exists()
+    }
+    assert data == {"sensor_digest_tools.local.page"}
+    assert sorted(setuptools["packages"]) == sorted(found | data)
+
+
+def requirement_lines(name: str) -> list[str]:
+    lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
+    return [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
+
+
+def test_the_wheel_builds_without_a_warning_ships_the_page_and_pins_what_the_functions_run_with(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", tmp_path, ROOT, cwd=tmp_path, env=env)
+    [wheel] = tmp_path.glob("sensor_digest-*.whl")
+    archive = zipfile.ZipFile(wheel)
+
+    assert "would be ignored" not in built and "BuildBackendWarning" not in built
+    assert {"index.html", "heatmap.js", "heatmap.css"} <= {
+        name.rsplit("/", 1)[-1] for name in archive.namelist() if name.startswith("sensor_digest_tools/local/page/")
+    }
+    metadata = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    requires = {
+        line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires-Dist:")
+    }
+    # the functions' own requirements exactly as requirements.txt pins them: a user's tests of the
+    # handlers run the Powertools of the layer the stack deploys (shape.POWERTOOLS_LAYER_VERSION)
+    assert set(requirement_lines("requirements.txt")) <= requires
+    assert "aws-lambda-powertools[tracer]==3.31.1" in requires
+    assert {"typer<1,>=0.29.2", "rich<16,>=15.0.0"} <= requires
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
+from cdk_nag import AwsSolutionsChecks
 
 from app import build_app
 from sensor_digest import names
 from sensor_digest.store import schema
+from sensor_digest_cdk import SensorDigestPipeline
 from sensor_digest_cdk.read_api import ReadApi
 from tests.support.templates import actions, policy_of, resources, table_id
 
@@ -115,29 +118,49 @@ def test_the_api_url_is_a_stack_output(template: Template) -> None:
     assert "execute-api" in json.dumps(output["Value"])
 
 
-def test_grant_invoke_lets_a_principal_get_every_route_of_the_stage() -> None:
+def invoke_paths(statement: dict[str, Any]) -> list[str]:
+    """The stage, method and path each of a statement's execute-api ARNs ends with."""
+    found = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+    return [arn["Fn::Join"][1][-1].split("/", 1)[1] for arn in found]
+
+
+def test_grant_invoke_lets_a_principal_get_the_apis_routes_and_nothing_else() -> None:
     # Given a consumer's role, granted by the construct, in a stack of its own making
     _, stack = build_app({"stackName": "SensorDigestGrant"})
     [read_api] = [c for c in stack.node.find_all() if isinstance(c, ReadApi)]
     role = iam.Role(stack, "DashboardRole", assumed_by=iam.AccountRootPrincipal())
     read_api.grant_invoke(role)
 
-    # Then its policy allows execute-api:Invoke on GET of every path of the API's stage
-    Template.from_stack(stack).has_resource_properties(
-        "AWS::IAM::Policy",
-        {
-            "Roles": [{"Ref": Match.string_like_regexp("DashboardRole")}],
-            "PolicyDocument": {
-                "Statement": [
-                    Match.object_like(
-                        {
-                            "Action": "execute-api:Invoke",
-                            "Resource": {
-                                "Fn::Join": ["", Match.array_with([Match.string_like_regexp(r"/\$default/GET/\*$")])]
-                            },
-                        }
-                    )
-                ]
-            },
-        },
-    )
+    # Then its policy allows execute-api:Invoke on GET of the three routes of the API's stage
+    [policy] = [
+        p
+        for p in resources(Template.from_stack(stack), "AWS::IAM::Policy").values()
+        if p["Properties"]["Roles"] == [{"Ref": stack.resolve(role.node.default_child.logical_id)}]
+    ]
+    [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert (statement["Action"], statement["Effect"]) == ("execute-api:Invoke", "Allow")
+    assert invoke_paths(statement) == [
+        "$default/GET/sensors",
+        "$default/GET/sensors/*/days",
+        "$default/GET/sensors/*/months",
+    ]
+
+
+def test_grant_invoke_in_a_users_app_with_cdk_nag_synthesizes_clean_and_hides_no_other_finding() -> None:
+    # Given a user's app with AwsSolutionsChecks, a pipeline, and a role granted the read API as the
+    # construct docs show it, which also holds a wildcard of its own
+    app = cdk.App()
+    stack = cdk.Stack(app, "Readings")
+    pipeline = SensorDigestPipeline(stack, "Plain")
+    role = iam.Role(stack, "Dashboards", assumed_by=iam.AccountRootPrincipal())
+    pipeline.read_api.grant_invoke(role)
+    role.add_to_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=["arn:aws:s3:::dashboards/*"]))
+    cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
+
+    # When cdk-nag checks it
+    errors = [
+        e.entry.data for e in Annotations.from_stack(stack).find_error("*", Match.string_like_regexp("AwsSolutions"))
+    ]
+
+    # Then the only finding is the role's own wildcard: the read API's route ARNs are accepted, with a reason
+    assert len(errors) == 1 and errors[0].startswith("AwsSolutions-IAM5[Resource::arn:aws:s3:::dashboards/*]"), errors

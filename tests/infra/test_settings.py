@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match
 
+from sensor_digest.ingest.service import DEADLINE_MARGIN_SECONDS
 from sensor_digest_cdk.lambda_function import RETENTION
 from sensor_digest_cdk.shape import (
     CONTEXT_FIELDS,
@@ -26,6 +27,7 @@ from sensor_digest_cdk.shape import (
     ShapeError,
     context_key,
 )
+from sensor_digest_cdk.workable import INGEST_MIN_TIMEOUT_SECONDS
 from tests.support.templates import DAY, ROOT, cdk_synth, error_lines
 
 KEYS = {context_key(name): name for name in (*CONTEXT_FIELDS, "stack_name")}
@@ -59,9 +61,46 @@ def test_a_digest_timezone_the_functions_cannot_load_is_refused_at_synth(synth_w
     )
 
 
-def test_the_marker_lifetime_is_derived_from_the_queue_and_redrive_windows() -> None:
-    settings = PipelineShape(queue_retention_days=4, dead_letter_retention_days=14)
-    assert settings.marker_ttl_seconds == (4 + 14 + 1) * DAY
+def test_an_ingest_timeout_within_ingests_own_margin_is_refused_with_the_reason() -> None:
+    # ingest keeps DEADLINE_MARGIN_SECONDS free before its timeout: a timeout within it never counts
+    assert INGEST_MIN_TIMEOUT_SECONDS >= DEADLINE_MARGIN_SECONDS + 2
+    for seconds in range(1, INGEST_MIN_TIMEOUT_SECONDS):
+        [problem] = refusals({"ingestTimeoutSeconds": seconds})
+        assert problem == (
+            f"context value ingestTimeoutSeconds={seconds} is not allowed: ingestTimeoutSeconds takes a whole "
+            f"number from {INGEST_MIN_TIMEOUT_SECONDS} to 900 (ingest keeps 3 s before its timeout free for its "
+            "answer and logs and needs 2 s more to count; Lambda's longest timeout is 900 s)"
+        )
+    assert refusals({"ingestTimeoutSeconds": INGEST_MIN_TIMEOUT_SECONDS}) == []
+    with pytest.raises(ShapeError, match="ingest_timeout_seconds=3 is not allowed"):
+        PipelineShape(ingest_timeout_seconds=3)
+
+
+def latest_redelivery(shape: PipelineShape) -> int:
+    """How long after its first send a message can come back to ingest through one trip to the
+    dead-letter queue, ``dlq stamp`` and SQS's own redrive each at the latest moment SQS allows:
+    a standard message keeps its first enqueue time when SQS moves it to the dead-letter queue (it
+    expires there by it), a FIFO message's restarts; the copy ``dlq stamp`` writes and the message
+    a redrive sends are new messages, whose retention starts again."""
+    queue, dead = shape.queue_retention_days * DAY, shape.dead_letter_retention_days * DAY
+    last_in_dead_letters = queue + dead if shape.fifo else dead
+    stamped = last_in_dead_letters + dead
+    return max(queue, stamped + queue)
+
+
+@pytest.mark.parametrize("queue_type", ["standard", "fifo"])
+@pytest.mark.parametrize(("queue_days", "dead_days"), [(14, 14), (4, 14), (14, 1), (1, 1)])
+def test_a_marker_outlives_a_stamped_letter_redriven_by_sqs_at_the_latest_moment(
+    queue_type: str, queue_days: int, dead_days: int
+) -> None:
+    shape = PipelineShape(
+        queue_type=queue_type,  # type: ignore[arg-type]
+        queue_retention_days=queue_days,
+        dead_letter_retention_days=dead_days,
+    )
+    assert shape.marker_ttl_seconds > latest_redelivery(shape)
+    assert shape.marker_ttl_seconds <= latest_redelivery(shape) + DAY  # and a day of margin, no more
+    assert PipelineShape().marker_ttl_seconds == 43 * DAY
 
 
 def test_bad_context_is_refused_with_the_reason() -> None:
@@ -104,6 +143,7 @@ BAD_VALUES: list[tuple[str, object]] = [
     ("deadLetterMaxMessageBytes", 1024),
     ("deadLetterMaxMessageBytes", 2_000_000),
     ("ingestTimeoutSeconds", 0),
+    ("ingestTimeoutSeconds", 4),
     ("ingestTimeoutSeconds", 1000),
     ("ingestMemoryMb", 64),
     ("ingestMemoryMb", 10_241),
@@ -125,6 +165,7 @@ BAD_VALUES: list[tuple[str, object]] = [
     ("summaryBatchingWindowSeconds", 301),
     ("summaryRetryAttempts", -1),
     ("summaryMaxRecordAgeHours", 169),
+    ("summaryMaxRecordAgeHours", 25),
     ("apiTimeoutSeconds", 30),
     ("apiMemoryMb", 127),
     ("apiThrottleRateLimit", 0),
@@ -243,6 +284,31 @@ COMBINATIONS = [
         {"iteratorAgeAlarmSeconds": 90_000},
         "iteratorAgeAlarmSeconds=90000 with summaryMaxRecordAgeHours=24 is not allowed",
     ),
+    (
+        {"deadLetterRetentionDays": 1, "maxReceiveCount": 500},
+        "deadLetterRetentionDays=1 with maxReceiveCount=500 is not allowed: a message failing every receive is "
+        "maxReceiveCount x the visibility timeout (100000 s) old when SQS moves it to the dead-letter queue",
+    ),
+    (
+        {"queueType": "fifo", "ingestBatchSize": 5},
+        "ingestBatchSize=5 does not apply: queueType='fifo' reads its queue with fifoBatchSize and fifoMaxConcurrency",
+    ),
+    (
+        {"queueType": "fifo", "ingestBatchingWindowSeconds": 5},
+        "ingestBatchingWindowSeconds=5 does not apply: queueType='fifo' reads its queue",
+    ),
+    (
+        {"queueType": "fifo", "ingestMaxConcurrency": 50},
+        "ingestMaxConcurrency=50 does not apply: queueType='fifo' reads its queue",
+    ),
+    (
+        {"fifoBatchSize": 5},
+        "fifoBatchSize=5 does not apply: fifoBatchSize and fifoMaxConcurrency apply with queueType='fifo' only",
+    ),
+    (
+        {"readCapacity": 7, "billing": "on-demand"},
+        "readCapacity=7 does not apply: capacity applies with billing='provisioned' only",
+    ),
 ]
 
 
@@ -255,6 +321,11 @@ def test_values_each_in_range_that_aws_refuses_together_are_refused(context: dic
 def test_combinations_aws_takes_are_taken() -> None:
     assert refusals({"ingestBatchingWindowSeconds": 0, "ingestBatchSize": 10}) == []
     assert refusals({"ingestBatchingWindowSeconds": 0, "queueType": "fifo"}) == []  # FIFO has no window
+    assert refusals({"queueType": "fifo", "fifoBatchSize": 5, "fifoMaxConcurrency": 20}) == []
+    assert refusals({"queueType": "fifo", "ingestBatchSize": 10}) == []  # what FIFO does anyway
+    assert refusals({"billing": "provisioned", "readCapacity": 7, "writeCapacity": 9}) == []
+    assert refusals({"deadLetterRetentionDays": 1}) == []  # 1,000 s of retries fit a day
+    assert refusals({"deadLetterRetentionDays": 1, "maxReceiveCount": 500, "queueType": "fifo"}) == []  # restarts
     assert refusals({"queueType": "fifo", "stackName": "S" * 30}) == []
     assert refusals({"stackName": "S" * 31}) == []  # a standard queue's name is shortened
     assert refusals({"ingestTimeoutSeconds": 900, "ingestBatchingWindowSeconds": 300}) == []  # 5,700 s < 12 h

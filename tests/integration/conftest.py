@@ -1,4 +1,5 @@
-"""Integration fixtures: the real ingest handler's entry point, configured by environment.
+"""Integration fixtures: the real ingest handler's entry point, configured by environment, and the read
+API on a loopback port as ``sensor-digest up`` serves it (``server``).
 
 The ingest fixtures (``ingest_handler``, ``ingest_settings``, ``dead_letters``: the real ingest
 service with DynamoDB Local behind it and moto's SQS as DLQ) are in tests/conftest.py, shared with
@@ -13,6 +14,11 @@ from typing import Any
 import pytest
 
 from ingest import handler as module
+from sensor_digest import api
+from sensor_digest.config import ApiSettings
+from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
+from sensor_digest_tools.local.api_server import LocalApi
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables
 
@@ -24,3 +30,12 @@ def lambda_entry_point(tables: Tables, dead_letters: DeadLetters, monkeypatch: p
     monkeypatch.setenv("LEDGER_TABLE_NAME", tables.ledger)
     monkeypatch.setenv("DLQ_URL", dead_letters.url)
     yield module.handler  # the handler builds its service for this environment by itself
+
+
+@pytest.fixture
+def server(tables: Tables, session: LocalSession) -> Iterator[LocalApi]:
+    """The read API's service over this test's tables, on a loopback port, as ``up`` serves it."""
+    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
+    local.start()
+    yield local
+    local.stop()

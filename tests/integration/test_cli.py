@@ -22,6 +22,7 @@ import pytest
 from moto import mock_aws
 from typer.testing import CliRunner
 
+from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE
 from sensor_digest.store import reads
 from sensor_digest_tools.aws.dynamodb_local import free_port
 from sensor_digest_tools.cli import output
@@ -231,7 +232,7 @@ def test_every_read_command_answers_json_whole_and_tables_never_cut_a_cell(
     }
     assert summary == {"sensor_id": 46, "months": {"2024-06": {"2024-06-01": 2, "2024-06-02": 5}}}
     kept = next(d for d in letters if d["source_message_id"] == poison_id)
-    assert kept["body"] == poison and kept["error"] == "sensor_id must be an integer, got string"
+    assert kept["body"] == poison and kept["error"] == 'sensor_id must be an integer, got string "forty-six"'
     assert narrow.exit_code == 0 and "…" not in narrow.output
 
 
@@ -251,12 +252,12 @@ def own_queues(running: LocalPipeline) -> tuple[Any, str, str]:
 
 
 def origins(sqs: Any, url: str) -> list[str]:
-    """The origin (``source_message_id``) of every message in a queue; they stay in flight."""
+    """The origin (``sensor-digest.source_message_id``) of every message in a queue; they stay in flight."""
     got: list[str] = []
     while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]).get(
         "Messages"
     ):
-        got += [m["MessageAttributes"]["source_message_id"]["StringValue"] for m in batch]
+        got += [m["MessageAttributes"][SOURCE_ID_ATTRIBUTE]["StringValue"] for m in batch]
     return got
 
 

@@ -23,6 +23,7 @@ from moto import mock_aws
 
 from sensor_digest import ingest
 from sensor_digest.config import IngestSettings, QueueType
+from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN
@@ -425,8 +426,8 @@ def redriven(message: QueuedMessage, sequence: Sequencer) -> QueuedMessage:
         deduplication_id=f"redrive-{message.message_id}",
         sequence_number=str(int(sequence.message(0).sequence_number or 0)),
         attributes={
-            "source_message_id": {"DataType": "String", "StringValue": message.message_id},
-            "source_sent_timestamp": {"DataType": "Number", "StringValue": str(message.sent_timestamp_ms)},
+            SOURCE_ID_ATTRIBUTE: {"DataType": "String", "StringValue": message.message_id},
+            SOURCE_SENT_ATTRIBUTE: {"DataType": "Number", "StringValue": str(message.sent_timestamp_ms)},
         },
     )
 

@@ -217,7 +217,7 @@ def test_poison_message_goes_to_the_dlq_with_its_reason_and_the_others_count(
     assert day_counts(ddb, tables.table) == {(5, "2024-05-01"): 3}
     kept = dead_letters.drain()
     assert [(k.body, k.error, k.source_message_id) for k in kept] == [
-        (poison.body, "sensor_id must be an integer, got string", poison.message_id)
+        (poison.body, 'sensor_id must be an integer, got string "five"', poison.message_id)
     ]
     assert identities(ddb, tables) == 3  # the poison left no identity
 

@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from sensor_digest import api
-from sensor_digest.config import ApiSettings
 from sensor_digest.store import schema
-from sensor_digest_tools.aws.session import LocalSession
-from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.local.api_server import HOST, LocalApi
 from tests.support.tables import Tables
 
@@ -34,14 +29,6 @@ class Answer:
 
     def json(self) -> Any:
         return json.loads(self.body)
-
-
-@pytest.fixture
-def server(tables: Tables, session: LocalSession) -> Iterator[LocalApi]:
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
-    local.start()
-    yield local
-    local.stop()
 
 
 def send(server: LocalApi, raw: bytes) -> Answer:
@@ -60,7 +47,8 @@ def send(server: LocalApi, raw: bytes) -> Answer:
 def request(server: LocalApi, target: str | bytes, method: str = "GET", extra: str = "", host: str = "") -> Answer:
     line = target if isinstance(target, bytes) else target.encode()
     host = host or f"{HOST}:{server.port}"
-    return send(server, method.encode() + b" " + line + f" HTTP/1.1\r\nHost: {host}\r\n{extra}\r\n".encode())
+    # headers as bytes of Latin-1, as HTTP/1.1 reads them (so "\u00b2" reaches the server as the superscript two)
+    return send(server, method.encode() + b" " + line + f" HTTP/1.1\r\nHost: {host}\r\n{extra}\r\n".encode("latin-1"))
 
 
 def test_the_api_answers_over_http_as_its_handler_does(ddb: Any, tables: Tables, server: LocalApi) -> None:
@@ -125,6 +113,13 @@ def test_a_request_naming_another_host_in_capitals_is_refused(server: LocalApi) 
         ("/sensors", "POST", "Transfer-Encoding: chunked\r\n", 411),
         ("/sensors", "POST", "Content-Length: 99999999\r\n", 413),
         ("/sensors/abc/days?from=2024-05-01&to=2024-05-02", "GET", "", 400),
+        ("/sensors", "GET", "Content-Length: \u00b2\r\n", 400),
+        ("/sensors", "GET", "Content-Length: 1\u00b3\r\n", 400),
+        ("/sensors", "GET", "Content-Length: -1\r\n", 400),
+        ("/sensors", "GET", "Content-Length: 1 0\r\n", 400),
+        ("/sensors", "GET", "Content-Length: 0\r\nContent-Length: 2\r\n", 400),
+        ("/sensors", "GET", f"Content-Length: {'9' * 40}\r\n", 400),
+        ("/sensors", "GET", "Host: localhost\r\n", 400),
     ],
     ids=[
         "long-target",
@@ -139,6 +134,13 @@ def test_a_request_naming_another_host_in_capitals_is_refused(server: LocalApi) 
         "chunked-body",
         "huge-body",
         "bad-sensor-id",
+        "length-in-superscript-digits",
+        "length-with-a-superscript-three",
+        "negative-length",
+        "length-with-a-space",
+        "two-lengths",
+        "length-past-any-body",
+        "second-host",
     ],
 )
 def test_a_hostile_request_gets_a_clean_json_4xx(
@@ -149,6 +151,18 @@ def test_a_hostile_request_gets_a_clean_json_4xx(
     assert answer.status == status
     assert answer.headers["content-type"] == "application/json"
     assert set(answer.json()) == {"error"}
+
+
+def test_a_header_that_is_not_one_leaves_the_server_answering_the_next_request(
+    server: LocalApi, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Given a request whose Content-Length is a superscript two, which Python's isdigit takes
+    answer = request(server, "/sensors", "GET", "Content-Length: \u00b2\r\n")
+
+    # Then it is answered, in JSON, no request thread dies with a traceback, and the next is served
+    assert (answer.status, answer.json()) == (400, {"error": "Content-Length must be one length in ASCII digits"})
+    assert "Traceback" not in capfd.readouterr().err
+    assert request(server, "/sensors").status == 200
 
 
 def test_head_answers_the_headers_without_a_body(server: LocalApi) -> None:

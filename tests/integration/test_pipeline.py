@@ -60,7 +60,7 @@ def test_a_verbose_pipeline_logs_each_rejection_with_its_reason(
 
     logged = capfd.readouterr().err
     assert '"message":"message rejected"' in logged
-    assert '"reason":"sensor_id must be an integer, got string"' in logged
+    assert '"reason":"sensor_id must be an integer, got string \\"x\\""' in logged
 
 
 def test_the_fifo_demo_is_exact_through_lost_deletes_faults_and_producer_retries(ddb_endpoint: str) -> None:

@@ -9,7 +9,6 @@ Events: API Gateway HTTP API payload 2.0, built as the local server builds them 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +24,7 @@ from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.lambda_runtime.events import FakeContext
 from sensor_digest_tools.local.api_server import event_of
+from tests.support.read_api import follow, get, put_days, put_month
 from tests.support.tables import Tables
 
 pytestmark = pytest.mark.dynamodb_local
@@ -49,21 +49,6 @@ def service(tables: Tables, session: LocalSession) -> api.ApiService:
 @pytest.fixture
 def registry(ddb: Any, tables: Tables) -> Registry:
     return Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb)
-
-
-def get(service: api.ApiService, target: str, method: str = "GET") -> tuple[int, dict[str, Any], dict[str, Any]]:
-    """One request: its status, its JSON body and its headers."""
-    answer = service.handle_event(event_of(method, target, {"host": "test"}, "127.0.0.1")).response()
-    return int(answer["statusCode"]), json.loads(answer["body"]), answer.get("headers") or {}
-
-
-def put_days(ddb: Any, tables: Tables, sensor: int, counts: dict[str, int]) -> None:
-    for day, count in counts.items():
-        ddb.put_item(TableName=tables.table, Item=schema.day_item(sensor, day, count))
-
-
-def put_month(ddb: Any, tables: Tables, sensor: int, month: str, counts: dict[str, int]) -> None:
-    ddb.put_item(TableName=tables.table, Item=schema.summary_item(sensor, month, counts))
 
 
 def put_unlisted_profile(ddb: Any, tables: Tables, profile: SensorProfile) -> None:
@@ -141,19 +126,6 @@ def test_sensors_lists_registered_profiles_by_id_with_name_and_time_zone(
             {"sensor_id": 12, "name": "cellar", "timezone": "Europe/Paris"},
         ]
     }
-
-
-def follow(service: api.ApiService, target: str, key: str) -> Iterator[dict[str, Any]]:
-    """Every page of ``target``, following ``next_token``."""
-    token: str | None = None
-    for _ in range(50):
-        status, body, _ = get(service, target + (f"&token={token}" if token else ""))
-        assert status == 200, body
-        yield body
-        token = body.get("next_token")
-        if token is None:
-            return
-    raise AssertionError("more than 50 pages")
 
 
 def test_days_paginate_with_a_token_and_the_pages_add_up_to_the_range(

@@ -30,6 +30,7 @@ from sensor_digest.store import schema, tables
 from sensor_digest_tools.aws.dynamodb_local import EngineError, free_port, start_engine
 from sensor_digest_tools.aws.session import local_client
 from sensor_digest_tools.cli.app import app
+from sensor_digest_tools.cli.local import CLIENT_NOTE
 
 pytestmark = pytest.mark.dynamodb_local
 runner = CliRunner()
@@ -162,6 +163,7 @@ def test_a_plain_boto3_producer_in_its_own_process_works_with_the_settings_up_pr
 
     assert printed.exit_code == 0
     assert {"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB"} <= set(exports)
+    assert printed.stderr.strip() == CLIENT_NOTE  # what the AWS CLI needs beyond the exports, beside them
     assert producer.stdout.strip() == "counted 20", producer.stderr
 
 
@@ -277,7 +279,10 @@ def test_up_pins_its_ports_reads_unknown_sensors_and_prints_only_the_client_sett
         )
     try:
         saved = json.loads(state.read_text())
-        sent = runner.invoke(app, ["send", "--sensor", "5", "--timestamp", "2024-05-01T10:00:00Z"])
+        refused = runner.invoke(app, ["send", "--sensor", "5", "--timestamp", "2024-05-01T10:00:00Z"])
+        # a producer of its own, which nothing checks first: the ingest rejects it
+        body = json.dumps({"sensor_id": 5, "timestamp": "2024-05-01T10:00:00Z"})
+        local_client(saved["sqs_endpoint"], "sqs").send_message(QueueUrl=saved["queue_url"], MessageBody=body)
         letters = wait_for(lambda: json.loads(runner.invoke(app, ["dlq", "list", "--json"]).stdout))
     finally:
         process.send_signal(signal.SIGTERM)
@@ -285,11 +290,15 @@ def test_up_pins_its_ports_reads_unknown_sensors_and_prints_only_the_client_sett
 
     assert saved["dynamodb_endpoint"] == f"http://127.0.0.1:{engine_port}"
     assert saved["sqs_endpoint"] == f"http://127.0.0.1:{sqs_port}"
-    assert sent.exit_code == 0, sent.output
+    assert saved["unknown_sensors"] == "reject"
+    assert refused.exit_code == 1  # send checks the registry against the setting `up` runs with
+    assert "the ingest would reject this report: sensor 5 is not registered (UNKNOWN_SENSORS=reject)" in refused.stderr
     assert [letter["error"] for letter in letters] == ["sensor 5 is not registered (UNKNOWN_SENSORS=reject)"]
     assert all(line.startswith("export ") for line in out.read_text().splitlines())
     assert f"export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:{sqs_port}" in out.read_text().splitlines()
     assert "reports of unregistered sensors rejected" in err.read_text()
+    # and on stop it said what the pipeline held, all of which lives in memory
+    assert "stopping drops 0 report(s) accepted but not yet counted and 1 dead letter(s)" in err.read_text()
 
 
 def test_up_counts_the_days_of_unregistered_sensors_in_the_timezone_given(

@@ -48,7 +48,7 @@ def test_a_batch_counts_once_however_often_it_comes_and_poison_is_kept_with_its_
     counted = scan_all(moto_aws.ddb, moto_aws.table) + scan_all(moto_aws.ddb, moto_aws.ledger)
     assert sum(len(item.get(schema.IDS, {}).get("BS", [])) for item in counted) == 3  # each counted report's identity
     kept = list_dead_letters(moto_aws.sqs, moto_aws.dlq_url)
-    assert [(k.body, k.error) for k in kept] == [(poison.body, "sensor_id must be an integer, got string")]
+    assert [(k.body, k.error) for k in kept] == [(poison.body, 'sensor_id must be an integer, got string "seven"')]
 
 
 def day_record(sensor: int, day: str, old: int | None, new: int, sequence: int) -> dict[str, Any]:

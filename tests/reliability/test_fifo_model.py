@@ -44,6 +44,7 @@ from hypothesis.stateful import (
 
 from sensor_digest import ingest
 from sensor_digest.config import IngestSettings, QueueType
+from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
 from sensor_digest_tools.aws.dynamodb_local import create_tables
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN, FakeContext, QueuedMessage, sqs_event
@@ -115,8 +116,8 @@ class FifoMachine(RuleBasedStateMachine):
                 deduplication_id=f"redrive-{message.message_id}",
                 sequence_number=self.sequencer.message(0).sequence_number,
                 attributes={
-                    "source_message_id": {"DataType": "String", "StringValue": self._original(message.message_id)},
-                    "source_sent_timestamp": {"DataType": "Number", "StringValue": str(message.sent_timestamp_ms)},
+                    SOURCE_ID_ATTRIBUTE: {"DataType": "String", "StringValue": self._original(message.message_id)},
+                    SOURCE_SENT_ATTRIBUTE: {"DataType": "Number", "StringValue": str(message.sent_timestamp_ms)},
                 },
             )
             self.origin[copy.message_id] = self._original(message.message_id)

@@ -9,93 +9,17 @@ ingest service is the real one (``build_service``), with the fault layer in its 
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
-from sensor_digest import ingest
-from sensor_digest.config import IngestSettings
 from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
 from sensor_digest.registry import Registry, SensorProfile
-from sensor_digest_tools.aws.session import LocalSession
-from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
-from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
-from sensor_digest_tools.ops.dlq import list_dead_letters, redrive, stamp
-from tests.support.faults import WRITE_OPERATIONS, FaultySession, Rule, touches_sensor
+from sensor_digest_tools.ops.dlq import list_dead_letters
+from tests.support.life import DAY, MAY_1_10H, REDRIVES, LostAnswerOutage, Pipeline
 from tests.support.tables import Tables, day_counts, identities, markers, recorded
 
 pytestmark = pytest.mark.dynamodb_local
-
-MAY_1_10H = datetime(2024, 5, 1, 10, tzinfo=UTC).timestamp()
-DAY = 86_400
-
-
-class Pipeline:
-    """A queue with the stack's ``maxReceiveCount`` (5) and its dead-letter queue on the broker,
-    drained by the SQS event source into the real ingest service; ``now`` is the broker's clock."""
-
-    def __init__(self, tables: Tables, endpoint: str, *, rule: Rule | None = None, **settings: Any) -> None:
-        self.now = MAY_1_10H
-        self.broker = LocalSqsBroker(clock=lambda: self.now)
-        session = LocalSession({"dynamodb": endpoint, "sqs": ENDPOINT})
-        self.broker.install(session)
-        self.sqs = session.client("sqs")
-        self.dlq = self.broker.create_queue("dlq")
-        self.queue = self.broker.create_queue(
-            "q", visibility_timeout=0.05, dead_letter_url=self.dlq, max_receive_count=5
-        )
-        faulty = FaultySession(
-            inner=session, rule=rule or (lambda op, kw: None), operations=(*WRITE_OPERATIONS, "batch_get_item")
-        )
-        options = {"profile_cache_seconds": 0, **settings}
-        service = ingest.build_service(
-            IngestSettings(
-                table_name=tables.table,
-                ledger_table_name=tables.ledger,
-                dlq_url=self.dlq,
-                timezone=ZoneInfo("UTC"),
-                **options,
-            ),
-            faulty,
-        )
-        self.source = SqsEventSource(
-            sqs=self.sqs, queue_url=self.queue, handler=lambda_handler(service), batching_window=0.01
-        )
-
-    def send(self, body: dict[str, Any]) -> str:
-        return str(self.sqs.send_message(QueueUrl=self.queue, MessageBody=json.dumps(body))["MessageId"])
-
-    def drain(self, seconds: float = 60) -> None:
-        deadline = time.monotonic() + seconds
-        while self.source.in_queue():
-            assert time.monotonic() < deadline, "the queue did not drain"
-            if self.source.poll_once() == 0:
-                time.sleep(0.02)
-
-    def sqs_own_redrive(self) -> None:
-        """The console's "Start DLQ redrive": SQS moves every message back to its source queue."""
-        arn = self.sqs.get_queue_attributes(QueueUrl=self.dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        self.sqs.start_message_move_task(SourceArn=arn)
-
-    def project_redrive(self) -> None:
-        report = redrive(self.sqs, self.dlq, self.queue)
-        assert report.left == []
-
-    def stamped_then_sqs_own_redrive(self) -> None:
-        stamp(self.sqs, self.dlq)
-        self.sqs_own_redrive()
-
-
-REDRIVES: dict[str, Callable[[Pipeline], None]] = {
-    "sensor-digest dlq redrive": Pipeline.project_redrive,
-    "dlq stamp, then SQS's own redrive": Pipeline.stamped_then_sqs_own_redrive,
-}
 
 
 @pytest.mark.parametrize("how", REDRIVES)
@@ -105,22 +29,11 @@ def test_a_committed_report_without_event_id_or_timestamp_counts_once_on_its_day
     # Given sensor 8's day under way, then an outage in which its next write commits but its answer
     # is lost, and every later call for it (the marker lookup included) fails, for longer than
     # maxReceiveCount receives
-    outage = {"on": False, "committed": False}
-
-    def rule(operation: str, kwargs: dict[str, Any]) -> str | None:
-        if not outage["on"]:
-            return None
-        if operation == "batch_get_item":  # the marker lookup fails too (the profiles' read need not)
-            return "throttle" if tables.ledger in kwargs["RequestItems"] else None
-        if touches_sensor(kwargs, 8) and not outage["committed"]:
-            outage["committed"] = True
-            return "timeout_after"
-        return "throttle"
-
-    pipeline = Pipeline(tables, engine_endpoint, rule=rule)
+    outage = LostAnswerOutage(tables.ledger, sensor=8)
+    pipeline = Pipeline(tables, engine_endpoint, rule=outage)
     pipeline.send({"sensor_id": 8, "event_id": "earlier"})
     pipeline.drain()
-    outage["on"] = True
+    outage.on = True
     original = pipeline.send({"sensor_id": 8, "count": 3})  # no event_id, no timestamp: its SQS id and send time
 
     # When it has failed its way into the dead-letter queue, and two days later it is redriven
@@ -128,14 +41,14 @@ def test_a_committed_report_without_event_id_or_timestamp_counts_once_on_its_day
     [letter] = list_dead_letters(pipeline.sqs, pipeline.dlq)
     committed_during_outage = day_counts(ddb, tables.table)
     pipeline.now += 2 * DAY
-    outage["on"] = False
+    outage.on = False
     REDRIVES[how](pipeline)
     pipeline.drain()
 
     # Then it was counted exactly once, on the day it was first sent: the redelivery's new message
     # id found the first delivery's identity under the original id
     assert (letter.error, letter.source_message_id) == (None, original)  # SQS moved it there itself
-    assert outage["committed"]
+    assert outage.committed
     assert committed_during_outage == {(8, "2024-05-01"): 4}
     assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 4}
     assert recorded(ddb, tables, 8, "2024-05-01", "earlier") and recorded(ddb, tables, 8, "2024-05-01", original)

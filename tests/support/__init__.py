@@ -9,9 +9,12 @@
 - ``moto_tier``: the quick tier's moto account;
 - ``scenarios``: the ingest issue's scenario (many messages, delivered one to three times);
 - ``delivery``: SQS + Lambda as a redelivery loop that survives crashes;
+- ``life``: a report's life through the dead-letter queue and back (the broker on a moved clock, the redrives);
 - ``model``: the model the state machines compare the tables with;
 - ``workers``: code run in child processes (importable under the spawn method);
-- ``templates``: the synthesized stack and reading its template.
+- ``templates``: the synthesized stack and reading its template;
+- ``read_api``: requests to the read API's service, and the items they read;
+- ``browser``: the read API's page in headless Chromium, its DOM read back.
 
 Test modules import shared code from here only, never from another test module or a conftest.
 """

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from sensor_digest.dead_letter_format import (
     DEAD_LETTER_OVERHEAD_BYTES,
+    SOURCE_ID_ATTRIBUTE,
     SQS_MAX_MESSAGE_BYTES,
     Origin,
     clip_reason,
@@ -71,7 +72,7 @@ def test_a_rejected_body_of_exactly_the_queue_maximum_is_kept_with_its_reason(sq
     [kept] = sqs.receive_message(QueueUrl=dlq, MessageAttributeNames=["All"])["Messages"]
     assert kept["Body"] == body
     assert kept["MessageAttributes"]["error"]["StringValue"] == "sensor_id is required"
-    assert kept["MessageAttributes"]["source_message_id"]["StringValue"] == record["MessageId"]
+    assert kept["MessageAttributes"][SOURCE_ID_ATTRIBUTE]["StringValue"] == record["MessageId"]
 
 
 def test_the_longest_reason_and_id_still_fit_beside_the_largest_body(sqs: Any, queues: Any) -> None:
@@ -130,7 +131,7 @@ def test_a_short_reason_is_kept_as_it_is() -> None:
             "messageId": "m3",
             "body": '{"sensor_id": 1}',
             "attributes": {"SentTimestamp": "1714564800000"},
-            "messageAttributes": {"source_message_id": {"stringValue": "x\ud800", "dataType": "String"}},
+            "messageAttributes": {SOURCE_ID_ATTRIBUTE: {"stringValue": "x\ud800", "dataType": "String"}},
         },
         # a body with a lone surrogate
         {"messageId": "m4", "body": '{"sensor_id": "\ud800"}', "attributes": {"SentTimestamp": "1714564800000"}},

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from sensor_digest.entry import LambdaEntry
+from sensor_digest.errors import ConfigurationError
 from sensor_digest_tools.lambda_runtime.events import FakeContext
 
 COUNTED = [3.0]  # EMF keeps a metric's values as a list
@@ -67,3 +68,47 @@ def test_the_service_is_kept_while_the_environment_stays_and_built_again_when_it
     entry.handler({"Records": []}, FakeContext())
 
     assert built == ["First", "Second", "Second", "Second"]
+
+
+def emitted_dimensions(out: str) -> list[tuple[list[str], dict[str, str]]]:
+    """Each EMF blob's dimension names and their values."""
+    blobs = [json.loads(line) for line in out.splitlines() if '"_aws"' in line]
+    return [
+        (sorted(names), {name: blob[name] for name in names})
+        for blob in blobs
+        for directive in blob["_aws"]["CloudWatchMetrics"]
+        for names in directive["Dimensions"]
+    ]
+
+
+def test_each_invocations_metrics_carry_the_pipeline_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given two pipelines' functions (one process here; on Lambda, one container each)
+    entry = LambdaEntry("sensor-digest-test", lambda session: Service(), "batch done")
+
+    # When each invokes with its own SENSOR_DIGEST_PIPELINE, and once more without one
+    monkeypatch.setenv("SENSOR_DIGEST_PIPELINE", "SensorDigest")
+    entry.handler({"Records": []}, FakeContext())
+    monkeypatch.setenv("SENSOR_DIGEST_PIPELINE", "SensorDigestStaging")
+    entry.handler({"Records": []}, FakeContext())
+    monkeypatch.delenv("SENSOR_DIGEST_PIPELINE")
+    entry.handler({"Records": []}, FakeContext())
+
+    # Then each publishes under its own pipeline, never into the other's series
+    assert emitted_dimensions(capsys.readouterr().out) == [
+        (["pipeline", "service"], {"service": "sensor-digest-test", "pipeline": "SensorDigest"}),
+        (["pipeline", "service"], {"service": "sensor-digest-test", "pipeline": "SensorDigestStaging"}),
+        (["service"], {"service": "sensor-digest-test"}),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")
+@pytest.mark.parametrize("value", ["   ", "Stäging", "x" * 256])
+def test_a_pipeline_name_cloudwatch_cannot_take_fails_the_cold_start_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("SENSOR_DIGEST_PIPELINE", value)
+    entry = LambdaEntry("sensor-digest-test", lambda session: Service(), "batch done")
+    with pytest.raises(ConfigurationError, match="SENSOR_DIGEST_PIPELINE must be 1 to 255 ASCII characters"):
+        entry.handler({"Records": []}, FakeContext())

@@ -224,7 +224,7 @@ def test_a_flood_of_poison_is_kept_in_batches_and_costs_the_valid_reports_nothin
     assert clock.calls == ["SendMessageBatch"] * 16
     kept = sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10, MessageAttributeNames=["All"])["Messages"]
     assert {m["MessageAttributes"]["error"]["StringValue"] for m in kept} == {
-        "sensor_id must be an integer, got string"
+        'sensor_id must be an integer, got string "x"'
     }
 
 

@@ -109,6 +109,29 @@ def test_a_message_that_breaks_a_rule_is_rejected_with_the_reason(body: Any, exp
     assert expected in reason(body)
 
 
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"sensor_id": 7, "count": 1.5}, "count must be an integer, got number 1.5"),
+        ({"sensor_id": 7, "count": "3"}, 'count must be an integer, got string "3"'),
+        ({"sensor_id": "7"}, 'sensor_id must be an integer, got string "7"'),
+        ({"sensor_id": 7.0}, "sensor_id must be an integer, got number 7.0"),
+        ({"sensor_id": False}, "sensor_id must be an integer, got boolean false"),
+        ({"sensor_id": 7, "event_id": ["a"]}, 'event_id must be a string, got array ["a"]'),
+        (
+            {"sensor_id": 7, "timestamp": {"at": 1}},
+            'timestamp must be an ISO-8601 string or epoch seconds, got object {"at": 1}',
+        ),
+        ("[7]", "body must be a JSON object, got array [7]"),
+        # a long value is clipped; one that could act on a terminal or a log is JSON-escaped ASCII
+        ({"sensor_id": "x" * 100}, 'sensor_id must be an integer, got string "' + "x" * 36 + "..."),
+        ({"sensor_id": "\u202e\x1b[2J"}, 'sensor_id must be an integer, got string "\\u202e\\u001b[2J"'),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_shown_in_the_reason(body: Any, expected: str) -> None:
+    assert reason(body) == expected
+
+
 def test_without_timestamp_and_without_sent_timestamp_the_message_is_rejected() -> None:
     assert "SentTimestamp attribute is missing" in reason({"sensor_id": 1}, sent=None)
 
@@ -223,7 +246,7 @@ def test_the_forbidden_characters_are_exactly_the_unicode_categories_cc_and_cs_o
 
 
 def test_an_event_id_taken_from_the_source_message_id_attribute_follows_the_same_rule() -> None:
-    # a redriven dead letter's report without event_id is counted by its source_message_id attribute
+    # a redriven dead letter's report without event_id is counted by its sensor-digest.source_message_id attribute
     def pending(origin_id: str) -> Any:
         return read_pending(message_id="m", body='{"sensor_id": 1}', sent_timestamp=SENT_MS, origin_id=origin_id)
 
@@ -231,7 +254,7 @@ def test_an_event_id_taken_from_the_source_message_id_attribute_follows_the_same
     with pytest.raises(RejectedMessage) as info:
         pending("a\nb")
     assert info.value.reason == (
-        "the source_message_id attribute (the report's event id) must not contain control characters "
+        "the sensor-digest.source_message_id attribute (the report's event id) must not contain control characters "
         "(U+0000-U+001F, U+007F-U+009F) or lone surrogates (U+D800-U+DFFF): U+000A at position 2"
     )
 

@@ -27,9 +27,15 @@ SENSOR_ID = re.compile(r"[0-9]{1,16}")  # ASCII digits (``\d`` takes any script'
 LIMIT = re.compile(r"[0-9]{1,4}")
 
 
+def is_sensor_id(text: object) -> bool:
+    """Whether ``text`` is a sensor id: a non-negative integer of at most 2^53 - 1, in ASCII digits
+    (as a path gives it, and as DynamoDB keeps a ``SensorId`` that is one)."""
+    return isinstance(text, str) and SENSOR_ID.fullmatch(text) is not None and int(text) <= MAX_SENSOR_ID
+
+
 def sensor_id(text: str) -> int:
-    """A sensor id from the path: a non-negative integer of at most 2^53 - 1, in ASCII digits."""
-    if SENSOR_ID.fullmatch(text) is None or int(text) > MAX_SENSOR_ID:
+    """A sensor id from the path (``is_sensor_id``)."""
+    if not is_sensor_id(text):
         raise BadRequest(f"sensor id must be an integer from 0 to {MAX_SENSOR_ID}, got {_shown(text)}")
     return int(text)
 

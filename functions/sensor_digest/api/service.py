@@ -4,9 +4,16 @@
 ``sensor-digest up``) and returns an ``ApiReport`` whose ``response()`` is the HTTP answer. Every
 answer is JSON (``application/json``): the data, or ``{"error": "..."}`` with 400 (the request
 broke a rule: ``rules.py``, ``tokens.py``), 404 (no such route), 405 (a route, another method),
-500 (an item without the contract's shape, or a fault of the code) or 503 (DynamoDB failed or
-throttled: try again). Each request is one ``Query``: of the sensor's partition for ``days`` and
-``months``, of the ``Profiles`` index for ``sensors``; never a ``Scan``.
+500 (a fault of the code) or 503 (DynamoDB failed or throttled: try again). Each request is one
+``Query``: of the sensor's partition for ``days`` and ``months``, of the ``Profiles`` index for
+``sensors``; never a ``Scan``.
+
+An item without the contract's shape (a day's ``DataCount`` that is no whole number or is negative, a
+month's ``DailyCounts`` that is no map or an element that is no number, a profile whose ``SensorId``
+is no sensor id) is a data problem, not a fault of the server: the answer is a 200 with everything
+that can be read, and beside the contract's fields ``malformed``, one entry per item (or element)
+left out, naming it, what is wrong with it, and what mends it (``store/repairs.py``). Absent when
+all is well.
 
 Powertools keeps the event being resolved on the class, so one service resolves one event at a
 time (a lock): Lambda gives a container one request at a time anyway; the local server, many.
@@ -26,9 +33,9 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
 from sensor_digest import names
 from sensor_digest.api import rules, tokens
-from sensor_digest.errors import BadRequest, MalformedItem, TransientFault
+from sensor_digest.errors import BadRequest, TransientFault
 from sensor_digest.logs import LOG
-from sensor_digest.store import reads, schema
+from sensor_digest.store import reads, repairs, schema
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -39,6 +46,7 @@ SENSORS_ROUTE = "/sensors"
 # the paths of the routes, for telling a wrong method (405) from a wrong path (404)
 ROUTE_PATHS = tuple(re.compile(p) for p in (r"/sensors", r"/sensors/[^/]+/days", r"/sensors/[^/]+/months"))
 LOGGED_PATH_CHARS = 200
+MALFORMED = "malformed"  # the answer's field beside the contract's: what was left out, why, and its repair
 
 
 def error(status: HTTPStatus, reason: str, headers: Mapping[str, str] | None = None) -> Response[Any]:
@@ -48,6 +56,26 @@ def error(status: HTTPStatus, reason: str, headers: Mapping[str, str] | None = N
         body={"error": reason},
         headers=dict(headers or {}),
     )
+
+
+def _entry(bad: reads.Unreadable, repair: str) -> dict[str, str]:
+    """One entry of ``malformed``: where (``month``, ``day``), what is wrong, what mends it."""
+    where = {key: value for key, value in (("month", bad.month), ("day", bad.day)) if value is not None}
+    return {**where, "error": bad.reason, "repair": repair}
+
+
+def _note_malformed(answer: dict[str, Any], malformed: list[dict[str, str]]) -> None:
+    """``malformed`` beside the answer's data, when there is any (a warning in the log: a data
+    problem, not a fault of the server)."""
+    if malformed:
+        LOG.warning("items left out of the answer", malformed=malformed[:10], count=len(malformed))
+        answer[MALFORMED] = malformed
+
+
+def _raw_sensor_id(item: Mapping[str, Any]) -> str:
+    """An item's ``SensorId`` as DynamoDB keeps it (a number as text), whatever it holds."""
+    value = item.get(schema.SENSOR_ID)
+    return str(value.get("N", "")) if isinstance(value, Mapping) else ""
 
 
 def _sort_key_after(page: reads.Page) -> str | None:
@@ -115,7 +143,9 @@ class ApiService:
             limit=rules.limit(limit, rules.MAX_DAYS),
             after=after,
         )
-        answer: dict[str, Any] = {"sensor_id": sensor, "days": dict(reads.days_of_items(page.items))}
+        days, unreadable = reads.days_read(page.items)
+        answer: dict[str, Any] = {"sensor_id": sensor, "days": dict(days)}
+        _note_malformed(answer, [_entry(bad, repairs.day_item(sensor, str(bad.day))) for bad in unreadable])
         return self._continued(answer, digest, _sort_key_after(page))
 
     def months(
@@ -128,23 +158,33 @@ class ApiService:
         page = reads.sensor_items_page(
             self._client, self._table, sensor, low, high, limit=rules.limit(limit, rules.MAX_MONTHS), after=after
         )
-        answer: dict[str, Any] = {"sensor_id": sensor, "months": reads.months_of_items(sensor, page.items)}
+        months, unreadable = reads.months_read(sensor, page.items)
+        answer: dict[str, Any] = {"sensor_id": sensor, "months": months}
+        _note_malformed(answer, [_entry(bad, repairs.summary_item(sensor)) for bad in unreadable])
         return self._continued(answer, digest, _sort_key_after(page))
 
     def sensors(self, limit: str | None, token: str | None) -> dict[str, Any]:
         digest = tokens.request_digest("sensors")
         after = tokens.after_sensor(token, digest, rules.MAX_SENSOR_ID) if token is not None else None
         page = reads.profiles_page(self._client, self._table, limit=rules.limit(limit, rules.MAX_SENSORS), after=after)
-        listed = [
-            {
-                "sensor_id": schema.sensor_of_item(item),
-                "name": item.get(schema.NAME, {}).get("S"),
-                "timezone": item.get(schema.TIME_ZONE, {}).get("S"),
-            }
-            for item in page.items
-        ]
-        last = schema.sensor_of_item(page.last_key) if page.last_key else None
-        return self._continued({"sensors": listed}, digest, last)
+        listed, malformed = [], []
+        for item in page.items:
+            raw = _raw_sensor_id(item)
+            if rules.is_sensor_id(raw):
+                listed.append(
+                    {
+                        "sensor_id": int(raw),
+                        "name": item.get(schema.NAME, {}).get("S"),
+                        "timezone": item.get(schema.TIME_ZONE, {}).get("S"),
+                    }
+                )
+            else:  # listed by the index, refused by every other route: left out, and named
+                reason = f"{schema.describe(item)}: {schema.SENSOR_ID} is no sensor id (0 to {rules.MAX_SENSOR_ID})"
+                malformed.append({"sensor_id": raw, "error": reason, "repair": repairs.profile_id(raw)})
+        answer: dict[str, Any] = {"sensors": listed}
+        _note_malformed(answer, malformed)
+        last = page.last_key and _raw_sensor_id(page.last_key)
+        return self._continued(answer, digest, (int(last) if rules.is_sensor_id(last) else last) if last else None)
 
     @staticmethod
     def _continued(answer: dict[str, Any], digest: str, after: str | int | None) -> dict[str, Any]:
@@ -185,10 +225,6 @@ class ApiService:
         def bad_request(exc: BadRequest) -> Response[Any]:
             return error(HTTPStatus.BAD_REQUEST, exc.reason)
 
-        def malformed(exc: MalformedItem) -> Response[Any]:
-            LOG.error("malformed item", error=str(exc))
-            return error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{exc}; `sensor-digest summary rebuild --exact` mends it")
-
         def fault(exc: TransientFault) -> Response[Any]:
             LOG.warning("read failed", error=exc.reason)
             return error(HTTPStatus.SERVICE_UNAVAILABLE, f"the table could not be read ({exc.reason}); try again")
@@ -199,7 +235,6 @@ class ApiService:
 
         answers: dict[type[Exception], Callable[[Any], Response[Any]]] = {
             BadRequest: bad_request,
-            MalformedItem: malformed,
             TransientFault: fault,
             Exception: unexpected,
         }

@@ -15,6 +15,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from typing import Any
 
 from sensor_digest.errors import BadRequest
@@ -56,9 +57,17 @@ def after_sort_key(token: str, digest: str, low: str, high: str) -> str:
     return after
 
 
-def after_sensor(token: str, digest: str, highest: int) -> int:
-    """The sensor a page of the sensors stopped at: an id from 0 to ``highest``."""
+DYNAMODB_NUMBER = re.compile(r"-?[0-9]{1,38}(?:\.[0-9]{1,38})?(?:E[+-]?[0-9]{1,3})?")
+"""A number as DynamoDB writes one in a key: where a page of the ``Profiles`` index stopped at an item
+whose ``SensorId`` is no sensor id (a restore or another writer put it there), the token holds it so."""
+
+
+def after_sensor(token: str, digest: str, highest: int) -> int | str:
+    """The sensor a page of the sensors stopped at: an id from 0 to ``highest``, or the ``SensorId``
+    of an item that is no sensor's, as DynamoDB writes the number (``DYNAMODB_NUMBER``)."""
     after = decode(token, digest)
+    if isinstance(after, str) and DYNAMODB_NUMBER.fullmatch(after):
+        return after
     if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after <= highest:
         raise BadRequest(REFUSED)
     return after

@@ -1,11 +1,11 @@
 """Where a rejected message goes: the dead-letter queue, with its reason and its origin.
 
 ``DeadLetterSink`` keeps rejected messages: the original body, with the reason in the ``error``
-attribute and the message's origin in ``source_message_id`` and ``source_sent_timestamp``
-(``dead_letter_format.py``). They go in ``SendMessageBatch`` requests (ten at most, 1 MiB at
-most), one after another while the invocation has time (``deadline``, ``clock``): a flood of
-poison costs a tenth of the requests, and whatever is left when time runs out is listed, so SQS
-brings it back later.
+attribute and the message's origin in ``sensor-digest.source_message_id`` and
+``sensor-digest.source_sent_timestamp`` (``dead_letter_format.py``). They go in ``SendMessageBatch``
+requests (ten at most, 1 MiB at most), one after another while the invocation has time
+(``deadline``, ``clock``): a flood of poison costs a tenth of the requests, and whatever is left when
+time runs out is listed, so SQS brings it back later.
 
 ``FifoDeadLetterSink``: a FIFO dead-letter queue also needs a message group and a deduplication
 id: the rejected message's own group, and its SQS message id, so that the same message rejected

@@ -99,7 +99,7 @@ def sensor_items_page(
     return _page(client, _sensor_range(table, sensor_id, low, high), limit, start)
 
 
-def profiles_page(client: Any, table: str, *, limit: int, after: int | None = None) -> Page:
+def profiles_page(client: Any, table: str, *, limit: int, after: int | str | None = None) -> Page:
     """At most ``limit`` entries of the ``Profiles`` index (the registered sensors, by id), after sensor
     ``after``: one ``Query`` of the sparse index, eventually consistent as every index read is."""
     request = {
@@ -112,11 +112,39 @@ def profiles_page(client: Any, table: str, *, limit: int, after: int | None = No
     return _page(client, request, limit, schema.profile_index_key(after) if after is not None else None)
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """An item (or one element of it) without the contract's shape: which ``month`` and/or ``day`` it
+    holds, and what is wrong with it (``MalformedItem``'s words)."""
+
+    reason: str
+    day: str | None = None
+    month: str | None = None
+
+
+def days_read(items: Iterable[schema.Item]) -> tuple[list[tuple[str, int]], list[Unreadable]]:
+    """The day counts among ``items``, in their order, and the day items that cannot be read (a
+    ``DataCount`` that is no whole number, or is negative), each alone. Items whose sort key is not a
+    day (a hand-made ``2024-05-01\\n`` sorts inside a day range) are not day items."""
+    days: list[tuple[str, int]] = []
+    unreadable: list[Unreadable] = []
+    for item in filter(_is_day_item, items):
+        try:
+            found = schema.day_count_of_item(item)
+        except MalformedItem as bad:
+            unreadable.append(Unreadable(str(bad), day=schema.text_of(item, schema.DATE)))
+            continue
+        if found is not None:
+            days.append((found[1], found[2]))
+    return days, unreadable
+
+
 def days_of_items(items: Iterable[schema.Item]) -> list[tuple[str, int]]:
-    """The day counts among ``items``, in their order. Items whose sort key is not a day (a hand-made
-    ``2024-05-01\\n`` sorts inside a day range) are not day items."""
-    days = (item for item in items if _is_day_item(item))
-    return [(day, count) for _, day, count in filter(None, map(schema.day_count_of_item, days))]
+    """``days_read``'s day counts; ``MalformedItem`` for the first day item that cannot be read."""
+    days, unreadable = days_read(items)
+    if unreadable:
+        raise MalformedItem(unreadable[0].reason)
+    return days
 
 
 def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) -> list[tuple[str, int]]:
@@ -164,24 +192,33 @@ def summary_months(
     return months_of_items(sensor_id, sensor_items(client, table, sensor_id, *month_range(sensor_id, first, last)))
 
 
-def months_of_items(sensor_id: int, items: Iterable[schema.Item]) -> dict[str, dict[str, int]]:
-    """The months among a sensor's ``items``, as ``summary_months`` reads them."""
+def months_read(sensor_id: int, items: Iterable[schema.Item]) -> tuple[dict[str, dict[str, int]], list[Unreadable]]:
+    """The months among a sensor's ``items``, as ``summary_months`` reads them, and what of them
+    cannot be read, each alone: a month item whose ``DailyCounts`` is no map (the month is left
+    out), an element that is no number (the month keeps its other days)."""
     out: dict[str, dict[str, int]] = {}
+    unreadable: list[Unreadable] = []
     for month, daily in _months_as_stored(items).items():
         if not schema.is_month(month):
             continue
+        item = f"sensor {sensor_id}'s summary item {schema.SUMMARY_PREFIX}{month}"
         if daily is None:
-            raise MalformedItem(
-                f"sensor {sensor_id}'s summary item {schema.SUMMARY_PREFIX}{month}: {schema.DAILY_COUNTS} is no map"
-            )
+            unreadable.append(Unreadable(f"{item}: {schema.DAILY_COUNTS} is no map", month=month))
+            continue
         days = {d: n for d, n in daily.items() if schema.is_day(d) and schema.month_of(d) == month}
-        bad = [d for d, n in days.items() if n is None]
-        if bad:
-            raise MalformedItem(
-                f"sensor {sensor_id}'s summary item {schema.SUMMARY_PREFIX}{month}: element {bad[0]} is not a number"
-            )
+        unreadable += [
+            Unreadable(f"{item}: element {d} is not a number", day=d, month=month) for d, n in days.items() if n is None
+        ]
         out[month] = {d: n for d, n in days.items() if n is not None}
-    return out
+    return out, unreadable
+
+
+def months_of_items(sensor_id: int, items: Iterable[schema.Item]) -> dict[str, dict[str, int]]:
+    """``months_read``'s months; ``MalformedItem`` for the first thing of them that cannot be read."""
+    months, unreadable = months_read(sensor_id, items)
+    if unreadable:
+        raise MalformedItem(unreadable[0].reason)
+    return months
 
 
 def get_item(client: Any, table: str, key: schema.Item) -> schema.Item | None:

@@ -94,7 +94,7 @@ LEDGER_KEY_SCHEMA = ((LEDGER_KEY, "S", "HASH"),)
 # -- keys ---------------------------------------------------------------------------------------
 
 
-def _digest_key(sensor_id: int, sort_key: str) -> Item:
+def _digest_key(sensor_id: int | str, sort_key: str) -> Item:
     return {SENSOR_ID: {"N": str(sensor_id)}, DATE: {"S": sort_key}}
 
 
@@ -116,12 +116,13 @@ def legacy_summary_key(sensor_id: int) -> Item:
     return _digest_key(sensor_id, LEGACY_SUMMARY_SORT_KEY)
 
 
-def profile_key(sensor_id: int) -> Item:
+def profile_key(sensor_id: int | str) -> Item:
     return _digest_key(sensor_id, PROFILE_SORT_KEY)
 
 
-def profile_index_key(sensor_id: int) -> Item:
-    """The key of a profile's entry in the ``Profiles`` index (a ``Query`` there starts after it)."""
+def profile_index_key(sensor_id: int | str) -> Item:
+    """The key of a profile's entry in the ``Profiles`` index (a ``Query`` there starts after it); a
+    ``SensorId`` that is no sensor id (a number as text) is keyed as DynamoDB keeps it."""
     return {**profile_key(sensor_id), PROFILE_LIST: {"S": PROFILE_LIST_VALUE}}
 
 

@@ -11,7 +11,8 @@ with the response SQS would send, so the handlers run unchanged. What it keeps o
 - the redrive policy: a message received ``maxReceiveCount`` times and still not deleted is
   moved to the dead-letter queue, with its id, body, attributes and sent time, instead of being
   delivered again;
-- message attributes, ``SendMessageBatch`` and ``DeleteMessageBatch`` of up to ten entries;
+- message attributes, their names by SQS's rule (``InvalidParameterValue`` otherwise), ``SendMessageBatch`` and
+  ``DeleteMessageBatch`` of up to ten entries;
 - ``MaximumMessageSize``, counted as SQS counts it: the body plus each attribute's name, data
   type and value, in UTF-8 bytes (``InvalidParameterValue`` past it);
 - SQS's own dead-letter redrive (``StartMessageMoveTask``, done at once here where SQS runs it as
@@ -48,7 +49,7 @@ from typing import Any
 
 from botocore.awsrequest import AWSResponse
 
-from sensor_digest.dead_letter_format import SQS_MAX_MESSAGE_BYTES, message_size
+from sensor_digest.dead_letter_format import SQS_MAX_MESSAGE_BYTES, attribute_name_ok, message_size
 
 ENDPOINT = "http://sqs.in-process.invalid"
 REGION = "us-east-1"
@@ -99,6 +100,10 @@ class QueueDoesNotExist(KeyError):
 
 class MessageTooLong(ValueError):
     """SQS's ``InvalidParameterValue`` for a body plus attributes past ``MaximumMessageSize``."""
+
+
+class InvalidAttributeName(ValueError):
+    """SQS's ``InvalidParameterValue`` for a message attribute name SQS does not take."""
 
 
 class InvalidFifoRequest(ValueError):
@@ -169,6 +174,9 @@ class LocalSqsBroker:
     ) -> _Message:
         """The message as queued (on a FIFO queue, the first one when this is a duplicate)."""
         queue = self._queue(url)
+        bad = next((name for name in attributes or {} if not attribute_name_ok(name)), None)
+        if bad is not None:  # SQS refuses the message: letters, digits, '-', '_', '.'; no AWS./Amazon.
+            raise InvalidAttributeName(f"The message attribute name '{bad}' is invalid.")
         size = message_size(body, attributes)
         if size > queue.max_message_bytes:  # SQS counts the attributes' names, types and values too
             raise MessageTooLong(
@@ -330,7 +338,7 @@ class LocalSqsBroker:
         except QueueDoesNotExist as exc:
             parsed = {"Error": {"Code": "AWS.SimpleQueueService.NonExistentQueue", "Message": f"no queue {exc}"}}
             status = 400
-        except MessageTooLong as exc:
+        except (MessageTooLong, InvalidAttributeName) as exc:
             parsed = {"Error": {"Code": "InvalidParameterValue", "Message": str(exc)}}
             status = 400
         except InvalidFifoRequest as exc:
@@ -363,7 +371,7 @@ class LocalSqsBroker:
         for entry in p["Entries"]:
             try:
                 ok.append({"Id": entry["Id"], **self._send_entry(p["QueueUrl"], entry)})
-            except MessageTooLong as exc:
+            except (MessageTooLong, InvalidAttributeName) as exc:
                 failed.append(
                     {"Id": entry["Id"], "Code": "InvalidParameterValue", "Message": str(exc), "SenderFault": True}
                 )

@@ -25,8 +25,18 @@ from sensor_digest_tools.cli.output import (
     refuse_without_terminal,
     resolve_target,
     say,
+    told_on_stop,
 )
-from sensor_digest_tools.ops.dlq import list_dead_letters, moved_by_sqs, plan_redrive, queue_depth, redrive, stamp
+from sensor_digest_tools.ops.dlq import (
+    PASS_VISIBILITY_SECONDS,
+    MoveReport,
+    list_dead_letters,
+    moved_by_sqs,
+    plan_redrive,
+    queue_depth,
+    redrive,
+    stamp,
+)
 
 
 @dlq_app.command("list")
@@ -113,7 +123,9 @@ def dlq_redrive(
                 return
             confirm(f"redrive {moves}", yes=yes)
             at_most = plan.messages  # what the question named, no more
-        done = redrive(sqs, source, destination, limit=limit, select=select, at_most=at_most)
+        done = MoveReport()
+        with told_on_stop(lambda: stopped("redrove", done, source, destination)):
+            redrive(sqs, source, destination, limit=limit, select=select, at_most=at_most, report=done)
     say(f"redrove {done.moved} message(s) from {source} to {destination}")
     if done.came_back:
         note(
@@ -134,9 +146,23 @@ def dlq_stamp(
     moved it there itself, so that SQS's own redrive (the console's "Start DLQ redrive") keeps them."""
     with errors():
         target = resolve_target(stack, region, dlq_url=dlq_url).need("dlq_url")
-        done = stamp(target.sqs(), str(target.dlq_url), limit=limit)
+        done = MoveReport()
+        with told_on_stop(lambda: stopped("stamped", done, str(target.dlq_url), str(target.dlq_url))):
+            stamp(target.sqs(), str(target.dlq_url), limit=limit, report=done)
     say(f"stamped {done.moved} message(s) in {target.dlq_url}")
     _report_left(done.left)
+
+
+def stopped(did: str, done: MoveReport, source: str, destination: str) -> str:
+    """What a redrive or a stamp stopped on the way says: how many letters it moved, where the others
+    are, and that running it again is safe."""
+    where = "" if source == destination else f" from {source} to {destination}"
+    return (
+        f"stopped: {did} {done.moved} message(s){where} before it stopped; the others are still in {source} "
+        f"(those this pass held come back within {PASS_VISIBILITY_SECONDS} s). Run it again to go on: each letter "
+        "carries its origin, so one that was sent and not yet deleted when it stopped counts once however often "
+        "it is moved"
+    )
 
 
 def _report_left(left: list[tuple[str, str]]) -> None:

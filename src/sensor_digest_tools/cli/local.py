@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -23,6 +23,7 @@ from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.apps import app
 from sensor_digest_tools.cli.output import console, errors, fail, note, notes
+from sensor_digest_tools.ops.dlq import queue_depth
 from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, running_local, save_local
 
 if TYPE_CHECKING:
@@ -190,6 +191,7 @@ def up(
             sqs="server",
         )
         pipeline = LocalPipeline(options, engine_endpoint=engine_endpoint)
+        target: Target | None = None
         with _stopped_by_signals():
             try:
                 target = replace(pipeline.start(), pid=os.getpid())
@@ -203,6 +205,8 @@ def up(
                 pass
             finally:
                 clear_local(pid=os.getpid())
+                if target is not None:  # it ran: what it still held goes with it, and is said
+                    note(dropped_on_stop(pipeline.sqs(), str(target.queue_url), str(target.dlq_url)))
                 pipeline.stop()
 
 
@@ -217,7 +221,8 @@ def _tell_up(target: Target, options: PipelineOptions, path: Path) -> None:
     note(f"ingest: {options.delivery_mode.value}, reports of unregistered sensors {unknown}")
     note(f"state {path}")
     note("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
-    note("for your own client (AWS CLI, any SDK), in a shell (`sensor-digest env` repeats it):")
+    note(CLIENT_NOTE)
+    note("for your own client, in a shell (`sensor-digest env` repeats it):")
 
 
 @contextmanager
@@ -234,6 +239,31 @@ def _stopped_by_signals() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def dropped_on_stop(sqs: Any, queue_url: str, dlq_url: str) -> str:
+    """What stopping a local pipeline drops, in one line: everything lives in memory, so the reports
+    accepted and not yet counted (in the ingest queue, visible or in flight) and the dead letters go
+    with it. SQS's approximate counts, best effort: a queue that does not answer is said so."""
+    waiting, dead = queue_depth(sqs, queue_url), queue_depth(sqs, dlq_url)
+    if waiting is None or dead is None:
+        return "stopping: the queues did not say what they held; whatever they held is gone with them"
+    if waiting == 0 and dead == 0:
+        return "stopping: nothing was waiting (every report accepted was counted or kept, no dead letter)"
+    return (
+        f"stopping drops {waiting} report(s) accepted but not yet counted and {dead} dead letter(s): the local "
+        "pipeline keeps everything in memory. To keep them, stop once `sensor-digest counts` shows the reports and "
+        "the dead letters are saved (`sensor-digest dlq list --json > letters.json`)"
+    )
+
+
+CLIENT_NOTE = (
+    "your own client: boto3 and the SDKs that read AWS_ENDPOINT_URL_<SERVICE> need only these exports; the AWS "
+    "CLI v1 (pip install awscli) sends `aws sqs` to queue.amazonaws.com whatever AWS_ENDPOINT_URL_SQS says: give it "
+    '--endpoint-url "$AWS_ENDPOINT_URL_SQS" (the AWS CLI v2 reads the variables from 2.13 on; --endpoint-url works on '
+    "every version); curl and a browser take $SENSOR_DIGEST_API_URL, unsigned"
+)
+"""What each kind of client needs of the exports (docs/local-development.md says it at length)."""
 
 
 def client_settings(target: Target) -> str:
@@ -264,3 +294,4 @@ def env() -> None:
         if target is None or not target.local:
             fail("no local pipeline runs: start one with `sensor-digest up`")
         typer.echo(client_settings(target))
+    note(CLIENT_NOTE)  # stderr: `eval "$(sensor-digest env)"` reads the exports alone

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -60,6 +60,18 @@ def errors() -> Iterator[None]:
         fail("; ".join(exc.problems))
     except (ClientError, BotoCoreError) as exc:
         _fail_for(exc)
+
+
+@contextmanager
+def told_on_stop(how_far: Callable[[], str]) -> Iterator[None]:
+    """A command that acts a batch at a time, stopped on the way: Ctrl-C (exit code 130, as the
+    shell's own), or an endpoint that stops answering or refuses (``errors()`` then gives the line
+    and exit code 1). Either way ``how_far()`` goes to stderr first: how far it got, how to go on."""
+    try:
+        yield
+    except (KeyboardInterrupt, ClientError, BotoCoreError, TransientFault):
+        note(how_far())
+        raise
 
 
 def _fail_for(exc: ClientError | BotoCoreError) -> NoReturn:

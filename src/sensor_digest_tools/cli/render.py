@@ -252,14 +252,16 @@ def _sent(millis: str | None) -> str:
 
 
 def summary(sensor: int, months: dict[str, dict[str, int]]) -> Table:
-    """A sensor's months, each day's count, with a total per month and overall."""
+    """A sensor's months, each day's count under its month, the month's total in the month column
+    (never under "day"), and the total of all."""
     out = titled(f"Summary of sensor {sensor}: {len(months)} month(s)")
+    out.add_column("month")
     out.add_column("day")
     out.add_column("count", justify="right")
     for month, daily in sorted(months.items()):
         for day, n in daily.items():
-            out.add_row(data(day), str(n))
-        out.add_row(data(month, "dim"), Text(str(sum(daily.values())), style="dim"))
+            out.add_row("", data(day), str(n))
+        out.add_row(data(f"{month} total", "dim"), "", Text(str(sum(daily.values())), style="dim"))
     total = sum(n for daily in months.values() for n in daily.values())
-    out.add_row(Text("total", style="bold"), Text(str(total), style="bold"))
+    out.add_row(Text("total", style="bold"), "", Text(str(total), style="bold"))
     return out

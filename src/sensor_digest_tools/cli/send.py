@@ -1,4 +1,6 @@
-"""``send``: reports to the ingest queue, checked first with the ingest's own rules."""
+"""``send``: reports to the ingest queue, checked first with the ingest's own rules (the message
+schema, the day, and where the pipeline's table is known the sensor's registration); stopped on the
+way, it says how far it got and how to send the rest."""
 
 from __future__ import annotations
 
@@ -7,22 +9,28 @@ import math
 import re
 import time
 import uuid
-from datetime import UTC
+from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from typing import Annotated, Any
 
 import typer
+from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest.errors import RejectedMessage
+from sensor_digest import zones
+from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
 from sensor_digest.messages import read_pending
+from sensor_digest.registry import Registry
 from sensor_digest_tools.cli.apps import app
 from sensor_digest_tools.cli.options import (
     QueueUrl,
     Region,
     Sensor,
     Stack,
+    TableOpt,
 )
-from sensor_digest_tools.cli.output import errors, fail, resolve_target, say
+from sensor_digest_tools.cli.output import errors, fail, note, resolve_target, say, told_on_stop
 from sensor_digest_tools.ops.producer import batch_entry, is_fifo
+from sensor_digest_tools.ops.targets import Target
 
 
 @app.command()
@@ -49,34 +57,104 @@ def send(
     stack: Stack = None,
     region: Region = None,
     queue_url: QueueUrl = None,
+    table: TableOpt = None,
 ) -> None:
-    """Send sensor reports to the ingest queue (checked first with the ingest's own rules).
+    """Send sensor reports to the ingest queue, checked first with the ingest's own rules: the message
+    schema and the day always; the sensor's registration where the pipeline's table is known (the
+    local pipeline, --stack, --table), refused where the pipeline rejects unregistered sensors.
 
     To a FIFO queue (ordered mode) each report goes in its sensor's message group, with its event id
-    as deduplication id; a report without --event-id gets a fresh one."""
+    as deduplication id; a report without --event-id gets a fresh one. Stopped on the way (Ctrl-C, an
+    endpoint that stops answering), it says on stderr how many reports went out and how to send the rest."""
     ids = [event_id if repeat == 1 or event_id is None else f"{event_id}-{i}" for i in range(repeat)]
     bodies = [_report(sensor, count, timestamp, given) for given in ids]  # refused here, before any queue
     with errors():
-        target = resolve_target(stack, region, queue_url=queue_url).need("queue_url")
+        target = resolve_target(stack, region, queue_url=queue_url, table=table).need("queue_url")
+        zone = check_registration(target, sensor)
+        if zone is not None:  # the day in the sensor's own zone, as the ingest dates it
+            bodies = [_report(sensor, count, timestamp, given, zone) for given in ids]
         fifo = is_fifo(str(target.queue_url))
         if fifo and event_id is None:  # the deduplication id is the event id: every report needs one
             bodies = [_report(sensor, count, timestamp, uuid.uuid4().hex) for _ in ids]
         sqs = target.sqs()
-        sent = 0
-        for start in range(0, len(bodies), 10):  # SendMessageBatch: ten reports a request
-            entries = [
-                batch_entry(str(i), b, fifo=fifo, fallback_id=uuid.uuid4().hex)
-                for i, b in enumerate(bodies[start : start + 10])
-            ]
-            response = sqs.send_message_batch(QueueUrl=target.queue_url, Entries=entries)
-            if response.get("Failed"):
-                failed = response["Failed"][0]
-                fail(
-                    f"SQS refused a report after {sent + len(response.get('Successful', []))} sent: "
-                    f"{failed.get('Code')}: {failed.get('Message')}"
-                )
-            sent += len(response.get("Successful", []))
-        say(f"sent {sent} report(s) for sensor {sensor} to {target.queue_url}")
+        progress = Progress(total=len(bodies))
+        with told_on_stop(lambda: progress.stopped(sensor, event_id, fifo)):
+            for start in range(0, len(bodies), 10):  # SendMessageBatch: ten reports a request
+                entries = [
+                    batch_entry(str(i), b, fifo=fifo, fallback_id=uuid.uuid4().hex)
+                    for i, b in enumerate(bodies[start : start + 10])
+                ]
+                progress.under_way = len(entries)
+                response = sqs.send_message_batch(QueueUrl=target.queue_url, Entries=entries)
+                progress.under_way = 0
+                if response.get("Failed"):
+                    failed = response["Failed"][0]
+                    fail(
+                        f"SQS refused a report after {progress.sent + len(response.get('Successful', []))} sent: "
+                        f"{failed.get('Code')}: {failed.get('Message')}"
+                    )
+                progress.sent += len(response.get("Successful", []))
+        say(f"sent {progress.sent} report(s) for sensor {sensor} to {target.queue_url}")
+
+
+@dataclass
+class Progress:
+    """How far a send got: reports SQS took, and those of the request under way (unknown fate)."""
+
+    total: int
+    sent: int = 0
+    under_way: int = 0
+
+    def stopped(self, sensor: int, event_id: str | None, fifo: bool) -> str:
+        """What a send stopped on the way says: how far it got, and how to send the rest safely."""
+        line = f"stopped: {self.sent} of {self.total} report(s) for sensor {sensor} sent"
+        if self.under_way:
+            line += f", and the request of {self.under_way} under way may or may not have reached the queue"
+        if event_id is not None:
+            return (
+                f"{line}. They carry event ids ({_ids(event_id, self.total)}): run the same command again to "
+                "send the rest; the ingest counts each event id once, so a report sent twice counts once."
+            )
+        rest = self.total - self.sent
+        kind = "fresh event ids" if fifo else "no event id"
+        return (
+            f"{line}. They carry {kind}: a report sent again would count again, so send only the rest "
+            f"(--repeat {rest}){' and check the counts for the request under way' if self.under_way else ''}; "
+            "give --event-id next time, so that sending again is safe."
+        )
+
+
+def _ids(event_id: str, total: int) -> str:
+    return event_id if total == 1 else f"{event_id}-0 to {event_id}-{total - 1}"
+
+
+def check_registration(target: Target, sensor: int) -> tzinfo | None:
+    """The sensor's registered zone (to date its reports as the ingest does), where the target names the
+    pipeline's table; a report the pipeline would reject for the registry is refused (UNKNOWN_SENSORS=reject,
+    which the local pipeline and the app's stack say), or noted where the target does not say its setting."""
+    if not target.table:
+        return None
+    try:
+        profile = Registry(table_name=str(target.table), ledger_table_name="", client=target.dynamodb()).get(sensor)
+    except MalformedItem as bad:
+        fail(f"the ingest would reject this report: sensor {sensor}'s profile cannot be read ({bad})")
+    except (TransientFault, ClientError, BotoCoreError) as exc:
+        note(f"the registry could not be read ({exc}): sensor {sensor}'s registration was not checked")
+        return None
+    if profile is not None:
+        return zones.load(profile.timezone)
+    register = f"register it first: sensor-digest sensors register --sensor {sensor} --name ... --serial ..."
+    if target.unknown_sensors == "reject":
+        fail(
+            f"the ingest would reject this report: sensor {sensor} is not registered (UNKNOWN_SENSORS=reject); "
+            f"{register}"
+        )
+    if target.unknown_sensors is None:
+        note(
+            f"sensor {sensor} is not registered: a pipeline with UNKNOWN_SENSORS=reject puts its reports in the "
+            f"dead-letter queue ({target.origin} target does not say which it is); {register}"
+        )
+    return None
 
 
 JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
@@ -97,8 +175,9 @@ def _timestamp_value(text: str) -> str | int | float:
     return number
 
 
-def _report(sensor: int, count: int, timestamp: str | None, event_id: str | None) -> str:
-    """One report body, refused here with the ingest's own reason if the ingest would refuse it."""
+def _report(sensor: int, count: int, timestamp: str | None, event_id: str | None, zone: tzinfo = UTC) -> str:
+    """One report body, refused here with the ingest's own reason if the ingest would refuse it (its
+    day in ``zone``: the sensor's registered zone where it is known)."""
     body: dict[str, Any] = {"sensor_id": sensor, "count": count}
     if timestamp is not None:
         body["timestamp"] = _timestamp_value(timestamp)
@@ -106,7 +185,7 @@ def _report(sensor: int, count: int, timestamp: str | None, event_id: str | None
         body["event_id"] = event_id
     text = json.dumps(body)
     try:
-        read_pending(message_id="cli", body=text, sent_timestamp=str(int(time.time() * 1000))).in_zone(UTC)
+        read_pending(message_id="cli", body=text, sent_timestamp=str(int(time.time() * 1000))).in_zone(zone)
     except RejectedMessage as rejection:
         raise typer.BadParameter(f"the ingest would reject this report: {rejection.reason}") from None
     return text

@@ -79,7 +79,10 @@ def sensors_update(
     if name is None and serial is None and timezone is None:
         raise typer.BadParameter("nothing to change: give --name, --serial or --timezone")
 
+    before: list[str] = []
+
     def change(current: SensorProfile) -> SensorProfile:
+        before[:] = [current.timezone]  # the zone it had, as the update's last read found it
         return replace(
             current,
             name=current.name if name is None else name,
@@ -90,6 +93,18 @@ def sensors_update(
     with errors():
         profile = _registry(stack, region, table, ledger).update(sensor, change)
     console.print(render.profile(profile, f"updated sensor {sensor}"))
+    if timezone is not None and before != [profile.timezone]:
+        note(zone_change_note(sensor, before[0] if before else "?", profile.timezone))
+
+
+def zone_change_note(sensor: int, old: str, new: str) -> str:
+    """What a new time zone changes, and when: ingest reads profiles through a cache of its own."""
+    return (
+        f"sensor {sensor}'s days are counted in {new} (not {old}) for the reports ingest reads once its "
+        "profile cache lets the old profile go: up to PROFILE_CACHE_SECONDS (the stack's profileCacheSeconds, "
+        "60 s by default) after this update, per function container; reports counted before stay on the days "
+        "they were counted on (a count never moves to another day)"
+    )
 
 
 @sensors_app.command("show")

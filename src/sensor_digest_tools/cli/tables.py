@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from sensor_digest.errors import MalformedItem
-from sensor_digest.store import reads, schema
+from sensor_digest.store import reads, repairs, schema
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.apps import app, summary_app
 from sensor_digest_tools.cli.options import (
@@ -43,7 +43,9 @@ def counts(
         raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
     with errors():
         target = resolve_target(stack, region, table=table).need("table")
-        rows = reads.sensor_days(target.dynamodb(), str(target.table), sensor, start, end)
+        rows, unreadable = reads.days_read(reads.sensor_items(target.dynamodb(), str(target.table), sensor, start, end))
+        if unreadable:  # a day item written by hand: named, with what mends it
+            fail(f"{unreadable[0].reason}; {repairs.day_item(sensor, str(unreadable[0].day))}")
     if as_json:
         days = dict(rows)
         print_json({"sensor_id": sensor, "from": start, "to": end, "days": days, "total": sum(days.values())})
@@ -88,7 +90,7 @@ def summary(
         try:
             months = reads.summary_months(target.dynamodb(), str(target.table), sensor, start, end)
         except MalformedItem as bad:
-            fail(f"{bad}; repair it with `sensor-digest summary rebuild --exact --sensor {sensor}`")
+            fail(f"{bad}; {repairs.summary_item(sensor)}")
     if as_json:
         print_json({"sensor_id": sensor, "months": months})
         return

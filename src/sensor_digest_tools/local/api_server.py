@@ -13,12 +13,16 @@ What cannot be a request of the API is refused with a JSON error and never reach
 request target longer than ``MAX_TARGET`` (414), one that is not an ASCII path or whose query does
 not decode as UTF-8 (400), a body over ``MAX_BODY`` (413), a method the server does not know (405);
 a connection that stalls is dropped after ``REQUEST_TIMEOUT_SECONDS``. Each answer closes its
-connection.
+connection. Every header the server reads is checked before it is used, and a request whose header
+is not one is answered 400 in JSON: ``Host`` (once at most), ``Content-Length`` (once, or repeated
+alike, in ASCII digits: ``²`` is a digit to Python's ``isdigit`` and no length), and
+``Transfer-Encoding`` (none: the API takes no body, 411).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -34,6 +38,7 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 HOST = "127.0.0.1"
 MAX_TARGET = 8192  # API Gateway refuses longer request lines too
 MAX_BODY = 64 * 1024
+CONTENT_LENGTH = re.compile(r"[0-9]{1,20}")  # ASCII digits only (str.isdigit takes '²' and other scripts')
 MAX_QUERY_FIELDS = 64
 REQUEST_TIMEOUT_SECONDS = 10
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -155,7 +160,11 @@ class LocalApi:
                 self._send(status, {"error": message or status.phrase}, {"Allow": "GET"} if code == 405 else {})
 
             def _answer(self) -> None:
-                host = self.headers.get("Host")
+                hosts = self.headers.get_all("Host") or []
+                if len(hosts) > 1:
+                    self._send(HTTPStatus.BAD_REQUEST, {"error": "a request names one Host"})
+                    return
+                host = hosts[0] if hosts else None
                 if host is not None and host.lower() not in (f"{HOST}:{api.port}", f"localhost:{api.port}"):
                     self._send(HTTPStatus.MISDIRECTED_REQUEST, {"error": f"this server is {HOST}:{api.port}"})
                     return
@@ -184,8 +193,12 @@ class LocalApi:
                 if self.headers.get("Transfer-Encoding"):
                     self._send(HTTPStatus.LENGTH_REQUIRED, {"error": "a body needs a Content-Length"})
                     return False
-                length = self.headers.get("Content-Length", "0")
-                if not length.isdigit() or int(length) > MAX_BODY:
+                lengths = set(self.headers.get_all("Content-Length") or ["0"])
+                length = lengths.pop() if len(lengths) == 1 else ""
+                if CONTENT_LENGTH.fullmatch(length) is None:
+                    self._send(HTTPStatus.BAD_REQUEST, {"error": "Content-Length must be one length in ASCII digits"})
+                    return False
+                if int(length) > MAX_BODY:
                     self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": f"a body of at most {MAX_BODY} bytes"})
                     return False
                 self.rfile.read(int(length))

@@ -192,6 +192,7 @@ class LocalPipeline:
             origin="local pipeline",
             engine_pid=engine.pid,
             api_url=api_url,
+            unknown_sensors=self.options.shape.unknown_sensors,
         )
         self.sqs_source = SqsEventSource(
             sqs=self.sqs(),

@@ -3,17 +3,24 @@ and stamp.
 
 Each message is read back as a ``DeadLetter``: its body, the reason ingest wrote in the ``error``
 attribute (none for a message that SQS moved there after ``maxReceiveCount`` receives), and its
-origin (``sensor_digest.dead_letter_format.Origin``): the original ``messageId`` and ``SentTimestamp``,
-from the ``source_message_id`` and ``source_sent_timestamp`` attributes where it carries them, else
-its own, which SQS keeps when it moves a message to the dead-letter queue.
+origin (``sensor_digest.dead_letter_format.Origin.of_letter``): the original ``messageId`` and
+``SentTimestamp``, from the ``sensor-digest.source_message_id`` and
+``sensor-digest.source_sent_timestamp`` attributes where it carries them (or, on a letter an earlier
+version wrote, the bare ``source_message_id`` and ``source_sent_timestamp`` it wrote them under),
+else its own, which SQS keeps when it moves a message to the dead-letter queue.
 
-A redrive sends each message back with its origin as those two attributes (its body unchanged;
-the ``error`` attribute and any attribute of the producer stay behind), so that ingest counts a
-report without ``event_id`` by its original id (a redrive gives the message a new one) and dates
-a report without ``timestamp`` by its original send time. SQS's own redrive (``StartMessageMoveTask``,
-the console's "Start DLQ redrive") keeps a message's body and attributes but gives it a new
-``messageId`` and a new ``SentTimestamp``: it is exact for the dead letters ingest wrote, which
-carry their origin, and for the others once ``stamp`` has written their origin on them.
+A redrive sends each message back with its origin as the two namespaced attributes (its body
+unchanged; the ``error`` attribute, the bare names of earlier versions and any attribute of the
+producer stay behind), so that ingest counts a report without ``event_id`` by its original id (a
+redrive gives the message a new one) and dates a report without ``timestamp`` by its original send
+time. SQS's own redrive (``StartMessageMoveTask``, the console's "Start DLQ redrive") keeps a
+message's body and attributes but gives it a new ``messageId``, a new ``SentTimestamp`` and a new
+retention: it is exact for the dead letters ingest wrote, which carry their origin, and for the
+others once ``stamp`` has written their origin on them (letters of earlier versions included: stamp
+renames their bare attributes into the namespace, which ingest alone reads).
+
+A pass that stops on the way (Ctrl-C, an endpoint that stops answering) has filled the
+``MoveReport`` it was given up to that point: the caller can say how far it got.
 """
 
 from __future__ import annotations
@@ -23,10 +30,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.dead_letter_format import ORIGIN_ATTRIBUTES, REASON_ATTRIBUTE, BadOrigin, Origin, send_batches
 from sensor_digest_tools.ops.producer import fifo_fields, is_fifo
+
+PASS_VISIBILITY_SECONDS = 300
+"""How long a redrive or a stamp holds the letters it received (a stopped pass's come back after it)."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,7 @@ class DeadLetter:
     receipt_handle: str
     source_sent_timestamp: str | None = None
     group_id: str | None = None
-    stamped: bool = False  # it carries its origin as attributes already
+    stamped: bool = False  # it carries its origin as the namespaced attributes already
     attributes: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -47,8 +57,8 @@ class DeadLetter:
         system = message.get("Attributes") or {}
         own = Origin(message["MessageId"], system.get("SentTimestamp"))
         try:
-            origin = Origin.of(own.message_id, own.sent_timestamp, attributes)
-        except BadOrigin:  # a producer's attribute that is not an origin: the message's own
+            origin = Origin.of_letter(own.message_id, own.sent_timestamp, attributes)
+        except BadOrigin:  # an attribute that is not an origin: the message's own
             origin = own
         return cls(
             message_id=message["MessageId"],
@@ -123,12 +133,15 @@ def queue_depth(sqs: Any, url: str) -> int | None:
 
 def _release(sqs: Any, url: str, letters: list[DeadLetter]) -> None:
     """Make ``letters`` visible again, best effort: a letter whose hold ran out meanwhile (a long
-    pass) is visible already, and SQS may refuse its old receipt handle; nothing is lost either way."""
+    pass) is visible already, and SQS may refuse its old receipt handle; an endpoint that does not
+    answer is not asked again (the letters come back when their hold ends); nothing is lost either way."""
     for letter in letters:
         try:
             sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=letter.receipt_handle, VisibilityTimeout=0)
         except ClientError:
             continue
+        except BotoCoreError:
+            return
 
 
 def list_dead_letters(sqs: Any, url: str, *, limit: int = 10_000) -> list[DeadLetter]:
@@ -191,10 +204,23 @@ def _move(sqs: Any, source: str, destination: str, letters: list[DeadLetter], re
             report.left.append((by_id[failed["Id"]].message_id, str(failed.get("Message") or failed.get("Code"))))
 
 
+def _move_or_release(
+    sqs: Any, source: str, destination: str, letters: list[DeadLetter], report: MoveReport, tag: str
+) -> None:
+    """``_move``; stopped on the way (Ctrl-C, an endpoint that stops answering), the letters it held are
+    made visible again at once rather than after the pass's hold (a letter sent and not yet deleted
+    then moves again on the next pass, and counts once: it carries its origin)."""
+    try:
+        _move(sqs, source, destination, letters, report, tag)
+    except BaseException:
+        _release(sqs, source, letters)
+        raise
+
+
 def _each_ten(sqs: Any, url: str, limit: int) -> Iterator[list[DeadLetter]]:
     """The queue's messages ten at a time, each once (they stay invisible for the pass)."""
     chunk: list[DeadLetter] = []
-    for letter, repeat in _receive(sqs, url, limit, visibility=300):
+    for letter, repeat in _receive(sqs, url, limit, visibility=PASS_VISIBILITY_SECONDS):
         if not repeat:
             chunk.append(letter)
         if len(chunk) == 10:
@@ -213,6 +239,7 @@ def redrive(
     dry_run: bool = False,
     select: Callable[[DeadLetter], bool] | None = None,
     at_most: int | None = None,
+    report: MoveReport | None = None,
 ) -> MoveReport:
     """Move messages back to ``destination`` with their origin (see the module's docstring): each
     is deleted from ``source`` only once SQS took it; one SQS refuses (too large to carry its origin
@@ -223,13 +250,14 @@ def redrive(
     the pipeline runs, a letter it sent back may be rejected again and return to ``source`` with a
     new message id but its origin; the pass leaves such a letter where it is (counted in
     ``came_back``), and it stops once it has moved ``at_most`` letters (by default the queue's depth
-    as SQS counts it at the start), so letters that arrive meanwhile wait for the next pass."""
-    report = MoveReport()
+    as SQS counts it at the start), so letters that arrive meanwhile wait for the next pass.
+    ``report``: filled as the pass goes (a caller that is interrupted still knows how many moved)."""
+    report = report if report is not None else MoveReport()
     untouched: list[DeadLetter] = []
     sent: set[str] = set()  # the origins this pass moved
     bound = queue_depth(sqs, source) if at_most is None and not dry_run else at_most
     try:
-        for batch in _batches(sqs, source, limit, visibility=300):
+        for batch in _batches(sqs, source, limit, visibility=PASS_VISIBILITY_SECONDS):
             every = [letter for letter, repeat in batch if not repeat]
             chunk: list[DeadLetter] = []
             for letter in every:
@@ -247,7 +275,7 @@ def redrive(
                     untouched += chunk
                     report.moved += len(chunk)
                 else:
-                    _move(sqs, source, destination, chunk, report, "redrive")
+                    _move_or_release(sqs, source, destination, chunk, report, "redrive")
                     left = {message_id for message_id, _ in report.left}
                     untouched += [m for m in chunk if m.message_id in left]
             if bound is not None and len(sent) >= bound:
@@ -288,18 +316,20 @@ def plan_redrive(
     return RedrivePlan(messages=len(chosen), moved_by_sqs=sum(moved_by_sqs(letter) for letter in chosen))
 
 
-def stamp(sqs: Any, url: str, *, limit: int = 10_000) -> MoveReport:
-    """Write its origin on every message of the dead-letter queue that lacks it (those SQS moved
-    there itself): each is sent again to the same queue with the ``source_message_id`` and
-    ``source_sent_timestamp`` attributes (and its ``error``, if any), and the original deleted once
-    SQS took the copy. Then SQS's own redrive keeps a report's identity and time, as this project's
-    redrive does."""
-    report = MoveReport()
+def stamp(sqs: Any, url: str, *, limit: int = 10_000, report: MoveReport | None = None) -> MoveReport:
+    """Write its origin on every message of the dead-letter queue that lacks it under the namespaced
+    names (those SQS moved there itself, and the letters of earlier versions, whose bare names ingest
+    no longer reads): each is sent again to the same queue with the ``sensor-digest.source_message_id``
+    and ``sensor-digest.source_sent_timestamp`` attributes (and its ``error``, if any), and the
+    original deleted once SQS took the copy. Then SQS's own redrive keeps a report's identity and
+    time, as this project's redrive does. The copy is a new message: its retention starts again
+    (the ledger's markers live long enough for that: ``PipelineShape.marker_ttl_seconds``)."""
+    report = report if report is not None else MoveReport()
     untouched: list[DeadLetter] = []
     try:
         for chunk in _each_ten(sqs, url, limit):
             untouched += [m for m in chunk if m.stamped]
-            _move(sqs, url, url, [m for m in chunk if not m.stamped], report, "stamp")
+            _move_or_release(sqs, url, url, [m for m in chunk if not m.stamped], report, "stamp")
             left = {message_id for message_id, _ in report.left}
             untouched += [m for m in chunk if m.message_id in left]
     finally:

@@ -21,6 +21,7 @@ OUTPUT_KEYS = {
     "dlq_url": names.OUTPUT_DEAD_LETTER_QUEUE_URL,
     "table": names.OUTPUT_TABLE_NAME,
     "ledger": names.OUTPUT_LEDGER_TABLE_NAME,
+    "unknown_sensors": names.OUTPUT_UNKNOWN_SENSORS,
 }
 
 
@@ -41,6 +42,7 @@ class Target:
     pid: int | None = None  # the `up` process that keeps a local pipeline running
     engine_pid: int | None = None  # the DynamoDB Local that `up` started (None: one it did not start)
     api_url: str | None = None  # the read API `up` serves on loopback
+    unknown_sensors: str | None = None  # the ingest's UNKNOWN_SENSORS, where the target says it (None: unknown)
 
     @property
     def local(self) -> bool:
@@ -143,7 +145,8 @@ def from_stack(name: str, region: str | None) -> Target:
     try:
         stacks = boto3.client("cloudformation", region_name=region).describe_stacks(StackName=name)["Stacks"]
     except (NoCredentialsError, NoRegionError) as exc:
-        raise TargetError(f"cannot read stack {name!r}: {exc}; configure AWS credentials and a region") from exc
+        reason = str(exc).rstrip(".")  # botocore's sentences end with one: "You must specify a region."
+        raise TargetError(f"cannot read stack {name!r}: {reason}; configure AWS credentials and a region") from exc
     except ClientError as exc:
         message = exc.response.get("Error", {}).get("Message", str(exc))
         if "does not exist" in message:
@@ -171,6 +174,8 @@ def resolve(
     else:
         local = running_local()
         base = local if local is not None else Target(region=region, origin="explicit")
+    if queue_url and queue_url != base.queue_url:  # another pipeline's queue: its setting is not known here
+        base = replace(base, unknown_sensors=None)
     target = replace(
         base,
         queue_url=queue_url or base.queue_url,

@@ -1,10 +1,18 @@
 // The page of `sensor-digest up`: a heatmap of day counts (sensors by days) and a sensor's months,
 // every figure an answer of the read API on the same origin. Sensor names and ids come from
 // producers and operators: they are inserted as text (textContent), never as markup.
+//
+// Its limits: a range of at most 366 days (the API's), and at most MAX_CELLS cells (sensors x days:
+// 400 sensors over a year, 5,000 over 30 days); past that, the first sensors that fit are drawn and
+// the page says how many it left out. Rows are fetched a few at a time; a row whose request fails is
+// drawn with the API's reason and the others stand; a day or month the API could not read (its
+// `malformed` entries) is marked in its cell with the repair the API names.
 "use strict";
 
 const DAY_MS = 86400000;
 const MAX_DAYS = 366;
+const MAX_CELLS = 150000;
+const FETCHES_AT_ONCE = 6;
 const SENSOR_ID = /^[0-9]{1,16}$/;
 
 function byId(id) {
@@ -37,6 +45,13 @@ function monthDays(month) {
   return Array.from({ length: count }, (_, i) => `${month}-${String(i + 1).padStart(2, "0")}`);
 }
 
+// The largest of many numbers: a loop (spreading them as arguments throws RangeError past ~100,000).
+function largest(values, floor) {
+  let most = floor;
+  for (const value of values) if (value > most) most = value;
+  return most;
+}
+
 // One GET of the API: its JSON, or an Error carrying the API's own {"error": ...}.
 async function api(path, params) {
   const query = new URLSearchParams(params || {}).toString();
@@ -56,24 +71,53 @@ async function allPages(path, params, merge) {
   } while (token);
 }
 
+// `work` over `items`, a few at a time; each outcome settled on its own ({value} or {error}).
+async function settledInTurns(items, work) {
+  const outcomes = new Array(items.length);
+  let next = 0;
+  async function worker() {
+    while (next < items.length) {
+      const i = next;
+      next += 1;
+      try {
+        outcomes[i] = { value: await work(items[i]) };
+      } catch (problem) {
+        outcomes[i] = { error: problem.message };
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(FETCHES_AT_ONCE, items.length) }, worker));
+  return outcomes;
+}
+
 async function registeredSensors() {
   const sensors = [];
-  await allPages("/sensors", {}, (page) => sensors.push(...page.sensors));
-  return sensors;
+  const leftOut = [];
+  await allPages("/sensors", {}, (page) => {
+    sensors.push(...page.sensors);
+    leftOut.push(...(page.malformed || []));
+  });
+  return { sensors, leftOut };
 }
 
 async function dayCounts(sensorId, from, to) {
   const days = {};
-  await allPages(`/sensors/${encodeURIComponent(sensorId)}/days`, { from, to }, (page) => Object.assign(days, page.days));
-  return days;
+  const malformed = {};
+  await allPages(`/sensors/${encodeURIComponent(sensorId)}/days`, { from, to }, (page) => {
+    Object.assign(days, page.days);
+    for (const bad of page.malformed || []) malformed[bad.day] = bad;
+  });
+  return { days, malformed };
 }
 
 async function monthCounts(sensorId, from, to) {
   const months = {};
-  await allPages(`/sensors/${encodeURIComponent(sensorId)}/months`, { from, to }, (page) =>
-    Object.assign(months, page.months)
-  );
-  return months;
+  const malformed = [];
+  await allPages(`/sensors/${encodeURIComponent(sensorId)}/months`, { from, to }, (page) => {
+    Object.assign(months, page.months);
+    malformed.push(...(page.malformed || []));
+  });
+  return { months, malformed };
 }
 
 function level(count, most) {
@@ -89,6 +133,14 @@ function cell(day, count, most) {
   return td;
 }
 
+function malformedCell(day, bad) {
+  const td = element("td", "!", "cell malformed");
+  td.dataset.day = day;
+  td.dataset.malformed = "1";
+  td.title = `${day}: cannot be read: ${bad.error}. To mend it: ${bad.repair}`;
+  return td;
+}
+
 function extraIds(text) {
   return text
     .split(",")
@@ -100,51 +152,109 @@ function extraIds(text) {
     });
 }
 
-async function drawHeatmap(from, to, extra) {
-  const registered = await registeredSensors();
-  const rows = new Map(registered.map((s) => [s.sensor_id, s]));
-  for (const id of extra) if (!rows.has(id)) rows.set(id, { sensor_id: id, name: null, timezone: null });
-  const sensors = [...rows.values()].sort((a, b) => a.sensor_id - b.sensor_id);
-  const counts = await Promise.all(sensors.map((s) => dayCounts(s.sensor_id, from, to)));
-  const days = daysBetween(from, to);
-  const most = Math.max(1, ...counts.flatMap((c) => Object.values(c)));
-
-  const table = byId("heatmap");
-  table.replaceChildren();
-  const head = element("thead");
-  const headRow = element("tr");
-  headRow.append(element("th", "sensor"));
+function headRow(days) {
+  const row = element("tr");
+  row.append(element("th", "sensor"));
   days.forEach((day, i) => {
     const th = element("th", i === 0 || day.endsWith("-01") ? day.slice(5) : day.slice(8));
     th.title = day;
-    headRow.append(th);
+    row.append(th);
   });
-  headRow.append(element("th", "total"));
-  head.append(headRow);
-  const body = element("tbody");
-  sensors.forEach((sensor, i) => {
-    const row = element("tr");
-    row.dataset.sensor = String(sensor.sensor_id);
-    const label = element("th", sensor.name === null ? `${sensor.sensor_id}` : `${sensor.sensor_id} · ${sensor.name}`);
-    label.className = "sensor-name";
-    if (sensor.timezone) label.title = sensor.timezone;
-    row.append(label);
-    let total = 0;
-    for (const day of days) {
-      const count = counts[i][day] || 0;
-      total += count;
-      row.append(cell(day, count, most));
+  row.append(element("th", "total"));
+  return row;
+}
+
+function sensorLabel(sensor) {
+  const label = element("th", sensor.name === null ? `${sensor.sensor_id}` : `${sensor.sensor_id} · ${sensor.name}`);
+  label.className = "sensor-name";
+  if (sensor.timezone) label.title = sensor.timezone;
+  return label;
+}
+
+function sensorRow(sensor, outcome, days, most) {
+  const row = element("tr");
+  row.dataset.sensor = String(sensor.sensor_id);
+  row.append(sensorLabel(sensor));
+  if (outcome.error !== undefined) {
+    row.dataset.failed = "1";
+    const reason = element("td", `could not be read: ${outcome.error}`, "failed");
+    reason.colSpan = days.length + 1;
+    row.append(reason);
+    return row;
+  }
+  const { days: counts, malformed } = outcome.value;
+  let total = 0;
+  for (const day of days) {
+    if (malformed[day]) {
+      row.dataset.malformed = "1";
+      row.append(malformedCell(day, malformed[day]));
+      continue;
     }
-    row.append(element("td", total, "total"));
-    body.append(row);
-  });
-  table.append(head, body);
+    const count = counts[day] || 0;
+    total += count;
+    row.append(cell(day, count, most));
+  }
+  row.append(element("td", total, "total"));
+  return row;
+}
+
+// What the heatmap has to say besides its rows: why it is empty, what it left out.
+function tell(lines) {
+  const notes = byId("notes");
+  notes.replaceChildren(...lines.map((line) => element("p", line)));
+}
+
+async function drawHeatmap(from, to, extra) {
+  const { sensors: registered, leftOut } = await registeredSensors();
+  const rows = new Map(registered.map((s) => [s.sensor_id, s]));
+  for (const id of extra) if (!rows.has(id)) rows.set(id, { sensor_id: id, name: null, timezone: null });
+  const every = [...rows.values()].sort((a, b) => a.sensor_id - b.sensor_id);
+  const days = daysBetween(from, to);
+  const fits = Math.max(1, Math.floor(MAX_CELLS / Math.max(1, days.length)));
+  const sensors = every.slice(0, fits);
+  const outcomes = await settledInTurns(sensors, (s) => dayCounts(s.sensor_id, from, to));
+  const counted = outcomes.filter((o) => o.value !== undefined);
+  if (outcomes.length > 0 && counted.length === 0) throw new Error(outcomes[0].error); // the request's fault: a bad range
+  const most = largest(
+    counted.flatMap((o) => Object.values(o.value.days)),
+    1
+  );
+
+  const table = byId("heatmap");
+  const head = element("thead");
+  head.append(headRow(days));
+  const body = element("tbody");
+  const built = document.createDocumentFragment();
+  sensors.forEach((sensor, i) => built.append(sensorRow(sensor, outcomes[i], days, most)));
+  body.append(built);
+  table.replaceChildren(head, body);
 
   const legend = byId("legend");
   legend.replaceChildren(element("span", null, "level-0"), document.createTextNode(" none, then up to "));
   for (let l = 1; l <= 4; l += 1) legend.append(element("span", null, `level-${l}`));
   legend.append(document.createTextNode(` ${most} reports a day`));
-  return sensors.length;
+
+  const lines = [];
+  if (every.length === 0) {
+    lines.push(
+      "No sensors to show: none is registered (sensor-digest sensors register --sensor N --name ... --serial ...) " +
+        'and no ids were given. Type the ids of the sensors that reported under "More sensors" (for example 7), ' +
+        "or open this page as /?sensors=7&from=2024-05-01&to=2024-05-31."
+    );
+  } else if (counted.length > 0 && counted.every((o) => Object.keys(o.value.days).length === 0)) {
+    lines.push(`No reports from ${from} to ${to} for these sensors: pick the range their reports fall in.`);
+  }
+  if (sensors.length < every.length) {
+    lines.push(
+      `Showing the first ${sensors.length} of ${every.length} sensors: the page draws at most ` +
+        `${MAX_CELLS.toLocaleString("en")} cells (sensors x days). Narrow the range, or name the sensors.`
+    );
+  }
+  const failed = outcomes.filter((o) => o.error !== undefined).length;
+  if (failed) lines.push(`${failed} sensor(s) could not be read: their rows say why.`);
+  for (const bad of leftOut) lines.push(`A profile left out of the list (${bad.error}): ${bad.repair}.`);
+  tell(lines);
+  return { shown: sensors.length, failed };
 }
 
 async function drawMonths(sensorId, from, to) {
@@ -155,10 +265,14 @@ async function drawMonths(sensorId, from, to) {
     return;
   }
   if (!SENSOR_ID.test(sensorId)) throw new Error(`not a sensor id: ${sensorId}`);
-  const months = await monthCounts(sensorId, from, to);
-  const names = Object.keys(months).sort();
+  const { months, malformed } = await monthCounts(sensorId, from, to);
+  const bad = new Map(malformed.map((m) => [m.day || m.month, m]));
+  const names = [...new Set([...Object.keys(months), ...malformed.map((m) => m.month)])].sort();
   byId("months-title-line").textContent = `Sensor ${sensorId}: ${names.length} month(s) with reports, from its summary items.`;
-  const most = Math.max(1, ...names.flatMap((m) => Object.values(months[m])));
+  const most = largest(
+    names.flatMap((m) => Object.values(months[m] || {})),
+    1
+  );
   const body = element("tbody");
   for (const month of names) {
     const row = element("tr");
@@ -166,7 +280,13 @@ async function drawMonths(sensorId, from, to) {
     row.append(element("th", month));
     let total = 0;
     for (const day of monthDays(month)) {
-      const count = months[month][day] || 0;
+      const unreadable = bad.get(day) || (months[month] === undefined ? bad.get(month) : undefined);
+      if (unreadable) {
+        row.dataset.malformed = "1";
+        row.append(malformedCell(day, unreadable));
+        continue;
+      }
+      const count = (months[month] || {})[day] || 0;
       total += count;
       row.append(cell(day, count, most));
     }
@@ -214,10 +334,11 @@ async function render() {
   document.body.dataset.state = "loading";
   status.textContent = "Loading…";
   try {
-    const rows = await drawHeatmap(values.from, values.to, extraIds(values.sensors));
+    const drawn = await drawHeatmap(values.from, values.to, extraIds(values.sensors));
     await drawMonths(values.sensor, values.mfrom, values.mto);
-    status.textContent = `${rows} sensor(s), ${values.from} to ${values.to}.`;
-    document.body.dataset.state = "ready";
+    const failed = drawn.failed ? `, ${drawn.failed} of them not read` : "";
+    status.textContent = `${drawn.shown} sensor(s)${failed}, ${values.from} to ${values.to}.`;
+    document.body.dataset.state = drawn.shown === 0 ? "empty" : "ready";
   } catch (problem) {
     status.textContent = `Error: ${problem.message}`;
     document.body.dataset.state = "error";

@@ -1,0 +1,98 @@
+"""What ``SensorDigestPipeline`` checks and derives beside its resources: the name its metrics carry,
+the producers' ARNs its queue policy admits, and the validations it adds at synth (a restricted
+queue that admits nobody, FIFO queue names past SQS's 80 characters)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import jsii
+from aws_cdk import IStableListProducer, Stack, Token
+from aws_cdk import aws_iam as iam
+from constructs import Construct, IValidation
+
+from sensor_digest.config import PIPELINE_NAME_MAX
+
+if TYPE_CHECKING:
+    from sensor_digest_cdk.pipeline import SensorDigestPipeline
+
+# CloudFormation names a FIFO queue <stack>-<logical id>-<13 characters>.fifo and does not shorten it
+# to SQS's 80 characters (aws-cdk#11041); one character is kept spare.
+SQS_QUEUE_NAME_MAX = 80
+FIFO_GENERATED_NAME_OVERHEAD = 21
+
+
+def pipeline_name(pipeline: Construct, stack: Stack, *, hidden: bool) -> str:
+    """The value of the ``pipeline`` dimension of every metric the pipeline publishes and graphs:
+    its stack's name (unique in an account and region), and its path in the stack unless it is the
+    app's ``Default``: ``SensorDigest``, ``SensorDigestStaging``, ``Readings/Plain``. CloudWatch
+    takes ASCII only (``config.pipeline_name`` checks it again at the functions' cold start)."""
+    within = pipeline.node.path.removeprefix(f"{stack.node.path}/") if stack.node.path else pipeline.node.path
+    name = stack.stack_name if hidden else f"{stack.stack_name}/{within}"
+    if not Token.is_unresolved(name) and (not name.isascii() or len(name) > PIPELINE_NAME_MAX):
+        raise ValueError(
+            f"the pipeline's name {name[:60]!r} (its stack's name and construct path) names its metrics: CloudWatch "
+            f"takes at most {PIPELINE_NAME_MAX} ASCII characters; use construct ids in ASCII"
+        )
+    return name
+
+
+def principal_arn(grantee: iam.IGrantable) -> str:
+    """The ARN the queue policy's ``aws:PrincipalArn`` condition sees for ``grantee``."""
+    principal = grantee.grant_principal
+    for attribute in ("role_arn", "user_arn", "arn"):
+        arn = getattr(principal, attribute, None)
+        if isinstance(arn, str):
+            return arn
+    raise TypeError(
+        f"grant_send with restrict_producers admits producers by IAM ARN: {principal} is no IAM role, user "
+        "or ArnPrincipal"
+    )
+
+
+@jsii.implements(IStableListProducer)
+class Producers:
+    """The producers' ARNs as they stand at synth (``grant_send`` may add some after construction)."""
+
+    def __init__(self, arns: list[str]) -> None:
+        self._arns = arns
+
+    def produce(self) -> list[str]:
+        return list(self._arns)
+
+
+@jsii.implements(IValidation)
+class SomeProducer:
+    """restrict_producers with nobody admitted would close the queue to every sender."""
+
+    def __init__(self, pipeline: SensorDigestPipeline) -> None:
+        self._pipeline = pipeline
+
+    def validate(self) -> list[str]:
+        if self._pipeline._producers:
+            return []
+        return [
+            "restrict_producers=True admits no sender: call grant_send(grantee), or give producer_arns or iot_topic"
+        ]
+
+
+@jsii.implements(IValidation)
+class FifoNamesFit:
+    """A FIFO queue's generated name (<stack>-<logical id>-<suffix>.fifo) must fit SQS's 80 characters."""
+
+    def __init__(self, pipeline: SensorDigestPipeline) -> None:
+        self._pipeline = pipeline
+
+    def validate(self) -> list[str]:
+        stack = Stack.of(self._pipeline)
+        problems = []
+        for queue in (self._pipeline.queue, self._pipeline.dead_letter_queue):
+            logical_id = stack.resolve(queue.node.default_child.logical_id)  # type: ignore[union-attr]
+            length = len(stack.stack_name) + len(logical_id) + FIFO_GENERATED_NAME_OVERHEAD
+            if length > SQS_QUEUE_NAME_MAX:
+                problems.append(
+                    f"queue_type='fifo': the FIFO queue {logical_id} of stack {stack.stack_name} would get a "
+                    f"generated name of {length} characters, over SQS's {SQS_QUEUE_NAME_MAX}: use a shorter "
+                    "stack name or construct id"
+                )
+        return problems
