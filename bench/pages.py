@@ -22,7 +22,9 @@ WORKLOADS = {
     "W2": "skewed: Zipf(1.2) over 1,000 sensors",
     "W3": "backfill: 200 sensors, 30 days",
     "W4": "hot sensor",
+    "F": "large fleet: 50,000 sensors, one report each per batch",
 }
+FLEETS = {"P": "200 sensors", "F": "50,000 sensors"}
 SETTINGS = {
     "ingest_batch_size": "ingest batch size",
     "ingest_batching_window_seconds": "ingest batching window (s)",
@@ -46,9 +48,9 @@ def _machine(report: dict[str, Any]) -> str:
 
 def _results_table(results: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| workload | strategy | mode | msg/s | req/msg | WCU/msg | listed | conflicts | over | under "
-        "| × msg/s | × WCU |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| workload | strategy | mode | msg/s | req/msg | WCU/msg | RRU/msg | largest item (B) | listed | conflicts "
+        "| over | under | × msg/s | × WCU |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for workload in dict.fromkeys(r["workload"] for r in results):
         rows = [r for r in results if r["workload"] == workload and not r.get("history")]
@@ -59,11 +61,33 @@ def _results_table(results: list[dict[str, Any]]) -> list[str]:
             first = False
             lines.append(
                 f"| {name} | {r['label']} | {r['mode']} | {r['messages_per_s']:,.0f} | "
-                f"{r['requests_per_message']:.3f} | {r['write_units_per_message']:.3f} | {r['listed']:,} | "
+                f"{r['requests_per_message']:.3f} | {r['write_units_per_message']:.3f} | "
+                f"{r.get('read_units_per_message', 0):.3f} | {_bytes(r)} | {r['listed']:,} | "
                 f"{r['conflicts']:,} | {r['overcount']:,} | {r['undercount']:,} | "
                 f"{r['messages_per_s'] / base['messages_per_s']:.2f} | "
                 f"{r['write_units_per_message'] / base['write_units_per_message']:.3f} |"
             )
+    return lines
+
+
+def _bytes(r: dict[str, Any]) -> str:
+    return f"{r['largest_item_bytes']:,}" if "largest_item_bytes" in r else "–"
+
+
+def _concurrency(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| invocations at once | messages | msg/s | req/msg | WCU/msg | of which cancelled | conflicts | over | under "
+        "| × WCU |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        cancelled = sum((r.get("cancelled_units_per_message") or {}).values())
+        lines.append(
+            f"| {r['concurrency']} | {r['messages']:,} | {r['messages_per_s']:,.0f} | "
+            f"{r['requests_per_message']:.3f} | "
+            f"{r['write_units_per_message']:.3f} | {cancelled:.3f} | {r['conflicts']:,} | {r['overcount']:,} | "
+            f"{r['undercount']:,} | {r['write_units_per_message'] / rows[0]['write_units_per_message']:.3f} |"
+        )
     return lines
 
 
@@ -111,16 +135,21 @@ def _sweep(sweep: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _fleet(r: dict[str, Any]) -> str:
+    workload = str(r.get("workload", "P"))
+    return FLEETS.get(workload, workload)
+
+
 def _peer(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| settings | phase | strategy | msg/s | WRU/msg | of which cancelled | RRU/msg | DynamoDB $ per M msg "
-        "| over | under |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| fleet | settings | phase | strategy | msg/s | WRU/msg | of which cancelled | RRU/msg "
+        "| DynamoDB $ per M msg | over | under |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         cancelled = sum((r.get("cancelled_units_per_message") or {}).values())
         lines.append(
-            f"| {r['variant']} | {r['phase']} | {r['label']} | {r['messages_per_s']:,.0f} | "
+            f"| {_fleet(r)} | {r['variant']} | {r['phase']} | {r['label']} | {r['messages_per_s']:,.0f} | "
             f"{r['write_units_per_message']:.3f} | {cancelled:.3f} | {r['read_units_per_message']:.3f} | "
             f"{r['dollars_per_million']:.3f} | {r['overcount']:,} | {r['undercount']:,} |"
         )
@@ -137,7 +166,7 @@ def render(report: dict[str, Any], source: str = "benchmark-results.json") -> st
         '!!! info "Generated: do not edit"',
         f"    Rendered by `bench/pages.py` from [`{source}`]({source}), the results file of a `python -m bench` run.",
         "    A full run writes this page again; [Benchmarks](benchmarks.md) explains the method, the",
-        "    strategies (a)–(e), the workloads and how to read the figures.",
+        "    strategies (a)–(g), the workloads and how to read the figures.",
         "",
         f"- **Run**: {report['date']} (UTC), {report['messages']:,} messages per workload",
         f"- **Machine**: {_machine(report)}",
@@ -165,11 +194,21 @@ def render(report: dict[str, Any], source: str = "benchmark-results.json") -> st
             "",
             "## Against Powertools idempotency",
             "",
-            "The peer workload (4,000 messages, 200 sensors, one day, 10% redelivered), latency model; dollars "
-            "are DynamoDB's on-demand request prices "
+            "The peer workloads (4,000 messages, one day, 10% redelivered: 200 busy sensors, and a fleet of 50,000 "
+            "sensors), latency model; dollars are DynamoDB's on-demand request prices "
             "([Benchmarks](benchmarks.md#against-the-peer-powertools-idempotency)).",
             "",
             *_peer(report["peer"]),
+        ]
+    if report.get("concurrency"):
+        out += [
+            "",
+            "## Raised concurrency",
+            "",
+            "(c) on W1 at the stack's default invocations at once and at 10, latency model; × WCU is against the "
+            "default.",
+            "",
+            *_concurrency(report["concurrency"]),
         ]
     if report.get("fifo_shapes"):
         out += ["", "## Ordered mode (e) on the sweep's shapes", "", *_fifo_shapes(report["fifo_shapes"])]

@@ -129,7 +129,14 @@ def peer_goals(rows: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
             all(r["overcount"] == r["undercount"] == 0 for r in exact),
         )
     )
-    fleet_under_way = [r for r in rows if (r["workload"], r["variant"], r["phase"]) == ("F", "as deployed", PHASES[1])]
+    return out + fleet_goals(rows)
+
+
+def fleet_goals(rows: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    """The large fleet with the day under way, as deployed: (c) at most 1.1 write units per message,
+    and its reads cost no more than its writes save against the per-message ledger (g)."""
+    out = []
+    fleet_under_way = [r for r in rows if _case(r) == ("F", "as deployed", PHASES[1])]
     c = next((r for r in fleet_under_way if r["strategy"] == "c"), None)
     g = next((r for r in fleet_under_way if r["strategy"] == "g"), None)
     if c is not None:

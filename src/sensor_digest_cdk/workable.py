@@ -94,7 +94,7 @@ def not_applying(shape: PipelineShape, k: Callable[[str], str]) -> dict[str, str
         why.update(dict.fromkeys(_CAPACITY, said))
     if shape.fifo or shape.delivery_mode == "at-least-once":
         mode = f"{k('queue_type')}='fifo' counts in sequence" if shape.fifo else f"{k('delivery_mode')}='at-least-once'"
-        why["ledger"] = f"{k('ledger')} applies to exactly-once counting on a standard queue only ({mode} keeps no ledger)"
+        why["ledger"] = f"{k('ledger')} applies to exactly-once on a standard queue only ({mode} keeps no ledger)"
     instead: dict[str, object] = {
         "ledger": "compact",
         "ingest_batch_size": shape.event_batch_size,

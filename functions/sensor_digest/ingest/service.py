@@ -19,9 +19,9 @@ delivery mode: the counter and the ordering policy carry them.
 
 A message's identity and time are its origin (``dead_letter_format.Origin``): its own
 ``messageId`` and ``SentTimestamp``, or, for a dead letter back from a redrive, the
-``source_message_id`` and ``source_sent_timestamp`` attributes it carries. A report without
-``event_id`` is counted by that id, and one without ``timestamp`` dated by that time, so a
-redrive neither counts it again nor moves it to the redrive's day.
+``sensor-digest.source_message_id`` and ``sensor-digest.source_sent_timestamp`` attributes
+it carries. A report without ``event_id`` is counted by that id, and one without ``timestamp``
+dated by that time, so a redrive neither counts it again nor moves it to the redrive's day.
 """
 
 from __future__ import annotations
