@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 # marker puts and the batch's lookup of known markers on the ledger, the map upsert (UpdateItem) for the summary.
 INGEST_DIGEST_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:BatchGetItem"]
 INGEST_LEDGER_ACTIONS = ["dynamodb:PutItem", "dynamodb:BatchGetItem"]  # markers, and the lookup of known ones
+INGEST_PAGE_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:GetItem"]  # the compact ledger's identity pages
 INGEST_DLQ_ACTIONS = ["sqs:SendMessage"]
 SUMMARY_DIGEST_ACTIONS = ["dynamodb:UpdateItem"]
 # grant_redrive, beyond grant_send on the ingest queue and grant_consume_messages on the dead-letter
@@ -199,9 +200,13 @@ class SensorDigestPipeline(Construct):
             iam.PolicyStatement(actions=INGEST_DIGEST_ACTIONS, resources=[self.table.table_arn])
         )
         # markers (one per message; in ordered mode only for a counted message listed behind a failed
-        # one) and the lookup of known ones
+        # one) and the lookup of known ones; exactly once on a standard queue, the identity pages
+        # (written in the count's transaction, the page being filled read by a redelivery's lookup)
+        ledger_actions = list(INGEST_LEDGER_ACTIONS)
+        if not self.shape.fifo and self.shape.delivery_mode == "exactly-once":
+            ledger_actions += INGEST_PAGE_ACTIONS
         ingest.function.add_to_role_policy(
-            iam.PolicyStatement(actions=INGEST_LEDGER_ACTIONS, resources=[self.ledger.table_arn])
+            iam.PolicyStatement(actions=ledger_actions, resources=[self.ledger.table_arn])
         )
         ingest.function.add_to_role_policy(
             iam.PolicyStatement(actions=INGEST_DLQ_ACTIONS, resources=[self.dead_letter_queue.queue_arn])

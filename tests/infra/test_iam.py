@@ -21,9 +21,16 @@ def test_ingest_may_only_write_items_and_send_to_the_dead_letter_queue(template:
         "dynamodb:BatchGetItem",
     }
     ledger = json.dumps({"Fn::GetAtt": [table_id(template, "SensorDigestLedger"), "Arn"]})
-    assert {a for a, r in dynamodb if r == ledger} == {"dynamodb:PutItem", "dynamodb:BatchGetItem"}  # markers only
+    # markers, identity pages and their lookups (test_granted_actions.py runs ingest against the grant)
+    assert {a for a, r in dynamodb if r == ledger} == {
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+    }
     assert {r for a, r in dynamodb if a == "dynamodb:UpdateItem"} == {
-        json.dumps({"Fn::GetAtt": [table_id(template, "SensorDigest"), "Arn"]})
+        json.dumps({"Fn::GetAtt": [table_id(template, "SensorDigest"), "Arn"]}),
+        ledger,
     }
     assert {a for a, r in granted if "DeadLetter" in r} == {"sqs:SendMessage"}
 
