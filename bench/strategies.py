@@ -8,7 +8,7 @@
 as Powertools' documentation composes them; (c) this project's ingest handler, exactly-once; (d) the
 same handler, at-least-once; (e) the same handler in ordered mode on a FIFO queue
 (``queueType=fifo``: batches of at most 10, a group per sensor, no ledger); (f) (c) without the
-in-invocation retries; (g) (c) with the per-message ledger (``ledger=per-message``, one marker per
+in-invocation retries; (g) (c) with the per-message ledger (``ledgerMode=per-message``, one marker per
 message: the only ledger before the compact one). Every one gets the deployed batch size and
 concurrency of its queue type.
 """
@@ -182,7 +182,7 @@ STRATEGIES: dict[str, tuple[str, StrategyFactory]] = {
     "a": ("(a) blog: per message, no ledger", blog),
     "b": ("(b) Powertools batch + idempotency", powertools_idempotency),
     "c": ("(c) SensorDigest exactly-once", _ingest_handler(DeliveryMode.EXACTLY_ONCE)),
-    # the per-message ledger: one marker per message in the count's transaction (ledger=per-message;
+    # the per-message ledger: one marker per message in the count's transaction (ledgerMode=per-message;
     # the only ledger before the compact one)
     "g": (
         "(g) SensorDigest exactly-once, per-message ledger",

@@ -26,15 +26,15 @@ MEANINGS: dict[tuple[str, ...], str] = {
         "given without it, they are refused (they do not apply)"
     ),
     ("deliveryMode",): "`at-least-once` not with `queueType=fifo`",
-    ("ledger",): (
+    ("ledgerMode",): (
         "how exactly-once ingest on a standard queue remembers what it counted: `compact` (identities in "
         "the day item and ledger pages) or `per-message` (a marker per message: the strict identity rule "
         "across days, about four times the write units; the first step of a rollback to a version before "
         "the compact ledger) ([Exactly-once ingest](exactly-once.md))"
     ),
     ("queueType",): (
-        "`fifo`: [ordered mode](ordered-mode.md); both ingest queues FIFO in high-throughput mode, no ledger "
-        "grant for ingest; `stackName` then at most 30 characters (CloudFormation's generated FIFO queue "
+        "`fifo`: [ordered mode](ordered-mode.md); both ingest queues FIFO in high-throughput mode, ingest's ledger "
+        "grant for its few markers only; `stackName` then at most 30 characters (CloudFormation's generated FIFO queue "
         "names are not shortened to SQS's 80, aws-cdk#11041); switching an existing stack replaces both "
         "queues: drain the old queue first ([Deploy, 7](deploy.md#7-upgrade-a-deployed-stack))"
     ),

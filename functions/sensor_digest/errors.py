@@ -68,4 +68,9 @@ class RefusedWrite(TransientFault):
     """A write DynamoDB refused as invalid (``ValidationException``), such as an ``ADD`` to a day
     item whose ``DataCount`` is not a number (an item written by hand): retrying cannot help, so
     the counters reject its messages into the dead-letter queue with the reason, to be redriven once
-    the item is mended. Everywhere else it is a fault like any other."""
+    the item is mended. Everywhere else it is a fault like any other. ``repair`` says how to mend
+    the item, when it is not the usual ``DataCount``."""
+
+    def __init__(self, reason: str, repair: str | None = None) -> None:
+        super().__init__(reason)
+        self.repair = repair

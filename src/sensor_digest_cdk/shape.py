@@ -165,7 +165,7 @@ RULES: dict[str, Rule] = {
     "fifo_batch_size": _between(1, FIFO_MAX_BATCH, "Lambda's limit for FIFO queues"),
     "fifo_max_concurrency": _EVENT_SOURCE_CONCURRENCY,
     "delivery_mode": _one_of("exactly-once", "at-least-once"),
-    "ledger": _one_of("compact", "per-message"),
+    "ledger_mode": _one_of("compact", "per-message"),
     # the functions load zones from the tzdata the asset ships (lambda_asset.py), nothing else
     "digest_timezone": Rule(
         f"an IANA time zone of tzdata {zones.TZDATA_VERSION}, the zone data the functions ship "
@@ -328,7 +328,7 @@ class PipelineShape:
     # how exactly-once ingest on a standard queue remembers what it counted: identities in the day
     # item and ledger pages, or a marker per message (the strict identity rule across days; the
     # first step of a rollback to a version before the compact ledger)
-    ledger: LedgerName = "compact"
+    ledger_mode: LedgerName = "compact"
     digest_timezone: str = "UTC"
     unknown_sensors: UnknownSensorsName = "accept"  # or "reject": reports of unregistered sensors go to the DLQ
     profile_cache_seconds: int = 60
@@ -451,7 +451,7 @@ class PipelineShape:
             "PROFILE_CACHE_SECONDS": str(self.profile_cache_seconds),
             "MAX_RECEIVE_COUNT": str(self.max_receive_count),
             "QUEUE_TYPE": self.queue_type,
-            "LEDGER_MODE": self.ledger,
+            "LEDGER_MODE": self.ledger_mode,
         }
 
     @property
@@ -618,7 +618,7 @@ class PipelineProps(TypedDict, total=False):
     fifo_batch_size: int
     fifo_max_concurrency: int
     delivery_mode: DeliveryModeName
-    ledger: LedgerName
+    ledger_mode: LedgerName
     digest_timezone: str
     unknown_sensors: UnknownSensorsName
     profile_cache_seconds: int

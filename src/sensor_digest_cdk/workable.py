@@ -17,7 +17,7 @@ do not apply to the mode a shape chooses. CDK-free, as ``shape.py`` (which asks 
   (``ingest_batch_size``, ``ingest_batching_window_seconds``, ``ingest_max_concurrency``) with
   ``queue_type="fifo"``, the FIFO queue's (``fifo_batch_size``, ``fifo_max_concurrency``) with a
   standard queue, ``read_capacity`` / ``write_capacity`` without ``billing="provisioned"``, and
-  ``ledger="per-message"`` where no ledger is kept (FIFO, at-least-once). Given
+  ``ledger_mode="per-message"`` where no ledger is kept (FIFO, at-least-once). Given
   as props or context they are refused (``PipelineShape.from_props``, ``from_context``), as AWS
   Solutions Constructs' ``Check*Props`` refuse contradictory props; in a ``PipelineShape`` handed to
   the construct whole, a value other than the default is a warning at synth (``Annotations``), since
@@ -93,10 +93,12 @@ def not_applying(shape: PipelineShape, k: Callable[[str], str]) -> dict[str, str
         said = f"capacity applies with {k('billing')}='provisioned' only (on-demand tables have none to set)"
         why.update(dict.fromkeys(_CAPACITY, said))
     if shape.fifo or shape.delivery_mode == "at-least-once":
-        mode = f"{k('queue_type')}='fifo' counts in sequence" if shape.fifo else f"{k('delivery_mode')}='at-least-once'"
-        why["ledger"] = f"{k('ledger')} applies to exactly-once on a standard queue only ({mode} keeps no ledger)"
+        mode = f"{k('queue_type')}='fifo'" if shape.fifo else f"{k('delivery_mode')}='at-least-once'"
+        why["ledger_mode"] = (
+            f"{k('ledger_mode')} applies to exactly-once on a standard queue only ({mode} has no ledger)"
+        )
     instead: dict[str, object] = {
-        "ledger": "compact",
+        "ledger_mode": "compact",
         "ingest_batch_size": shape.event_batch_size,
         "fifo_batch_size": shape.event_batch_size,
         "ingest_batching_window_seconds": shape.event_batching_window_seconds,

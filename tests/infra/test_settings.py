@@ -155,7 +155,7 @@ BAD_VALUES: list[tuple[str, object]] = [
     ("fifoBatchSize", 11),
     ("fifoMaxConcurrency", 1001),
     ("deliveryMode", "exactly_once"),
-    ("ledger", "per_message"),
+    ("ledgerMode", "per_message"),
     ("digestTimezone", "Mars/Base"),
     ("unknownSensors", "drop"),
     ("profileCacheSeconds", 3601),

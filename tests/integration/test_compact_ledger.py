@@ -10,9 +10,11 @@ under per-message markers keeps them; a redelivery is looked up by marker and by
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -20,8 +22,9 @@ import pytest
 
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting import GroupOutcome, LedgerCounter
-from sensor_digest.counting.day_views import PER_MESSAGE, DayView
-from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS
+from sensor_digest.counting import ledger as ledger_module
+from sensor_digest.counting.day_views import PER_MESSAGE, DayView, FrozenPages
+from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, identity_hash
 from sensor_digest.dead_letter_format import Origin
 from sensor_digest.ingest import InboundMessage, IngestService, Rejection
 from sensor_digest.store import schema
@@ -348,6 +351,30 @@ def test_a_report_with_an_event_id_and_no_timestamp_keeps_a_marker_across_days(d
     assert day_counts(ddb, tables.table) == {(1, DAY): 3}
 
 
+@pytest.mark.parametrize("untimed_first", [True, False], ids=["untimed-first", "timed-first"])
+@pytest.mark.parametrize("ledger", list(LedgerMode))
+def test_one_event_id_sent_with_and_without_its_timestamp_on_one_day_counts_once(
+    ddb: Any, tables: Tables, ledger: LedgerMode, untimed_first: bool
+) -> None:
+    # Given a compact day under way, and a report sent once without its timestamp (dated by its
+    # send time, on that day) and once with it (found in review: a marker alone and a hash alone
+    # never met)
+    service_on(ddb, tables).process([report("other")])
+    body = {"sensor_id": 1, "event_id": "u-1", "count": 2}
+    untimed = InboundMessage(message_id="s-untimed", body=json.dumps(body), sent_timestamp="1714557600000")
+    timed_body = json.dumps({**body, "timestamp": f"{DAY}T10:00:00Z"})
+    timed = InboundMessage(message_id="s-timed", body=timed_body, sent_timestamp="1714557600000")
+    first, second = (untimed, timed) if untimed_first else (timed, untimed)
+
+    # When they come one after the other
+    service = service_on(ddb, tables, mode=ledger)
+    results = [service.process([first]), service.process([second])]
+
+    # Then it counts once
+    assert [(r.counted, r.duplicates) for r in results] == [(1, 0), (0, 1)]
+    assert day_counts(ddb, tables.table) == {(1, DAY): 3}
+
+
 @pytest.mark.parametrize(("ledger", "days"), [(LedgerMode.COMPACT, 2), (LedgerMode.PER_MESSAGE, 1)])
 def test_a_resend_of_an_event_id_with_another_days_timestamp(
     ddb: Any, tables: Tables, ledger: LedgerMode, days: int
@@ -452,3 +479,95 @@ def test_a_write_the_real_engine_refuses_inside_a_transaction_rejects_its_group_
     assert (result.failed_ids, result.rejected, result.counted) == ([], 1, 1)
     [(message_id, reason)] = service._dead_letters.kept  # type: ignore[attr-defined]
     assert message_id == "m-bad-1" and "ValidationError" in reason
+
+
+# -- what outside review found (each failed before its fix) ----------------------------------------
+
+
+def _seed_compact_day(ddb: Any, tables: Tables, sensor: int, pages: int) -> int:
+    """A compact sensor-day as ingest leaves it, written directly: page 0 and pages 1..pages-1 full
+    (page p holds the identity of ``s<sensor>-p<p>``), page ``pages`` being filled. Its count."""
+    for p in range(1, pages):
+        ids = [identity_hash(f"s{sensor}-p{p}")] + [identity_hash(f"s{sensor}-p{p}-{i}") for i in range(PAGE_IDS - 1)]
+        ddb.put_item(
+            TableName=tables.ledger,
+            Item={
+                **schema.id_page_key(sensor, DAY, p),
+                schema.IDS: {"BS": ids},
+                schema.EXPIRES_AT: {"N": "4102444800"},
+            },
+        )
+    count = DAY_IDS + PAGE_IDS * (pages - 1)
+    day_ids = [identity_hash(f"s{sensor}-day-{i}") for i in range(DAY_IDS)]
+    ddb.put_item(
+        TableName=tables.table,
+        Item={
+            **schema.day_key(sensor, DAY),
+            schema.DATA_COUNT: {"N": str(count)},
+            schema.ID_PAGE: {"N": str(pages)},
+            schema.IDS: {"BS": day_ids},
+        },
+    )
+    return count
+
+
+def _resend(sensor: int, page: int) -> InboundMessage:
+    """The producer sends a report of page ``page`` again: a new SQS message, a first delivery."""
+    return replace(report(f"s{sensor}-p{page}", sensor=sensor), message_id=f"resend-{sensor}-{page}")
+
+
+def test_a_container_whose_frozen_pages_outgrow_its_cache_still_checks_every_page(
+    ddb: Any, tables: Tables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a container keeping the identities of 10 pages (720), and two sensor-days of 8 full
+    # pages each: reading the second forgets the first's oldest pages, and reading those again
+    # forgets others while the same call still needs them
+    monkeypatch.setattr(ledger_module, "FrozenPages", partial(FrozenPages, limit=10 * PAGE_IDS))
+    counts = {s: _seed_compact_day(ddb, tables, s, 9) for s in (1, 2)}
+    service = service_on(ddb, tables)
+    service.process([report("a-new", sensor=1)])
+    service.process([report("b-new", sensor=2)])
+
+    # When sensor 1's producer sends again a report of each of its two pages the cache still holds
+    # (reading the six it forgot forgets those two while the same call needs them)
+    result = service.process([_resend(1, 7), _resend(1, 8)])
+
+    # Then both are found counted: a page the cache forgot while it was read is checked all the same
+    assert (result.counted, result.duplicates) == (0, 2)
+    assert day_counts(ddb, tables.table) == {(1, DAY): counts[1] + 1, (2, DAY): counts[2] + 1}
+
+
+@pytest.mark.parametrize("bad", [{"S": "0"}, {"N": "1.5"}, {"N": "-1"}], ids=["text", "fraction", "negative"])
+def test_a_day_item_whose_id_page_was_edited_by_hand_rejects_its_reports_alone_with_the_repair(
+    ddb: Any, tables: Tables, bad: dict[str, str]
+) -> None:
+    # Given sensor 1's day item edited by hand: its IdPage no whole number of 0 or more
+    ddb.put_item(TableName=tables.table, Item={**schema.day_key(1, DAY), schema.DATA_COUNT: {"N": "3"}, "IdPage": bad})
+    service = service_on(ddb, tables)
+
+    # When a batch holds a first delivery and a redelivery of sensor 1 and a report of sensor 2
+    result = service.process([report("a"), report("b", received=2), report("c", sensor=2)])
+
+    # Then sensor 2 is counted, and sensor 1's reports are kept with what is wrong and how to mend it
+    assert day_counts(ddb, tables.table) == {(1, DAY): 3, (2, DAY): 1}
+    assert result.failed_ids == []
+    reasons = dict(service._dead_letters.kept)  # type: ignore[attr-defined]
+    assert set(reasons) == {"m-a-1", "m-b-2"}
+    assert all("IdPage" in reason and "then redrive" in reason for reason in reasons.values())
+
+
+def test_a_day_item_put_back_while_its_pages_stayed_moves_on_past_them(ddb: Any, tables: Tables) -> None:
+    # Given a busy sensor-day (its day item and page 1 full, page 2 being filled), whose day item an
+    # operator deleted (or restored the digest table alone to an earlier time), the pages kept
+    service_on(ddb, tables).process([report(f"e{i}") for i in range(DAY_IDS + PAGE_IDS + 5)])
+    ddb.delete_item(TableName=tables.table, Key=schema.day_key(1, DAY))
+
+    # When new reports of that day come, in a container that never saw it, and then one more batch
+    fresh = [report(f"new{i}") for i in range(DAY_IDS + 10)]
+    first = service_on(ddb, tables).process(fresh)
+    later = service_on(ddb, tables).process([report(f"later{i}") for i in range(70)])
+
+    # Then each is counted (the day goes on past the pages it finds taken) and nothing is listed
+    assert (first.failed_ids, later.failed_ids) == ([], [])
+    assert day_counts(ddb, tables.table) == {(1, DAY): DAY_IDS + 10 + 70}
+    assert largest_item(ddb, tables) < WRITE_UNIT_BYTES

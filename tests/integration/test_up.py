@@ -259,7 +259,8 @@ def wait_for(check: Callable[[], Any], seconds: float = 30) -> Any:
 def test_up_pins_its_ports_reads_unknown_sensors_and_prints_only_the_client_settings_on_stdout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # `UNKNOWN_SENSORS=reject sensor-digest up`: the variable the ingest function reads is read here too
+    # `UNKNOWN_SENSORS=reject LEDGER_MODE=per-message sensor-digest up`: the variables the ingest
+    # function reads are read here too
     state = tmp_path / "local-pipeline.json"
     monkeypatch.setenv("SENSOR_DIGEST_STATE", str(state))
     engine_port, sqs_port = free_port(), free_port()
@@ -273,7 +274,7 @@ def test_up_pins_its_ports_reads_unknown_sensors_and_prints_only_the_client_sett
             str(engine_port),
             "--sqs-port",
             str(sqs_port),
-            env={"UNKNOWN_SENSORS": "reject"},
+            env={"UNKNOWN_SENSORS": "reject", "LEDGER_MODE": "per-message"},
             stdout=stdout,
             stderr=stderr,
         )
@@ -296,7 +297,7 @@ def test_up_pins_its_ports_reads_unknown_sensors_and_prints_only_the_client_sett
     assert [letter["error"] for letter in letters] == ["sensor 5 is not registered (UNKNOWN_SENSORS=reject)"]
     assert all(line.startswith("export ") for line in out.read_text().splitlines())
     assert f"export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:{sqs_port}" in out.read_text().splitlines()
-    assert "reports of unregistered sensors rejected" in err.read_text()
+    assert "ingest: exactly-once (per-message ledger), reports of unregistered sensors rejected" in err.read_text()
     # and on stop it said what the pipeline held, all of which lives in memory
     assert "stopping drops 0 report(s) accepted but not yet counted and 1 dead letter(s)" in err.read_text()
 

@@ -52,8 +52,9 @@ def test_a_committed_report_without_event_id_or_timestamp_counts_once_on_its_day
     assert committed_during_outage == {(8, "2024-05-01"): 4}
     assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 4}
     assert recorded(ddb, tables, 8, "2024-05-01", "earlier") and recorded(ddb, tables, 8, "2024-05-01", original)
-    # (the earlier report names an event_id without a timestamp: a marker; the original, an identity)
-    assert (identities(ddb, tables), markers(ddb, tables)) == (1, ["MSG#8#earlier"])
+    # (the earlier report names an event_id without a timestamp: an identity and a marker; the
+    # original, an identity)
+    assert (identities(ddb, tables), markers(ddb, tables)) == (2, ["MSG#8#earlier"])
     assert pipeline.broker.counts(pipeline.dlq) == (0, 0)
 
 

@@ -59,12 +59,14 @@ class GroupOutcome:
     rejected: list[SensorMessage] = field(default_factory=list)  # their day item refuses the count
     deferred: list[SensorMessage] = field(default_factory=list)  # met another writer: written again at the end
     reason: str | None = None
+    repair: str | None = None  # how to mend the item that refused the write, when not its DataCount
 
     def give_up(self, messages: Sequence[SensorMessage], fault: TransientFault) -> None:
         """``messages`` could not be written: failed (redelivered later), or, when DynamoDB refused
         the write as invalid (``RefusedWrite``: retrying cannot help), rejected with the reason."""
         (self.rejected if isinstance(fault, RefusedWrite) else self.failed).extend(messages)
         self.reason = fault.reason
+        self.repair = fault.repair if isinstance(fault, RefusedWrite) else None
 
     requests: int = 0
     steps: list[str] = field(default_factory=list)

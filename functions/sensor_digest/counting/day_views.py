@@ -26,6 +26,7 @@ from enum import Enum
 from typing import Any
 
 from sensor_digest.counting.base import DayKey
+from sensor_digest.errors import MalformedItem
 from sensor_digest.store import schema
 
 FROZEN_IDS_KEPT = 500_000
@@ -49,6 +50,12 @@ class DayView:
     page: int = 0
     day_ids: int = 0
     page_ids: int = 0
+    skip_to: int = 0  # the page to start next, when the one after ``page`` was found taken
+
+    @property
+    def next_page(self) -> int:
+        """The page a write that overflows the one being filled starts."""
+        return max(self.skip_to, self.page + 1)
 
     @classmethod
     def of_item(cls, item: Mapping[str, Any]) -> DayView:
@@ -57,7 +64,19 @@ class DayView:
             return MISSING
         if schema.ID_PAGE not in item:
             return PER_MESSAGE
-        return cls(Kind.COMPACT, page=schema.number_of(item, schema.ID_PAGE), day_ids=len(ids_of(item)))
+        page = schema.number_of(item, schema.ID_PAGE)
+        if page < 0:
+            raise MalformedItem(f"{schema.describe(item)}: {schema.ID_PAGE} {page} is below 0")
+        return cls(Kind.COMPACT, page=page, day_ids=len(ids_of(item)))
+
+    @classmethod
+    def of_item_or_none(cls, item: Mapping[str, Any]) -> DayView | None:
+        """``of_item``, or ``None`` for a day item without the contract's shape: a lookup learns
+        nothing from it, and the write that meets it rejects its reports with the reason."""
+        try:
+            return cls.of_item(item)
+        except MalformedItem:
+            return None
 
     def seen_in_page(self, ids: int) -> DayView:
         """The view once the page being filled was seen holding ``ids`` identities."""
@@ -89,20 +108,20 @@ class FrozenPages:
         self._limit = limit
         self._lock = threading.Lock()
 
-    def missing(self, day: DayKey, pages: range) -> list[int]:
-        with self._lock:
-            return [p for p in pages if (day, p) not in self._pages]
-
-    def ids(self, day: DayKey, pages: range) -> set[bytes]:
-        """The identities of ``pages`` held here (``missing`` says which are not)."""
+    def held(self, day: DayKey, pages: range) -> tuple[set[bytes], list[int]]:
+        """The identities of ``pages`` held here, and the pages not held (to be read), in one look:
+        what a caller gets is its own, whatever another thread keeps or forgets meanwhile."""
         out: set[bytes] = set()
+        unread: list[int] = []
         with self._lock:
             for page in pages:
                 found = self._pages.get((day, page))
-                if found is not None:
+                if found is None:
+                    unread.append(page)
+                else:
                     self._pages.move_to_end((day, page))
                     out |= found
-        return out
+        return out, unread
 
     def keep(self, day: DayKey, page: int, ids: set[bytes]) -> None:
         with self._lock:

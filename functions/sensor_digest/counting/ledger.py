@@ -148,12 +148,12 @@ class LedgerCounter(TableCounter):
     def entry(self, message: SensorMessage, view: DayView) -> Entry:
         """What ``message`` leaves on a day of ``view``'s kind: on a per-message day, a marker; on a
         compact day, its identity hash, and a marker too when it names an ``event_id`` without a
-        ``timestamp`` (then only a marker) or when new days are per-message (so that an earlier
-        version, rolled back to, would honour it)."""
+        ``timestamp`` (a resend may fall on another day, where only the marker finds it; the hash
+        finds a resend with a timestamp on this day) or when new days are per-message (so that an
+        earlier version, rolled back to, would honour it)."""
         if view.kind is Kind.PER_MESSAGE:
             return Entry(message, None, True)
-        strict = message.sent_again_elsewhere
-        return Entry(message, None if strict else self._hash(message.event_id), strict or not self.creates_compact)
+        return Entry(message, self._hash(message.event_id), message.sent_again_elsewhere or not self.creates_compact)
 
     def marker_action(self, message: SensorMessage) -> dict[str, Any]:
         """The message's marker: put on condition that it does not exist yet."""
@@ -168,16 +168,18 @@ class LedgerCounter(TableCounter):
     def frozen_ids(self, day: DayKey, pages: range, outcome: GroupOutcome | None = None) -> set[bytes]:
         """The identities of ``pages`` of ``day``, pages that never change again: read once,
         strongly consistent (a page written a moment before it froze must be read whole)."""
-        unread = self.frozen.missing(day, pages)
+        ids, unread = self.frozen.held(day, pages)
         if unread:
             keys = [schema.id_page_key(*day, page) for page in unread]
             items = dynamo.batch_get(self._client, self._ledger, keys, consistent=True)
             by_key = {str(item[schema.LEDGER_KEY]["S"]): item for item in items}
             for page, key in zip(unread, keys, strict=True):
-                self.frozen.keep(day, page, ids_of(by_key.get(str(key[schema.LEDGER_KEY]["S"]), {})))
+                read = ids_of(by_key.get(str(key[schema.LEDGER_KEY]["S"]), {}))
+                ids |= read  # returned as read: the cache may forget it before this call returns
+                self.frozen.keep(day, page, read)
             if outcome is not None:
                 outcome.requests += (len(keys) + 99) // 100
-        return self.frozen.ids(day, pages)
+        return ids
 
     # -- the batch -----------------------------------------------------------------------------
 
@@ -221,12 +223,14 @@ class LedgerCounter(TableCounter):
         found.requests += (len(days) + 99) // 100
         day_items = {(schema.sensor_of_item(item), schema.text_of(item, schema.DATE)): item for item in read}
         found.missing_days = days - set(day_items)
-        for day, item in day_items.items():
-            self.known_days.add([day], DayView.of_item(item))
-        counted = {day: ids_of(item) for day, item in day_items.items()}
+        views = {day: DayView.of_item_or_none(item) for day, item in day_items.items()}
+        for day, view in views.items():
+            if view is not None:
+                self.known_days.add([day], view)
+        counted = {day: ids_of(item) for day, item in day_items.items() if views[day] is not None}
         for day in {(m.sensor_id, m.day) for m in again} & set(day_items):
-            view = DayView.of_item(day_items[day])
-            if view.kind is Kind.COMPACT and view.page > 0:
+            view = views[day]
+            if view is not None and view.kind is Kind.COMPACT and view.page > 0:
                 counted[day] |= self.frozen_ids(day, range(1, view.page)) | self._current_page(day, view.page)
                 found.requests += 1
         for message in open_:

@@ -30,13 +30,19 @@ from typing import TYPE_CHECKING, Any
 from sensor_digest.counting.base import DayKey, GroupOutcome
 from sensor_digest.counting.day_views import MISSING, PER_MESSAGE, DayView, Kind, ids_of
 from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS
-from sensor_digest.errors import TransientFault
+from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 if TYPE_CHECKING:
     from sensor_digest.counting.ledger import LedgerCounter
+
+
+IDPAGE_REPAIR = (
+    "mend the item (its IdPage must be the number of the sensor-day's highest IDS#<sensor_id>#<day>#<page> "
+    "item in the ledger table, 0 when there is none)"
+)
 
 
 @dataclass(frozen=True)
@@ -128,14 +134,15 @@ class LedgerWrite(ThreeStepUpsert):
         page, seen = self.view.page, (self.view.day_ids if self.view.page == 0 else self.view.page_ids)
         room = max(0, (DAY_IDS if page == 0 else PAGE_IDS) - seen)
         here, onward = ids[:room], ids[room:]
-        advance = page + 1 if onward else None
+        following = self.view.next_page
+        advance = following if onward else None
         if page == 0 and not onward and not markers:
             return self._single(self._day_action(total, ids, here, None))
         actions = [(Role("day"), self._day_action(total, ids, here if page == 0 else [], advance))]
         if page > 0 and here:
             actions.append((Role("page", page), self._page_action(page, ids, here)))
         if onward:
-            actions.append((Role("page", page + 1), self._page_action(page + 1, onward, onward)))
+            actions.append((Role("page", following), self._page_action(following, onward, onward)))
         return self._transact(actions, markers)
 
     def _day_action(self, total: int, checked: list[bytes], added: list[bytes], advance: int | None) -> dict[str, Any]:
@@ -236,6 +243,11 @@ class LedgerWrite(ThreeStepUpsert):
         for page, item in pages:
             if page == self.view.page:
                 self.view = self.view.seen_in_page(len(ids_of(item)))
+            elif page == self.view.next_page and ids_of(item):
+                # a page past the one being filled already holds identities: the day item was put back
+                # (deleted, or restored to an earlier time) while its pages stayed. They never change
+                # again; the day moves on past them, and what they hold stays counted.
+                self.view = replace(self.view, skip_to=page + 1)
         return self._drop(set().union(*(ids_of(item) for _, item in pages)), counted_markers)
 
     def _found(
@@ -243,7 +255,10 @@ class LedgerWrite(ThreeStepUpsert):
     ) -> Answer:
         """A refusal by the day item: ``item`` as it was (``{}``: none). Its kind and page correct the
         view; identities found in it or in a refused page are counted before."""
-        seen = DayView.of_item(item)
+        try:
+            seen = DayView.of_item(item)
+        except MalformedItem as bad:  # a hand-made item: retrying cannot help, its reports wait mended
+            raise RefusedWrite(str(bad), repair=IDPAGE_REPAIR) from None
         if seen.kind is Kind.COMPACT and self.view.kind is Kind.COMPACT and seen.page == self.view.page:
             seen = seen.seen_in_page(self.view.page_ids)  # the page being filled is no emptier than seen
         self.view = seen
@@ -292,8 +307,8 @@ class LedgerWrite(ThreeStepUpsert):
             for role, params in actions
         }
         view = replace(self.view, day_ids=self.view.day_ids + added.get(("day", 0), 0))
-        if ("page", view.page + 1) in added:
-            view = replace(view, page=view.page + 1, page_ids=added[("page", view.page + 1)])
+        if ("page", view.next_page) in added:
+            view = replace(view, page=view.next_page, page_ids=added[("page", view.next_page)], skip_to=0)
         elif view.page > 0:
             view = replace(view, page_ids=view.page_ids + added.get(("page", view.page), 0))
         self.view = view

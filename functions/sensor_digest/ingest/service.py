@@ -279,7 +279,7 @@ class IngestService:
         )
         with report.lock:
             report.failed_ids.extend(m.message_id for m in outcome.failed)
-            report.refused.extend((m.message_id, self._refusal(m, outcome.reason)) for m in outcome.rejected)
+            report.refused.extend((m.message_id, self._refusal(m, outcome)) for m in outcome.rejected)
             report.requests += outcome.requests
             report.retries += outcome.retries
             report.deferred += bool(outcome.deferred)
@@ -304,10 +304,11 @@ class IngestService:
             )
 
     @staticmethod
-    def _refusal(message: SensorMessage, reason: str | None) -> str:
+    def _refusal(message: SensorMessage, outcome: GroupOutcome) -> str:
+        repair = outcome.repair or "mend the item (its DataCount must be a number: sensor-digest counts names it)"
         return (
-            f"the day item of sensor {message.sensor_id} on {message.day} cannot take this count ({reason}); "
-            "mend the item (its DataCount must be a number: sensor-digest counts names it), then redrive"
+            f"the day item of sensor {message.sensor_id} on {message.day} cannot take this count "
+            f"({outcome.reason}); {repair}, then redrive"
         )
 
     def _settle_followers(self, followers: dict[Hashable, list[SensorMessage]], report: BatchReport) -> None:

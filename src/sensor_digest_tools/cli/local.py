@@ -17,7 +17,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sensor_digest import zones
-from sensor_digest.config import DeliveryMode, QueueType
+from sensor_digest.config import DeliveryMode, LedgerMode, QueueType
 from sensor_digest.errors import UnknownTimeZone
 from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_tools.cli import render
@@ -111,6 +111,14 @@ def up(
     mode: Annotated[DeliveryMode, typer.Option(envvar="DELIVERY_MODE", help="How ingest counts.")] = (
         DeliveryMode.EXACTLY_ONCE
     ),
+    ledger_mode: Annotated[
+        LedgerMode,
+        typer.Option(
+            envvar="LEDGER_MODE",
+            help="How exactly-once ingest remembers what it counted: identity hashes in the day item and ledger "
+            "pages, or a marker per message (docs/exactly-once.md).",
+        ),
+    ] = LedgerMode.COMPACT,
     unknown_sensors: Annotated[
         UnknownSensors,
         typer.Option(
@@ -149,7 +157,7 @@ def up(
     """Keep a local pipeline running (engine, queue, both handlers, the read API) for send/counts/summary/dlq.
 
     The ingest's settings come from the options, or else from the variables the ingest function
-    reads (DELIVERY_MODE, UNKNOWN_SENSORS, DIGEST_TIMEZONE). The settings for your own client go to
+    reads (DELIVERY_MODE, LEDGER_MODE, UNKNOWN_SENSORS, DIGEST_TIMEZONE). The settings for your own client go to
     stdout (`sensor-digest up > env.sh`), everything else to stderr."""
 
     from sensor_digest_cdk.shape import PipelineShape
@@ -180,6 +188,7 @@ def up(
         options = PipelineOptions(
             shape=PipelineShape(
                 delivery_mode=mode.value,  # type: ignore[arg-type]
+                ledger_mode=ledger_mode.value,  # type: ignore[arg-type]
                 unknown_sensors=unknown_sensors.value,  # type: ignore[arg-type]
                 digest_timezone=timezone,
             ),
@@ -218,7 +227,10 @@ def _tell_up(target: Target, options: PipelineOptions, path: Path) -> None:
     note(f"queue {target.queue_url}")
     note(f"tables {target.table}, {target.ledger}")
     note(f"read API {target.api_url} (loopback only; its page: {target.api_url}/)")
-    note(f"ingest: {options.delivery_mode.value}, reports of unregistered sensors {unknown}")
+    counting = options.delivery_mode.value
+    if options.delivery_mode is DeliveryMode.EXACTLY_ONCE and options.queue_type is QueueType.STANDARD:
+        counting += f" ({shape.ledger_mode} ledger)"
+    note(f"ingest: {counting}, reports of unregistered sensors {unknown}")
     note(f"state {path}")
     note("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
     note(CLIENT_NOTE)
