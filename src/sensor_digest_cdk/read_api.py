@@ -189,9 +189,13 @@ class ReadApi(Construct):
         writes it (``Resource::arn:<AWS::Partition>:execute-api:...:<api logical id>/$default/GET/...``),
         as the ``/regex/`` cdk-nag takes."""
         api_id = Stack.of(self).resolve(self.api.node.default_child.logical_id)  # type: ignore[union-attr]
-        prefix = f"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<{api_id}>/{STAGE}/GET"
+        # the region and account are the stack's: tokens for an environment-agnostic stack, values
+        # for one deployed to an explicit env
+        head = re.escape("Resource::arn:<AWS::Partition>:execute-api:")
+        head += r"(?:<AWS::Region>|[a-z0-9-]+):(?:<AWS::AccountId>|\d{12}):"
+        tail = re.escape(f"<{api_id}>/{STAGE}/GET")
         paths = "|".join(re.escape(path) for path in INVOKED_PATHS if "*" in path)
-        return f"/^{re.escape(prefix)}(?:{paths})$/"
+        return f"/^{head}{tail}(?:{paths})$/"
 
     def _suppress_nag_findings(self) -> None:
         """The query function's accepted cdk-nag findings, each with its reason and what it applies to."""

@@ -588,6 +588,23 @@ def test_up_and_demo_refuse_a_delivery_mode_that_does_not_exist() -> None:
         assert "'foo' is not one of 'exactly-once', 'at-least-once'" in result.output
 
 
+@pytest.mark.parametrize("region", ["", "eu-west-1\n", "eu_west_1", "EU-WEST-1"])
+def test_a_region_that_is_no_region_name_is_refused_in_one_line(region: str) -> None:
+    # found in review: an empty region or one with a newline gave botocore's traceback
+    result = invoke("counts", "--sensor", "1", "--from", "2024-01-01", "--to", "2024-01-02", "--region", region)
+
+    assert result.exit_code == 2
+    assert "is no AWS region name (like eu-west-1)" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_up_refuses_a_ledger_mode_that_does_not_apply_as_the_stack_does() -> None:
+    result = invoke("up", "--mode", "at-least-once", "--ledger-mode", "per-message", "--duration", "1")
+
+    assert result.exit_code == 2
+    assert "does not apply" in result.output and "at-least-once" in result.output
+
+
 def test_without_a_pipeline_the_commands_say_how_to_get_one() -> None:
     result = invoke("summary", "--sensor", "1")
     assert result.exit_code == 1
