@@ -3,7 +3,7 @@
 
 Bad context (a value out of its range, a misspelt key) is refused before any construct exists:
 one line per problem on stderr, no traceback, exit code 1 (``AppSettings.from_context``). The stack
-is a thin shell over the construct ``SensorDigestPipeline`` (``src/sensor_digest_cdk/pipeline.py``).
+is a thin shell over the construct ``SensorDigestPipeline`` (``infra/sensor_digest_cdk/pipeline.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "functions")]  # the constructs and the shared core (the stream filter)
+sys.path[:0] = [str(ROOT / "infra"), str(ROOT / "functions")]  # the constructs and the shared core (the stream filter)
 
 import aws_cdk as cdk  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402

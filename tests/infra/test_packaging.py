@@ -41,7 +41,7 @@ def test_every_package_folder_is_listed_for_the_wheel() -> None:
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     found = {
         ".".join(path.parent.relative_to(base).parts)
-        for base in (ROOT / "src", ROOT / "functions")
+        for base in (ROOT / "src", ROOT / "infra", ROOT / "functions")
         for path in base.rglob("__init__.py")
     }
     # the handler modules ship inside the construct's package, never as top-level packages
