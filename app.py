@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parent
 sys.path[:0] = [str(ROOT / "infra"), str(ROOT / "functions")]  # the constructs and the shared core (the stream filter)
 
 import aws_cdk as cdk  # noqa: E402
-from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
+from sensor_digest_cdk import nag  # noqa: E402
 from sensor_digest_cdk.shape import AppSettings, ShapeError  # noqa: E402
 from sensor_digest_cdk.stack import SensorDigestStack  # noqa: E402
 
@@ -44,7 +44,7 @@ def build_app(context: dict[str, object] | None = None) -> tuple[cdk.App, Sensor
     keys = [*(context or {}), *cli_context()]
     settings = AppSettings.from_context(app.node.try_get_context, keys)
     stack = SensorDigestStack(app, settings.stack_name, settings=settings, stack_name=settings.stack_name)
-    cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
+    nag.check(app)  # cdk-nag's AWS Solutions checks at synth (a validation plugin on cdk-nag 3)
     cdk.Tags.of(app).add("project", "sensor-digest")
     return app, stack
 
