@@ -19,7 +19,8 @@ sys.path[:0] = [str(ROOT / "infra"), str(ROOT / "functions")]  # the constructs 
 import aws_cdk as cdk  # noqa: E402
 
 from sensor_digest_cdk import nag  # noqa: E402
-from sensor_digest_cdk.shape import AppSettings, ShapeError  # noqa: E402
+from sensor_digest_cdk.context import AppSettings  # noqa: E402
+from sensor_digest_cdk.shape import ShapeError  # noqa: E402
 from sensor_digest_cdk.stack import SensorDigestStack  # noqa: E402
 
 # Where the CDK CLI hands the app its context (cdk.json, cdk.context.json and every -c): JSON in

@@ -15,7 +15,7 @@ from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
 
 # Python 3.13: the newest the project can also test on (`make test-unit-py313`); the Powertools layer
-# follows it (shape.py LAMBDA_PYTHON)
+# follows it (rules.py LAMBDA_PYTHON)
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 
 

@@ -26,6 +26,7 @@ def accept(
     scopes: IConstruct | Sequence[IConstruct],
     rule: str,
     reason: str,
+    *,
     findings: Iterable[str] = (),
     nag2_applies_to: Sequence[object] | None = None,
     nag2_children: bool = False,

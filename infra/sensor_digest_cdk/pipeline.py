@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from aws_cdk import aws_sns as sns
     from aws_cdk import aws_sqs as sqs
 
-    from sensor_digest_cdk.shape import PipelineProps
+    from sensor_digest_cdk.props import PipelineProps
 
 # IAM has no action named TransactWriteItems: each action inside a transaction is authorised as
 # its own PutItem / UpdateItem / ConditionCheckItem ("Using IAM with DynamoDB transactions").

@@ -76,7 +76,7 @@ def test_the_wheel_builds_without_a_warning_ships_the_page_and_pins_what_the_fun
         line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires-Dist:")
     }
     # the functions' own requirements exactly as requirements.txt pins them: a user's tests of the
-    # handlers run the Powertools of the layer the stack deploys (shape.POWERTOOLS_LAYER_VERSION)
+    # handlers run the Powertools of the layer the stack deploys (rules.POWERTOOLS_LAYER_VERSION)
     assert set(requirement_lines("requirements.txt")) <= requires
     assert "aws-lambda-powertools[tracer]==3.31.1" in requires
     assert {"typer<1,>=0.29.2", "rich<16,>=15.0.0"} <= requires
