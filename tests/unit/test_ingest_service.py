@@ -14,7 +14,7 @@ from sensor_digest.counting import DayCounter, GroupOutcome
 from sensor_digest.errors import TransientFault
 from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService, Rejection
 from sensor_digest.ingest import service as ingest_module
-from sensor_digest.registry import PROFILES_KEPT, ProfileCache
+from sensor_digest.profiles import PROFILES_KEPT, ProfileCache
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 
 

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from sensor_digest import zones
 from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.errors import InvalidProfile
 from sensor_digest.ingest import InboundMessage, IngestService, Rejection
-from sensor_digest.registry import InvalidProfile, ProfileCache, SensorProfile
+from sensor_digest.profiles import ProfileCache, SensorProfile
 
 
 def profile(**change: Any) -> SensorProfile:

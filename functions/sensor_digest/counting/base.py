@@ -123,7 +123,7 @@ class KnownDays:
 
 class DayCounter(ABC):
     """Counts the valid messages of a batch into day items; one subclass per mode (``ledger.py``,
-    ``ordered.py``, ``plain.py``), chosen once by ``counting.make_counter``."""
+    ``ordered.py``, ``plain.py``), chosen once by ``ingest/wiring.py``'s ``MODES``."""
 
     def __init__(self, *, max_workers: int = 8, clock: Callable[[], float] = time.monotonic) -> None:
         self._max_workers = max_workers

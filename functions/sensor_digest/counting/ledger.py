@@ -42,13 +42,12 @@ What each write costs is what it writes, and a refused or cancelled one is charg
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
 from sensor_digest.counting.day_views import MISSING, UNSEEN, DayView, FrozenPages, Kind, ids_of
@@ -61,25 +60,6 @@ from sensor_digest.upsert import UpsertStep
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Retries of a write refused by contention, inside the invocation: jittered exponential
-    backoff, at most ``attempts`` times and never past the invocation's deadline.
-
-    The transaction that won holds its items for about as long as ours took to be refused, so the
-    backoff starts from that duration (``floor``) when it is longer than ``base_seconds``, and
-    waits between half and all of its span: a retry sooner than that would only meet the same
-    transaction again, and every refused attempt is charged."""
-
-    attempts: int = 10
-    base_seconds: float = 0.025
-    cap_seconds: float = 1.0
-
-    def delay(self, retry: int, floor: float = 0.0) -> float:
-        span = min(self.cap_seconds, max(self.base_seconds, floor) * 2**retry)
-        return random.uniform(span / 2, span)  # noqa: S311 - jitter
 
 
 class Deferred(Exception):
@@ -293,7 +273,7 @@ class LedgerCounter(TableCounter):
         """One chunk through the three steps, retried on contention; the day's view after it."""
         write = LedgerWrite(self, key, chunk, outcome, view)
         for retry in range(self._retry.attempts + 1):
-            started = time.monotonic()
+            started = self._clock()
             step = UpsertStep.CREATE_IF_MISSING if write.view.kind is Kind.MISSING else UpsertStep.UPDATE_IF_EXISTS
             try:  # each attempt succeeds, drops at least one duplicate, or learns more of the day
                 write.run(max_attempts=len(chunk) + 6, start=step)
@@ -303,8 +283,8 @@ class LedgerCounter(TableCounter):
             except Contention:  # nothing was written by that attempt: later, or again if time allows
                 if may_defer:
                     raise Deferred from None
-                delay = self._retry.delay(retry, floor=time.monotonic() - started)
-                if deadline is None or retry == self._retry.attempts or time.monotonic() + delay >= deadline:
+                delay = self._retry.delay(retry, floor=self._clock() - started)
+                if deadline is None or retry == self._retry.attempts or self._clock() + delay >= deadline:
                     raise
                 outcome.retries += 1
                 self._sleep(delay)

@@ -42,7 +42,7 @@ from sensor_digest.ingest.records import InboundMessage
 from sensor_digest.ingest.report import BatchReport
 from sensor_digest.logs import LOG
 from sensor_digest.messages import PendingMessage, SensorMessage, read_pending
-from sensor_digest.registry import ProfileCache
+from sensor_digest.profiles import ProfileCache
 
 DEADLINE_MARGIN_SECONDS = 3.0
 """Time kept free before Lambda's timeout for what follows the writes (the response, the logs):
