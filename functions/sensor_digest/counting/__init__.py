@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import IngestSettings
-from sensor_digest.counting.base import BatchCount, DayCounter, GroupOutcome, KnownDays, Lookup
+from sensor_digest.counting.base import DayCounter, KnownDays
 from sensor_digest.counting.ledger import LedgerCounter
 from sensor_digest.counting.ordered import OrderedCounter
+from sensor_digest.counting.outcomes import BatchCount, Group, GroupOutcome, Lookup, leaders
 from sensor_digest.counting.plain import PlainCounter
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BatchCount",
     "DayCounter",
+    "Group",
     "GroupOutcome",
     "KnownDays",
     "LedgerCounter",
@@ -37,6 +39,7 @@ __all__ = [
     "OrderedCounter",
     "PlainCounter",
     "RetryPolicy",
+    "leaders",
     "ledger_counter",
     "ordered_counter",
     "plain_counter",

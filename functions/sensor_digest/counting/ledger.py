@@ -53,6 +53,7 @@ from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCount
 from sensor_digest.counting.day_views import MISSING, UNSEEN, DayView, FrozenPages, Kind, ids_of
 from sensor_digest.counting.identities import WRITE_IDS, identity_hash
 from sensor_digest.counting.ledger_write import Entry, LedgerWrite
+from sensor_digest.counting.outcomes import Group
 from sensor_digest.errors import Contention, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
@@ -225,28 +226,18 @@ class LedgerCounter(TableCounter):
         item = dynamo.call("GetItem", partial(self._client.get_item, TableName=self._ledger, Key=key))
         return ids_of(item.get("Item") or {})
 
-    def count_group(
-        self,
-        sensor_id: int,
-        day: str,
-        messages: Sequence[SensorMessage],
-        deadline: float | None,
-        *,
-        missing: bool,
-        may_defer: bool = False,
-    ) -> GroupOutcome:
+    def count_group(self, group: Group) -> GroupOutcome:
         """Count one group, ``WRITE_IDS`` messages a write. A contended write is handed back
         (``deferred``, with the rest of the group) when ``may_defer``, else retried while
         ``deadline`` allows: none is started that could not end before it; without a deadline,
         contention is not retried here."""
-        outcome = GroupOutcome()
-        key = (sensor_id, day)
+        outcome, key, messages = GroupOutcome(), group.key, group.messages
         first, followers = leaders(messages, key=_ledger_key)
-        view = MISSING if missing else (self.known_days.get(key) or UNSEEN)
+        view = MISSING if group.missing else (self.known_days.get(key) or UNSEEN)
         for start in range(0, len(first), WRITE_IDS):
             chunk = first[start : start + WRITE_IDS]
             try:
-                view = self._count_chunk(key, chunk, outcome, view, deadline=deadline, may_defer=may_defer)
+                view = self._count_chunk(key, chunk, outcome, view, deadline=group.deadline, may_defer=group.may_defer)
             except Deferred:  # what the chunk settled so far stays settled; the rest waits, repeats too
                 settled = {m.ledger_key for m in outcome.counted + outcome.duplicates}
                 handed_back = {m.ledger_key for m in first[start:]} - settled

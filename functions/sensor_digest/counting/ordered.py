@@ -23,6 +23,7 @@ from typing import Any
 
 from sensor_digest.backoff import Backoff
 from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
+from sensor_digest.counting.outcomes import Group
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
@@ -139,25 +140,16 @@ class OrderedCounter(TableCounter):
         if unwritten:
             raise TransientFault(f"{unwritten} of {len(messages)} markers could not be written")
 
-    def count_group(
-        self,
-        sensor_id: int,
-        day: str,
-        messages: Sequence[SensorMessage],
-        deadline: float | None,
-        *,
-        missing: bool,
-        may_defer: bool = False,
-    ) -> GroupOutcome:
+    def count_group(self, group: Group) -> GroupOutcome:
         outcome = GroupOutcome()
-        first, followers = leaders(messages, key=sequence_of)
-        write = OrderedWrite(self, (sensor_id, day), sorted(first, key=sequence_of), outcome)
+        first, followers = leaders(group.messages, key=sequence_of)
+        write = OrderedWrite(self, group.key, sorted(first, key=sequence_of), outcome)
         try:  # each attempt succeeds, drops the applied messages, or advances the step
-            write.run(max_attempts=len(first) + 3, start=self.first_step(missing))
+            write.run(max_attempts=len(first) + 3, start=self.first_step(group.missing))
         except TransientFault as fault:
             outcome.give_up(write.pending, fault)
         else:
-            self.known_days.add([(sensor_id, day)])
+            self.known_days.add([group.key])
         outcome.steps += write.steps
         settle_followers(followers, outcome, key=sequence_of)
         return outcome

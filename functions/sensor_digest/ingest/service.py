@@ -33,7 +33,7 @@ from dataclasses import replace
 from datetime import tzinfo
 from typing import Any
 
-from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.counting import DayCounter, GroupOutcome, leaders
 from sensor_digest.dead_letter_format import BadOrigin, clip_reason
 from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
 from sensor_digest.ingest.dead_letters import DeadLetters, Rejection
@@ -142,15 +142,17 @@ class IngestService:
         ]
         self._keep(rejections, report, deadline)
         held = set(self._listed(messages, report).failed_ids)  # on FIFO, a listed message holds its group back
-        leaders, followers = self._leaders([m for m in dated if m.message_id not in held])
-        if leaders:
-            counted = self._counter.count_batch(leaders, deadline, on_outcome=lambda o: self._tally(o, report))
+        # one message per identity across the whole batch, the first in batch order; its repeats wait
+        # for its fate, whichever day they name: two reports with one event_id are one report
+        first, followers = leaders([m for m in dated if m.message_id not in held], key=self._identity)
+        if first:
+            counted = self._counter.count_batch(first, deadline, on_outcome=lambda o: self._tally(o, report))
             with report.lock:
                 report.requests += counted.lookup_requests
                 report.groups = len({key for key, _ in counted.groups})  # a deferred group is written twice
             by_id = {m.message_id: m for m in messages}
             self._keep([Rejection(by_id[mid], reason) for mid, reason in report.refused], report, deadline)
-        self._settle_followers(followers, report)
+        self._settle_followers(first, followers, report)
         self._listed(messages, report)
         self._remember_settled(dated, report)
         return report
@@ -251,25 +253,8 @@ class IngestService:
 
     # -- count -------------------------------------------------------------------------------
 
-    def _leaders(
-        self, messages: list[SensorMessage]
-    ) -> tuple[list[SensorMessage], dict[Hashable, list[SensorMessage]]]:
-        """One message per identity across the whole batch (``DayCounter.identity``: a ledger key, a
-        sequence number), the first in batch order; the repeats wait for its fate, whichever day
-        they name: two reports with one ``event_id`` are one report, counted once, on the day of
-        the first. The repeats come back by identity, each list led by the leader itself."""
-        leaders: list[SensorMessage] = []
-        by_identity: dict[Hashable, list[SensorMessage]] = {}
-        for message in messages:
-            identity = self._counter.identity(message)
-            if identity is None:  # at-least-once: every message counts
-                leaders.append(message)
-            elif identity in by_identity:
-                by_identity[identity].append(message)
-            else:
-                by_identity[identity] = [message]
-                leaders.append(message)
-        return leaders, {k: v for k, v in by_identity.items() if len(v) > 1}
+    def _identity(self, message: SensorMessage) -> Hashable | None:
+        return self._counter.identity(message)
 
     def _tally(self, outcome: GroupOutcome, report: BatchReport) -> None:
         """One group's outcome into the report, as soon as it is known (from the writing thread);
@@ -311,16 +296,23 @@ class IngestService:
             f"({outcome.reason}); {repair}, then redrive"
         )
 
-    def _settle_followers(self, followers: dict[Hashable, list[SensorMessage]], report: BatchReport) -> None:
+    def _settle_followers(
+        self, first: list[SensorMessage], followers: dict[Hashable, list[SensorMessage]], report: BatchReport
+    ) -> None:
         """A repeat of a counted (or known) message is a duplicate; of any other, listed with it."""
+        if not followers:
+            return
         with report.lock:
             settled = set(report.settled_ids)
-        for repeats in followers.values():
-            if repeats[0].message_id in settled:  # each list is led by its leader (see _leaders)
-                report.settle(duplicates=[m.message_id for m in repeats[1:]])
+        for lead in first:  # in batch order
+            repeats = followers.get(self._identity(lead), [])
+            if not repeats:
+                continue
+            if lead.message_id in settled:
+                report.settle(duplicates=[m.message_id for m in repeats])
             else:
                 with report.lock:
-                    report.failed_ids.extend(m.message_id for m in repeats[1:])
+                    report.failed_ids.extend(m.message_id for m in repeats)
 
     def _remember_settled(self, dated: list[SensorMessage], report: BatchReport) -> None:
         """A group's counted tail on its first receive (listed all the same, behind a failed message
