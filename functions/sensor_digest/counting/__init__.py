@@ -15,7 +15,7 @@ Each mode's counter is built from the settings here (``ledger_counter``, ``order
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import IngestSettings
@@ -46,17 +46,20 @@ __all__ = [
 ]
 
 
+def _with_ledger(settings: IngestSettings, client: DynamoDBClient) -> dict[str, Any]:
+    """What the two exactly-once counters share: the tables, the client, the workers, the markers' lifetime."""
+    return {
+        "table_name": settings.table_name,
+        "client": client,
+        "max_workers": settings.max_workers,
+        "ledger_table_name": settings.ledger_table_name,
+        "marker_ttl_seconds": settings.marker_ttl_seconds,
+    }
+
+
 def ledger_counter(settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None) -> DayCounter:
     """Exactly once on a standard queue (``retry``: the ledger's, see ``RetryPolicy``)."""
-    return LedgerCounter(
-        table_name=settings.table_name,
-        client=client,
-        max_workers=settings.max_workers,
-        ledger_table_name=settings.ledger_table_name,
-        marker_ttl_seconds=settings.marker_ttl_seconds,
-        mode=settings.ledger_mode,
-        retry=retry,
-    )
+    return LedgerCounter(mode=settings.ledger_mode, retry=retry, **_with_ledger(settings, client))
 
 
 def plain_counter(settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None) -> DayCounter:
@@ -66,11 +69,4 @@ def plain_counter(settings: IngestSettings, client: DynamoDBClient, retry: Retry
 
 def ordered_counter(settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None) -> DayCounter:
     """Exactly once on a FIFO queue, by sequence number."""
-    return OrderedCounter(
-        table_name=settings.table_name,
-        client=client,
-        max_workers=settings.max_workers,
-        ledger_table_name=settings.ledger_table_name,
-        marker_ttl_seconds=settings.marker_ttl_seconds,
-        max_receive_count=settings.max_receive_count,
-    )
+    return OrderedCounter(max_receive_count=settings.max_receive_count, **_with_ledger(settings, client))

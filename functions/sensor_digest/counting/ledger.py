@@ -51,8 +51,8 @@ from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
 from sensor_digest.counting.day_views import MISSING, UNSEEN, DayView, FrozenPages, Kind, ids_of
-from sensor_digest.counting.identities import WRITE_IDS, identity_hash
-from sensor_digest.counting.ledger_write import Entry, LedgerWrite
+from sensor_digest.counting.identities import WRITE_IDS, Entry, identity_hash
+from sensor_digest.counting.ledger_write import LedgerWrite
 from sensor_digest.counting.outcomes import Group
 from sensor_digest.errors import Contention, TransientFault
 from sensor_digest.messages import SensorMessage
