@@ -28,10 +28,9 @@ from aws_cdk.aws_apigatewayv2_authorizers import HttpIamAuthorizer
 from aws_cdk.aws_apigatewayv2_integrations import HttpLambdaIntegration
 from constructs import Construct
 
-from sensor_digest import names
 from sensor_digest.store import schema
 from sensor_digest_cdk import nag
-from sensor_digest_cdk.lambda_function import RETENTION, python_function
+from sensor_digest_cdk.lambda_function import API, RETENTION, python_function
 from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
 
@@ -94,10 +93,7 @@ class ReadApi(Construct):
             "Function",
             shape=shape,
             asset=asset,
-            handler="api.handler.handler",
-            service=names.API_SERVICE,
-            timeout_seconds=shape.api_timeout_seconds,
-            memory_mb=shape.api_memory_mb,
+            kind=API,
             environment={"TABLE_NAME": table.table_name},
         )
         self.function.add_to_role_policy(
