@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sensor_digest_tools.aws.session import LocalSession
-from tests.support.faults import FaultPlan, FaultySession
+from tests.support.faults import FAULT_KINDS, FaultPlan, FaultySession
 from tests.support.model import CONTEXT
 from tests.support.sqs import DeadLetters
 
@@ -20,7 +20,7 @@ from tests.support.sqs import DeadLetters
 @pytest.fixture
 def faults() -> FaultPlan:
     """The fault plan of the ingest service's DynamoDB client (rate 0 until a test sets it)."""
-    return FaultPlan()
+    return FaultPlan(kinds=FAULT_KINDS)
 
 
 @pytest.fixture
