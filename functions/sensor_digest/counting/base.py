@@ -238,7 +238,9 @@ class DayCounter(ABC):
     def _safe_count(
         self, key: DayKey, messages: list[SensorMessage], missing: bool, deadline: float | None, may_defer: bool
     ) -> GroupOutcome:
-        if deadline is not None and self._clock() >= deadline:  # listed now rather than cut off by the timeout
+        if (
+            deadline is not None and self._clock() >= deadline
+        ):  # a batch item failure now rather than cut off by the timeout
             return GroupOutcome(failed=list(messages), reason="no time left in the invocation")
         try:
             return self.count_group(Group(key[0], key[1], messages, deadline, missing=missing, may_defer=may_defer))

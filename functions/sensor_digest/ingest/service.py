@@ -10,9 +10,9 @@ read -> date -> count -> report:
    invocation's time;
 4. **count** one message per identity (``counting/``: the lookup and the concurrent group
    writes); two messages of one sensor with one identity in a batch are one report: the first in
-   batch order is written, the others follow its fate (counted, or listed), whichever day they name;
+   batch order is written, the others follow its fate (counted, or a batch item failure), whichever day they name;
 5. **report** each message's fate: counted, duplicate, rejected or failed, and list the failed
-   ones (``ordering.listed``) so that SQS redelivers them.
+   ones (``ordering.failures``) so that SQS redelivers them.
 
 Nothing here raises for a per-message problem, and nothing here knows the queue type or the
 delivery mode: the counter and the ordering policy carry them.
@@ -77,7 +77,7 @@ class IngestService:
         """An SQS event in Lambda's shape: its records, processed as one batch. ``remaining_ms``
         (the invocation's time left) bounds the work: dead letters are sent, groups written and
         contended transactions retried only while time is left (``DEADLINE_MARGIN_SECONDS``
-        before the end), and the rest is listed. A single call that hangs past that (a network
+        before the end), and the rest are batch item failures. A single call that hangs past that (a network
         that stops answering) cannot hold the answer: the batch runs in a thread of its own, and
         ``ANSWER_RESERVE_SECONDS`` before the end the handler answers for what has ended by then
         and lists the rest (``cut_short``)."""
@@ -121,7 +121,7 @@ class IngestService:
             )
         unsettled = [m.message_id for m in messages if m.message_id not in settled]
         LOG.warning("the invocation's time is nearly out: listing what has not ended", listed=len(unsettled))
-        answer.failed_ids = self._ordering.listed(messages, unsettled)
+        answer.failed_ids = self._ordering.failures(messages, unsettled)
         return answer
 
     def process(
@@ -136,12 +136,14 @@ class IngestService:
         ]
         if not self._prefetch_profiles(reports, report):
             self._keep(rejections, report, deadline)
-            return self._listed(messages, report)
+            return self._batch_item_failures(messages, report)
         dated = [
             m for inbound, pending in reports if (m := self._date(inbound, pending, rejections, report)) is not None
         ]
         self._keep(rejections, report, deadline)
-        held = set(self._listed(messages, report).failed_ids)  # on FIFO, a listed message holds its group back
+        held = set(
+            self._batch_item_failures(messages, report).failed_ids
+        )  # on FIFO, a batch item failure holds its group back
         # one message per identity across the whole batch, the first in batch order; its repeats wait
         # for its fate, whichever day they name: two reports with one event_id are one report
         first, followers = leaders([m for m in dated if m.message_id not in held], key=self._identity)
@@ -153,7 +155,7 @@ class IngestService:
             by_id = {m.message_id: m for m in messages}
             self._keep([Rejection(by_id[mid], reason) for mid, reason in report.refused], report, deadline)
         self._settle_followers(first, followers, report)
-        self._listed(messages, report)
+        self._batch_item_failures(messages, report)
         self._remember_settled(dated, report)
         return report
 
@@ -182,7 +184,7 @@ class IngestService:
 
     def _prefetch_profiles(self, reports: list[tuple[InboundMessage, PendingMessage]], report: BatchReport) -> bool:
         """One ``BatchGetItem`` for the batch's sensors not cached yet; ``False`` when the profiles
-        could not be read (without them no day can be trusted: the batch's reports are listed)."""
+        could not be read (without them no day can be trusted: the batch's reports are batch item failures)."""
         if self._profiles is None:
             return True
         try:
@@ -200,7 +202,7 @@ class IngestService:
     def _date(
         self, inbound: InboundMessage, pending: PendingMessage, rejections: list[Rejection], report: BatchReport
     ) -> SensorMessage | None:
-        """The message with its day in the sensor's zone; ``None`` once it is rejected or listed."""
+        """The message with its day in the sensor's zone; ``None`` once it is rejected or a batch item failure."""
         try:
             return pending.in_zone(self._zone_of(pending.sensor_id))
         except RejectedMessage as rejection:
@@ -241,7 +243,7 @@ class IngestService:
     # -- keep --------------------------------------------------------------------------------
 
     def _keep(self, rejections: list[Rejection], report: BatchReport, deadline: float | None) -> None:
-        """Rejected messages to the dead-letter queue; one that could not be kept is listed."""
+        """Rejected messages to the dead-letter queue; one that could not be sent there is a batch item failure."""
         if not rejections:
             return
         for rejection in rejections:
@@ -299,7 +301,7 @@ class IngestService:
     def _settle_followers(
         self, first: list[SensorMessage], followers: dict[Hashable, list[SensorMessage]], report: BatchReport
     ) -> None:
-        """A repeat of a counted (or known) message is a duplicate; of any other, listed with it."""
+        """A repeat of a counted (or known) message is a duplicate; of any other, a batch item failure with it."""
         if not followers:
             return
         with report.lock:
@@ -315,7 +317,7 @@ class IngestService:
                     report.failed_ids.extend(m.message_id for m in repeats)
 
     def _remember_settled(self, dated: list[SensorMessage], report: BatchReport) -> None:
-        """A group's counted tail on its first receive (listed all the same, behind a failed message
+        """A group's counted tail on its first receive (a batch item failure all the same, behind a failed message
         of its group) is remembered once the answer is known; one received before already was,
         with its group's outcome."""
         with report.lock:
@@ -343,6 +345,6 @@ class IngestService:
 
     # -- report ------------------------------------------------------------------------------
 
-    def _listed(self, messages: Sequence[InboundMessage], report: BatchReport) -> BatchReport:
-        report.failed_ids = self._ordering.listed(messages, report.failed_ids)
+    def _batch_item_failures(self, messages: Sequence[InboundMessage], report: BatchReport) -> BatchReport:
+        report.failed_ids = self._ordering.failures(messages, report.failed_ids)
         return report
