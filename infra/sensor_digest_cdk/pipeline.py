@@ -96,8 +96,11 @@ class SensorDigestPipeline(Construct):
         for warning in overridden_not_applying(shape, prop_key):  # a shape built beforehand: props were refused
             Annotations.of(self).add_warning_v2(NOT_APPLYING_WARNING, warning)
         stack = Stack.of(self)
-        label = stack.stack_name if construct_id == HIDDEN_ID else self.node.path  # Readings/Plain
-        self.pipeline_name = pipeline_name(self, stack, hidden=construct_id == HIDDEN_ID)
+        # the app's own pipeline only is named by its stack alone: a ``Default`` directly in its stack,
+        # not one nested deeper (two teams' scopes could each hold one: their metrics would sum)
+        hidden = construct_id == HIDDEN_ID and scope is stack
+        label = stack.stack_name if hidden else self.node.path  # Readings/Plain
+        self.pipeline_name = pipeline_name(self, stack, hidden=hidden)
         asset = function_asset()
         storage = DigestTables(self, "Storage", shape=shape)
         ingest = QueueIngest(

@@ -294,6 +294,14 @@ def combinations(self: PipelineShape, key: Callable[[str], str]) -> list[tuple[t
             f"or raise {k('queue_retention_days')}",
         ),
         (
+            ("max_receive_count", "ingest_timeout_seconds", "queue_retention_days"),
+            self.queue_age_alarm_seconds != 0 or floor >= retention or max(1800, floor + 300) < retention,
+            f"the derived stall alarm ({k('max_receive_count')} x the visibility timeout + 300 s, at least "
+            f"1800 s: {max(1800, floor + 300)} s) must be less than the queue's retention ({retention} s), or "
+            f"no message grows old enough to fire it: raise {k('queue_retention_days')} or lower "
+            f"{k('max_receive_count')} or {k('ingest_timeout_seconds')}",
+        ),
+        (
             ("queue_age_alarm_seconds",),
             self.queue_age_alarm_seconds == 0 or floor < self.queue_age_alarm_seconds < retention,
             f"{k('queue_age_alarm_seconds')} takes 0 (derived: {max(1800, floor + 300)} s), or more "

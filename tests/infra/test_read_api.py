@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import aws_cdk as cdk
+import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match, Template
 
@@ -146,11 +147,19 @@ def test_grant_invoke_lets_a_principal_get_the_apis_routes_and_nothing_else() ->
     ]
 
 
-def test_grant_invoke_in_a_users_app_with_cdk_nag_synthesizes_clean_and_hides_no_other_finding() -> None:
-    # Given a user's app with AwsSolutionsChecks, a pipeline, and a role granted the read API as the
-    # construct docs show it, which also holds a wildcard of its own
+@pytest.mark.parametrize(
+    "env",
+    [None, cdk.Environment(account="123456789012", region="eu-west-1")],
+    ids=["environment-agnostic", "explicit-account-and-region"],
+)
+def test_grant_invoke_in_a_users_app_with_cdk_nag_synthesizes_clean_and_hides_no_other_finding(
+    env: cdk.Environment | None,
+) -> None:
+    # Given a user's app with AwsSolutionsChecks, a pipeline (in a stack with or without an explicit
+    # account and region: found in review, the accepted finding named the tokens only), and a role
+    # granted the read API as the construct docs show it, which also holds a wildcard of its own
     app = cdk.App()
-    stack = cdk.Stack(app, "Readings")
+    stack = cdk.Stack(app, "Readings", env=env)
     pipeline = SensorDigestPipeline(stack, "Plain")
     role = iam.Role(stack, "Dashboards", assumed_by=iam.AccountRootPrincipal())
     pipeline.read_api.grant_invoke(role)

@@ -268,6 +268,11 @@ COMBINATIONS = [
         {"queueAgeAlarmSeconds": 14 * DAY, "queueRetentionDays": 14},
         "queueAgeAlarmSeconds=1209600 is not allowed",
     ),
+    (  # found in review: a derived stall alarm above the retention that could never fire
+        {"ingestTimeoutSeconds": 894, "maxReceiveCount": 16, "queueRetentionDays": 1, "deadLetterRetentionDays": 2},
+        "maxReceiveCount=16 with ingestTimeoutSeconds=894 with queueRetentionDays=1 is not allowed: the derived "
+        "stall alarm",
+    ),
     (
         {"restrictProducers": "true"},  # the app has no grant_send to admit a sender later
         "restrictProducers=true admits no sender: give producerArns (role or user ARNs) or iotTopic too",

@@ -10,8 +10,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sensor_digest import names
+
+AUDIT_LINE_BYTES = 64 * 1024
+"""About how much of the audit trail one log line carries (CloudWatch Logs takes events of up to
+256 KB)."""
 
 
 @dataclass
@@ -28,6 +33,7 @@ class BatchReport:
     deferred: int = 0  # groups whose transaction met another writer's, written again at the end of the batch
     settled_ids: set[str] = field(default_factory=set)  # counted, duplicate or kept in the DLQ
     refused: list[tuple[str, str]] = field(default_factory=list)  # (message id, reason): a write refused
+    audit: list[list[Any]] = field(default_factory=list)  # [sensor_id, day, [[event_id, count], ...]] counted
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def settle(
@@ -40,6 +46,25 @@ class BatchReport:
             self.duplicates += len(duplicates)
             self.rejected += len(rejected)
             self.settled_ids.update(counted, duplicates, rejected)
+
+    def take_audit(self) -> list[list[list[Any]]]:
+        """The audit trail of the groups counted so far, taken: what each counted report contributed
+        and where, ``[sensor_id, day, [[event_id, count], ...]]`` (the origin messageId stands for a
+        missing event_id), in lines of about ``AUDIT_LINE_BYTES``. One ``counted`` log line per batch
+        or per 64 KB of it: a line per group would cost a fleet, whose groups are one report each,
+        ten times the log bytes."""
+        with self.lock:
+            groups, self.audit = self.audit, []
+        lines: list[list[list[Any]]] = []
+        line: list[list[Any]] = []
+        size = 0
+        for group in groups:
+            line.append(group)
+            size += 32 + sum(len(str(event_id)) + 16 for event_id, _ in group[2])
+            if size >= AUDIT_LINE_BYTES:
+                lines.append(line)
+                line, size = [], 0
+        return [*lines, line] if line else lines
 
     @property
     def failed(self) -> int:

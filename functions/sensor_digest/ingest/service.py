@@ -157,6 +157,8 @@ class IngestService:
         self._settle_followers(first, followers, report)
         self._batch_item_failures(messages, report)
         self._remember_settled(dated, report)
+        for groups in report.take_audit():  # the audit trail: what each counted report contributed, where
+            LOG.info("counted", groups=groups)
         return report
 
     # -- read ------------------------------------------------------------------------------
@@ -271,15 +273,10 @@ class IngestService:
             report.retries += outcome.retries
             report.deferred += bool(outcome.deferred)
         self._remember([m for m in outcome.counted + outcome.duplicates if m.receive_count > 1])
-        if outcome.counted:  # the audit trail: what each message contributed, where
+        if outcome.counted:  # the audit trail (``BatchReport.take_audit``)
             first = outcome.counted[0]
-            LOG.info(
-                "counted",
-                sensor_id=first.sensor_id,
-                day=first.day,
-                count=sum(m.count for m in outcome.counted),
-                reports=[[m.event_id, m.count] for m in outcome.counted],
-            )
+            with report.lock:
+                report.audit.append([first.sensor_id, first.day, [[m.event_id, m.count] for m in outcome.counted]])
         if outcome.failed:
             first = outcome.failed[0]
             LOG.warning(

@@ -57,3 +57,10 @@ def test_up_and_demo_refuse_a_delivery_mode_that_does_not_exist() -> None:
 def test_the_state_file_names_the_local_pipeline(state_file: Path) -> None:
     save_local(Target(table="T", queue_url="Q", dynamodb_endpoint="http://127.0.0.1:1", origin="local pipeline"))
     assert json.loads(state_file.read_text())["table"] == "T"
+
+
+def test_up_refuses_a_ledger_mode_that_does_not_apply_as_the_stack_does() -> None:
+    result = invoke("up", "--mode", "at-least-once", "--ledger-mode", "per-message", "--duration", "1")
+
+    assert result.exit_code == 2
+    assert "does not apply" in result.output and "at-least-once" in result.output

@@ -221,3 +221,13 @@ def test_every_command_has_help(command: list[str]) -> None:
     result = invoke(*command, "--help")
     assert result.exit_code == 0
     assert "Usage" in result.output
+
+
+@pytest.mark.parametrize("region", ["", "eu-west-1\n", "eu_west_1", "EU-WEST-1"])
+def test_a_region_that_is_no_region_name_is_refused_in_one_line(region: str) -> None:
+    # found in review: an empty region or one with a newline gave botocore's traceback
+    result = invoke("counts", "--sensor", "1", "--from", "2024-01-01", "--to", "2024-01-02", "--region", region)
+
+    assert result.exit_code == 2
+    assert "is no AWS region name (like eu-west-1)" in result.output
+    assert "Traceback" not in result.output
