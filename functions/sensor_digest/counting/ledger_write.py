@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from sensor_digest.counting.base import DayKey, GroupOutcome
 from sensor_digest.counting.day_views import MISSING, PER_MESSAGE, DayView, Kind, ids_of
-from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS
+from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, Entry
 from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
@@ -43,16 +43,6 @@ IDPAGE_REPAIR = (
     "mend the item (its IdPage must be the number of the sensor-day's highest IDS#<sensor_id>#<day>#<page> "
     "item in the ledger table, 0 when there is none)"
 )
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One message of a write: ``id``, its identity hash when the day keeps compact identities for
-    it; ``marker``, whether it writes ``MSG#<sensor_id>#<event_id>``."""
-
-    message: SensorMessage
-    id: bytes | None
-    marker: bool
 
 
 @dataclass(frozen=True)
@@ -160,7 +150,7 @@ class LedgerWrite(ThreeStepUpsert):
             conditions.append("#page = :page")
             if checked or added:
                 names["#ids"] = schema.IDS
-            conditions += _absent("#ids", checked, values)
+            conditions += expressions.absent_from_set("#ids", checked, values)
             if added:
                 adds.append("#ids :added")
                 values[":added"] = {"BS": added}
@@ -188,7 +178,10 @@ class LedgerWrite(ThreeStepUpsert):
             ":room": {"N": str(PAGE_IDS - len(added))},
             ":expires": {"N": str(self._counter.expires_at())},
         }
-        conditions = [*_absent("#ids", checked, values), "(attribute_not_exists(#ids) OR size(#ids) <= :room)"]
+        conditions = [
+            *expressions.absent_from_set("#ids", checked, values),
+            "(attribute_not_exists(#ids) OR size(#ids) <= :room)",
+        ]
         return {
             "TableName": self._counter.ledger,
             "Key": schema.id_page_key(*self._day, page),
@@ -339,13 +332,4 @@ class LedgerWrite(ThreeStepUpsert):
         return kept
 
 
-def _absent(name: str, ids: list[bytes], values: dict[str, Any]) -> list[str]:
-    """``NOT contains(name, :iN)`` for each identity, its value added to ``values``."""
-    terms = []
-    for i, digest in enumerate(ids):
-        values[f":i{i}"] = {"B": digest}
-        terms.append(f"NOT contains({name}, :i{i})")
-    return terms
-
-
-__all__ = ["MISSING", "Entry", "LedgerWrite"]
+__all__ = ["MISSING", "LedgerWrite"]

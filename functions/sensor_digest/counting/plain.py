@@ -6,11 +6,12 @@ never undercounts; a redelivered message is counted again.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from functools import partial
 from typing import Any
 
 from sensor_digest.counting.base import DayKey, GroupOutcome, TableCounter
+from sensor_digest.counting.outcomes import Group
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
@@ -24,24 +25,15 @@ class PlainCounter(TableCounter):
         """None: every message counts."""
         return None
 
-    def count_group(
-        self,
-        sensor_id: int,
-        day: str,
-        messages: Sequence[SensorMessage],
-        deadline: float | None,
-        *,
-        missing: bool,
-        may_defer: bool = False,
-    ) -> GroupOutcome:
-        outcome = GroupOutcome()
-        write = PlainWrite(self._client, self._table, (sensor_id, day), sum(m.count for m in messages), outcome)
+    def count_group(self, group: Group) -> GroupOutcome:
+        outcome, messages = GroupOutcome(), group.messages
+        write = PlainWrite(self._client, self._table, group.key, sum(m.count for m in messages), outcome)
         try:
-            write.run(max_attempts=3, start=self.first_step(missing))
+            write.run(max_attempts=3, start=self.first_step(group.missing))
         except TransientFault as fault:
             outcome.give_up(messages, fault)
         else:
-            self.known_days.add([(sensor_id, day)])
+            self.known_days.add([group.key])
             outcome.counted.extend(messages)
         outcome.steps += write.steps
         return outcome
