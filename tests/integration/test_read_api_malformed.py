@@ -103,6 +103,11 @@ def test_a_malformed_month_costs_the_answer_that_month_or_element_alone(
     put_month(ddb, tables, 9, "2024-04", {"2024-04-02": 1})
     month = schema.summary_item(9, "2024-05", {"2024-05-01": 4})
     month[schema.DAILY_COUNTS]["M"]["2024-05-02"] = {"S": "six"}
+    # and (found in review: dropped without a word, or returned) elements that are no day of the month,
+    # and a negative one
+    month[schema.DAILY_COUNTS]["M"].update(
+        {"foo": {"N": "1"}, "2024-06-01": {"N": "1"}, "2024-05-30": {"N": "-1"}, "2024-05-31x": {"N": "1"}}
+    )
     ddb.put_item(TableName=tables.table, Item=month)
     ddb.put_item(TableName=tables.table, Item={**schema.summary_key(9, "2024-06"), schema.DAILY_COUNTS: {"S": "?"}})
 
@@ -110,7 +115,14 @@ def test_a_malformed_month_costs_the_answer_that_month_or_element_alone(
 
     assert status == 200
     assert body["months"] == {"2024-04": {"2024-04-02": 1}, "2024-05": {"2024-05-01": 4}}
-    assert [(m.get("month"), m.get("day")) for m in body["malformed"]] == [("2024-05", "2024-05-02"), ("2024-06", None)]
+    assert sorted((m.get("month"), m.get("day") or "") for m in body["malformed"]) == [
+        ("2024-05", ""),
+        ("2024-05", ""),
+        ("2024-05", ""),
+        ("2024-05", "2024-05-02"),
+        ("2024-05", "2024-05-30"),
+        ("2024-06", ""),
+    ]
     assert {m["repair"] for m in body["malformed"]} == {
         "run `sensor-digest summary rebuild --exact --sensor 9`: it rewrites the month from its day items"
     }
