@@ -120,6 +120,7 @@ class Unreadable:
     reason: str
     day: str | None = None
     month: str | None = None
+    foreign: bool = False  # an element that is no day of its month: named by the read API, skipped elsewhere
 
 
 def days_read(items: Iterable[schema.Item]) -> tuple[list[tuple[str, int]], list[Unreadable]]:
@@ -209,7 +210,8 @@ def months_read(sensor_id: int, items: Iterable[schema.Item]) -> tuple[dict[str,
         out[month] = {}
         for d, n in daily.items():
             if not (schema.is_day(d) and schema.month_of(d) == month):
-                unreadable.append(Unreadable(f"{item}: element {d[:40]!r} is no day of {month}", month=month))
+                reason = f"{item}: element {d[:40]!r} is no day of {month}"
+                unreadable.append(Unreadable(reason, month=month, foreign=True))
             elif n is None:
                 unreadable.append(Unreadable(f"{item}: element {d} is not a number", day=d, month=month))
             elif n < 0:
@@ -220,8 +222,10 @@ def months_read(sensor_id: int, items: Iterable[schema.Item]) -> tuple[dict[str,
 
 
 def months_of_items(sensor_id: int, items: Iterable[schema.Item]) -> dict[str, dict[str, int]]:
-    """``months_read``'s months; ``MalformedItem`` for the first thing of them that cannot be read."""
+    """``months_read``'s months; ``MalformedItem`` for the first thing of them that cannot be read
+    (an element that is no day of its month is skipped, as a sort key that is no month is)."""
     months, unreadable = months_read(sensor_id, items)
+    unreadable = [u for u in unreadable if not u.foreign]
     if unreadable:
         raise MalformedItem(unreadable[0].reason)
     return months
