@@ -53,7 +53,9 @@ class PlainWrite(ThreeStepUpsert):
 
     def create_if_missing(self) -> Answer:
         item = schema.day_item(self._sensor_id, self._day, self._total)
-        return self._send("PutItem", partial(self._client.put_item, **expressions.put_if_absent(self._table, item)))
+        answer = self._send("PutItem", partial(self._client.put_item, **expressions.put_if_absent(self._table, item)))
+        self._outcome.insert_refused = answer is Answer.NEXT
+        return answer
 
     def update_after_race(self) -> Answer:
         return self._update(only_if_exists=False)
