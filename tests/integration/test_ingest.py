@@ -368,24 +368,8 @@ def test_a_redelivered_batch_is_found_in_the_ledger_before_any_write(
     assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 4, (2, "2024-05-01"): 2, (3, "2024-05-01"): 2}
 
 
-class LedgerReadsFail:
-    """A client whose ``BatchGetItem`` always fails (the other calls go through)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "batch_get_item":
-
-            def throttled(**_: Any) -> Any:
-                raise throttling_error("BatchGetItem")
-
-            return throttled
-        return getattr(self.inner, name)
-
-
 def test_a_failed_marker_lookup_costs_only_what_it_would_have_saved(ddb: Any, tables: Tables) -> None:
-    service = make_service(LedgerReadsFail(ddb), tables)
+    service = make_service(LookupsRefused(ddb), tables)
     batch = [inbound(5, "2024-05-01", mid="a"), inbound(5, "2024-05-01", mid="b")]
 
     first, again = service.process(batch), service.process(batch)
