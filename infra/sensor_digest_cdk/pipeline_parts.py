@@ -46,7 +46,8 @@ def principal_arn(grantee: iam.IGrantable, home: Stack) -> str:
         arn = getattr(principal, attribute, None)
         if not isinstance(arn, str):
             continue
-        if isinstance(principal, Construct) and Token.is_unresolved(arn) and Stack.of(principal).node.path != home.node.path:
+        foreign = isinstance(principal, Construct) and Stack.of(principal).node.path != home.node.path
+        if foreign and Token.is_unresolved(arn):
             raise ValueError(
                 f"grant_send with restrict_producers: {principal.node.path} is made in stack "
                 f"{Stack.of(principal).stack_name}, not {home.stack_name}, so the queue policy naming its ARN and its "
