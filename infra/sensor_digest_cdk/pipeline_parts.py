@@ -46,14 +46,15 @@ def principal_arn(grantee: iam.IGrantable, home: Stack) -> str:
         arn = getattr(principal, attribute, None)
         if not isinstance(arn, str):
             continue
-        foreign = isinstance(principal, Construct) and Stack.of(principal).node.path != home.node.path
-        if foreign and Token.is_unresolved(arn):
-            raise ValueError(
-                f"grant_send with restrict_producers: {principal.node.path} is made in stack "
-                f"{Stack.of(principal).stack_name}, not {home.stack_name}, so the queue policy naming its ARN and its "
-                "grant would make the two stacks depend on each other; give its ARN as text in producer_arns and "
-                "grant it in its own stack with pipeline.queue.grant_send_messages(role)"
-            )
+        if isinstance(principal, Construct) and Token.is_unresolved(arn):
+            theirs = Stack.of(principal)
+            if theirs.node.path != home.node.path:
+                raise ValueError(
+                    f"grant_send with restrict_producers: {principal.node.path} is made in stack {theirs.stack_name}, "
+                    f"not {home.stack_name}, so the queue policy naming its ARN and its grant would make the two "
+                    "stacks depend on each other; give its ARN as text in producer_arns and grant it in its own "
+                    "stack with pipeline.queue.grant_send_messages(role)"
+                )
         return arn
     raise TypeError(
         f"grant_send with restrict_producers admits producers by IAM ARN: {principal} is no IAM role, user "
