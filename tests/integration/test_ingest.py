@@ -194,25 +194,26 @@ class CreatedAfterLookup:
         return read
 
 
-@pytest.mark.parametrize(
-    ("mode", "ledger"),
-    [
-        (DeliveryMode.EXACTLY_ONCE, LedgerMode.COMPACT),
-        (DeliveryMode.EXACTLY_ONCE, LedgerMode.PER_MESSAGE),
-        (DeliveryMode.AT_LEAST_ONCE, LedgerMode.COMPACT),
-    ],
-)
+def bet_on(service: Any, client: CreatedAfterLookup, first_sensor: int = 100) -> None:
+    """Eight new days, each created by another invocation between the lookup and the write: the
+    container then bets that a day found missing was created meanwhile (``MissingDays``)."""
+    for sensor in range(first_sensor, first_sensor + 8):
+        assert service.process([inbound(sensor, DAY_ONE, count=1)]).counted == 1
+    client.on = False
+
+
+@pytest.mark.parametrize("mode", [DeliveryMode.EXACTLY_ONCE, DeliveryMode.AT_LEAST_ONCE])
 def test_days_found_missing_start_at_the_update_while_most_were_created_meanwhile(
-    ddb: Any, tables: Tables, mode: DeliveryMode, ledger: LedgerMode
+    ddb: Any, tables: Tables, mode: DeliveryMode
 ) -> None:
     # Given a container whose lookups find new days missing that another invocation then creates
     # before this one writes (several invocations draining one backlog of a new day)
-    other = make_service(ddb, tables, mode, ledger=ledger)
+    other = make_service(ddb, tables, mode)
     client = CreatedAfterLookup(
         ddb, tables.table, lambda days: other.process([inbound(s, d, count=1) for s, d in days])
     )
     steps: list[list[str]] = []
-    service = make_service(client, tables, mode, on_group=lambda outcome: steps.append(outcome.steps), ledger=ledger)
+    service = make_service(client, tables, mode, on_group=lambda outcome: steps.append(outcome.steps))
 
     # When it writes 12 such days, then (nobody else writing any more) 13 days really new, one a batch
     for sensor in range(12):
@@ -224,12 +225,113 @@ def test_days_found_missing_start_at_the_update_while_most_were_created_meanwhil
     # Then its first 8 inserts are refused (each a wasted write), and from then on a day found
     # missing starts at the update (one write when it was created meanwhile); once most of its
     # recent bets have met no day item (12 of 24), new days start at the insert again
-    firsts = [s[0] for s in steps]
-    assert firsts == ["insert"] * 8 + ["update"] * 4 + ["update"] * 12 + ["insert"]
-    assert all(s == ["update"] for s in steps[8:12])
-    assert all("insert" in s for s in steps[12:])
+    assert steps[:12] == [["insert", "update-again"]] * 8 + [["update"]] * 4
+    assert steps[12:] == [["update", "insert"]] * 12 + [["insert"]]
     counts = day_counts(ddb, tables.table)
     assert counts == {**{(100 + s, DAY_ONE): 3 for s in range(12)}, **{(200 + s, DAY_ONE): 2 for s in range(13)}}
+
+
+class InsertRaced:
+    """Delegates to ``inner``; just before each ``PutItem``, ``create`` makes its item exist, as
+    another invocation's insert of the same moment would (that one wins)."""
+
+    def __init__(self, inner: Any, create: Callable[[tuple[int, str]], None]) -> None:
+        self.inner, self.create = inner, create
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+        if name != "put_item":
+            return target
+
+        def put(**kwargs: Any) -> Any:
+            self.create((int(kwargs["Item"]["SensorId"]["N"]), kwargs["Item"]["Date"]["S"]))
+            return target(**kwargs)
+
+        return put
+
+
+def test_a_bet_that_found_no_day_item_is_lost_though_its_insert_then_met_another(ddb: Any, tables: Tables) -> None:
+    # Given a container betting that days found missing were created meanwhile (8 such days)
+    other = make_service(ddb, tables)
+    created = CreatedAfterLookup(ddb, tables.table, lambda days: other.process([inbound(s, d) for s, d in days]))
+    steps: list[list[str]] = []
+    service = make_service(
+        InsertRaced(created, lambda day: other.process([inbound(day[0], day[1])])),
+        tables,
+        on_group=lambda outcome: steps.append(outcome.steps),
+    )
+    for sensor in range(100, 108):  # (the insert races too: refused, a day created meanwhile)
+        assert service.process([inbound(sensor, DAY_ONE)]).counted == 1
+    created.on = False
+
+    # When 8 new days are missing at its update, and another writer inserts each just before it does
+    for sensor in range(200, 208):
+        assert service.process([inbound(sensor, DAY_ONE)]).counted == 1
+
+    # Then those bets count as lost (the day item was not there when the update went): the bet is off
+    # after them (8 won of 16), and the next new day starts at the insert again
+    assert steps[8:] == [["update", "insert", "update-again"]] * 8
+    assert service.process([inbound(300, DAY_ONE)]).counted == 1
+    assert steps[-1][0] == "insert"
+    assert day_counts(ddb, tables.table)[(200, DAY_ONE)] == 2
+
+
+def test_a_per_message_container_that_cannot_read_a_compact_day_still_writes_its_hash(ddb: Any, tables: Tables) -> None:
+    # Given a report counted by a compact container (its hash in the day item, no marker), whose
+    # answer was lost, redelivered to a per-message container (a rollback's first step) whose
+    # lookups are throttled
+    compact = make_service(ddb, tables)
+    report = inbound(1, DAY_ONE, mid="m", event_id="e-1", count=5)
+    assert compact.process([report]).counted == 1
+    per_message = make_service(LookupsRefused(ddb), tables, ledger=LedgerMode.PER_MESSAGE)
+
+    # When it comes back
+    again = per_message.process([replace(report, receive_count=2)])
+
+    # Then the write's conditions find it counted (the day's kind read back from the refusal)
+    assert (again.counted, again.duplicates) == (0, 1)
+    assert day_counts(ddb, tables.table) == {(1, DAY_ONE): 5}
+
+
+def test_a_per_message_container_never_bets_and_writes_hashes_on_a_compact_day_created_meanwhile(
+    ddb: Any, tables: Tables
+) -> None:
+    # Given a per-message container (the upgrade's first deploy) and compact ones (its second) on one
+    # backlog: each day this one finds missing, a compact container creates meanwhile
+    compact = make_service(ddb, tables)
+    client = CreatedAfterLookup(ddb, tables.table, lambda days: compact.process([inbound(s, d) for s, d in days]))
+    steps: list[list[str]] = []
+    per_message = make_service(
+        client, tables, on_group=lambda outcome: steps.append(outcome.steps), ledger=LedgerMode.PER_MESSAGE
+    )
+    for sensor in range(100, 109):
+        assert per_message.process([inbound(sensor, DAY_ONE)]).counted == 1
+
+    # When report R reaches it the same way, and then the producer's resend of R a compact container
+    assert per_message.process([inbound(1, DAY_ONE, event_id="r-1", count=7)]).counted == 1
+    client.on = False
+    resend = compact.process([inbound(1, DAY_ONE, event_id="r-1", count=7)])
+
+    # Then it never bet (a lost bet would be a cancelled transaction), R's hash went on the compact
+    # day with its marker, and the resend is a duplicate
+    assert all(s[0] == "insert" for s in steps)
+    assert (resend.counted, resend.duplicates) == (0, 1)
+    assert day_counts(ddb, tables.table)[(1, DAY_ONE)] == 1 + 7
+
+
+def test_a_failed_read_before_the_next_page_leaves_the_write_to_find_out(ddb: Any, tables: Tables) -> None:
+    # Given a day whose page 0 is full, and a container whose consistent reads are throttled
+    reads = FaultyClient(inner=ddb, rule=lambda name, kwargs: "throttle", operations=("get_item",))
+    service = make_service(reads, tables)
+    assert service.process([inbound(3, DAY_ONE, event_id=f"a-{i}") for i in range(40)]).counted == 40
+
+    # When a batch starts the next page
+    report = service.process([inbound(3, DAY_ONE, event_id=f"b-{i}") for i in range(5)])
+
+    # Then the read was tried and failed, and the write went on without it: counted, none listed
+    assert reads.injected == {"throttle": reads.calls["get_item"]} and reads.calls["get_item"] >= 1
+    assert (report.counted, report.failed_ids) == (5, [])
+    assert day_counts(ddb, tables.table) == {(3, DAY_ONE): 45}
 
 
 def test_same_batch_delivered_twice_counts_once(ddb: Any, tables: Tables, ingest_handler: Any) -> None:

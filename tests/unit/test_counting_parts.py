@@ -3,6 +3,8 @@ missing, the retry backoff."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,8 +34,14 @@ def test_the_backoff_waits_at_least_half_the_refused_attempts_span_and_never_pas
     assert span / 2 <= delay <= span <= policy.cap_seconds
 
 
+def _outcome(steps: list[str], insert_refused: bool = False, written: bool = True) -> GroupOutcome:
+    """A group's outcome: its steps, and one message counted when a write of it was answered."""
+    counted: list[Any] = [object()] if written else []
+    return GroupOutcome(steps=steps, insert_refused=insert_refused, counted=counted)
+
+
 def _heard(days: MissingDays, created: bool) -> None:
-    days.heard(GroupOutcome(steps=["insert", "update-again"] if created else ["insert"], insert_refused=created))
+    days.heard(_outcome(["insert", "update-again"] if created else ["insert"], insert_refused=created))
 
 
 @given(history=st.lists(st.booleans(), max_size=80))
@@ -46,12 +54,18 @@ def test_a_day_found_missing_is_bet_created_only_while_most_of_the_last_32_were(
     assert days.likely_created() == (len(recent) >= 8 and sum(recent) > len(recent) / 2)
 
 
-def test_a_write_that_found_its_day_item_without_an_insert_was_created_meanwhile() -> None:
+def test_a_day_was_created_meanwhile_when_it_was_there_at_the_first_write() -> None:
     days = MissingDays(least=1)
-    days.heard(GroupOutcome(steps=["update"]))  # the bet won: the update found the day item
+    days.heard(_outcome(["update"]))  # the bet won: the update found the day item
     assert days.likely_created()
-    days.heard(GroupOutcome(steps=["update", "insert"]))  # the bet lost: the insert created it
-    days.heard(GroupOutcome(steps=["update", "insert", "update-again"]))  # per-message: created, then filled
+    days.heard(_outcome(["update", "insert"]))  # the bet lost: the insert created it
+    # lost too: no day item at the update, though another's insert came just before this one's
+    days.heard(_outcome(["update", "insert", "update-again"], insert_refused=True))
     assert not days.likely_created()
-    days.heard(GroupOutcome())  # nothing written (no time left): no evidence either way
-    assert not days.likely_created()
+    days.heard(_outcome(["insert", "update-again"], insert_refused=True))  # no bet: the insert found it
+    days.heard(_outcome(["insert", "update-again"], insert_refused=True))
+    assert days.likely_created()
+    for _ in range(5):  # no write answered (throttled, deferred, out of time): no evidence either way
+        days.heard(_outcome(["update", "insert"], written=False))
+        days.heard(GroupOutcome())
+    assert days.likely_created()

@@ -103,7 +103,9 @@ class MissingDays:
     container wrote them: whether another invocation had created one meanwhile. Several invocations
     draining one backlog all read a new day as missing, and all but the first to write it would pay
     a refused insert; while most recent ones were created meanwhile, a day found missing is bet to
-    exist and starts at the update (1 write when it does; a refused update and the insert when not)."""
+    exist and starts at the update (1 write when it does; a refused update and the insert when not).
+    Only where the update is one single-item write (``DayCounter.may_bet``): a lost bet then costs
+    what a won one saves."""
 
     def __init__(self, window: int = 32, least: int = 8) -> None:
         self._recent: deque[bool] = deque(maxlen=window)
@@ -115,12 +117,14 @@ class MissingDays:
             return len(self._recent) >= self._least and 2 * sum(self._recent) > len(self._recent)
 
     def heard(self, outcome: GroupOutcome) -> None:
-        """How the write of a day found missing went: created meanwhile when it did without the
-        insert (its update found the day item) or its insert was refused; nothing when it wrote
-        nothing."""
-        if outcome.steps:
-            with self._lock:
-                self._recent.append("insert" not in outcome.steps or outcome.insert_refused)
+        """How the write of a day found missing went: whether the day item was there at its first
+        write (an insert refused, or an update, the bet's, that did without the insert); nothing
+        when no write of it was answered (it failed, or was deferred)."""
+        if not outcome.steps or not (outcome.counted or outcome.duplicates):
+            return
+        there = outcome.insert_refused if outcome.steps[0] == "insert" else "insert" not in outcome.steps
+        with self._lock:
+            self._recent.append(there)
 
 
 class DayCounter(ABC):
@@ -159,6 +163,12 @@ class DayCounter(ABC):
     lookup that fails must hold those messages back, and every message of their sensors with them:
     a later message of the sensor written first would leave a higher sequence number applied), not
     only a saving (the writes would find out)."""
+
+    def may_bet(self, messages: Sequence[SensorMessage]) -> bool:
+        """Whether a group of ``messages`` whose day item was found missing may start at the update
+        when that item was likely created since (``MissingDays``): only where the update is one
+        single-item write, so that a lost bet costs one refused write (here: never)."""
+        return False
 
     def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
         """Messages that ended counted but may come back through the dead-letter queue: what a mode
@@ -268,7 +278,8 @@ class DayCounter(ABC):
             deadline is not None and self._clock() >= deadline
         ):  # a batch item failure now rather than cut off by the timeout
             return GroupOutcome(failed=list(messages), reason="no time left in the invocation")
-        bet = missing and self.missing_days.likely_created()  # found missing, created since by another
+        # found missing, and likely created since by another invocation
+        bet = missing and self.may_bet(messages) and self.missing_days.likely_created()
         try:
             outcome = self.count_group(
                 Group(key[0], key[1], messages, deadline, missing=missing and not bet, may_defer=may_defer)

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
-from sensor_digest.counting.day_views import MISSING, PER_MESSAGE, UNSEEN, DayView, FrozenPages, Kind, ids_of
+from sensor_digest.counting.day_views import MISSING, UNSEEN, DayView, FrozenPages, Kind, ids_of
 from sensor_digest.counting.identities import WRITE_IDS, Entry, identity_hash
 from sensor_digest.counting.ledger_write import LedgerWrite
 from sensor_digest.counting.outcomes import Group
@@ -118,12 +118,6 @@ class LedgerCounter(TableCounter):
         return self._client
 
     @property
-    def _unseen(self) -> DayView:
-        """The guess for a day item nobody read (a failed lookup), or found missing and bet created
-        since (``MissingDays``): of the kind this mode creates, the cheapest to be right about."""
-        return UNSEEN if self.creates_compact else PER_MESSAGE
-
-    @property
     def creates_compact(self) -> bool:
         """Whether a day item created now keeps compact identities."""
         return self._mode is LedgerMode.COMPACT
@@ -141,6 +135,11 @@ class LedgerCounter(TableCounter):
         if view.kind is Kind.PER_MESSAGE:
             return Entry(message, None, True)
         return Entry(message, self._hash(message.event_id), message.sent_again_elsewhere or not self.creates_compact)
+
+    def may_bet(self, messages: Sequence[SensorMessage]) -> bool:
+        """On a compact day with no marker to write: the update is then one ``UpdateItem`` (where it
+        is a transaction, a lost bet would be a cancelled one, charged for every item it names)."""
+        return self.creates_compact and not any(self.entry(m, UNSEEN).marker for m in messages)
 
     def marker_action(self, message: SensorMessage) -> dict[str, Any]:
         """The message's marker: put on condition that it does not exist yet."""
@@ -239,7 +238,7 @@ class LedgerCounter(TableCounter):
         contention is not retried here."""
         outcome, key, messages = GroupOutcome(), group.key, group.messages
         first, followers = leaders(messages, key=_ledger_key)
-        view = MISSING if group.missing else (self.known_days.get(key) or self._unseen)
+        view = MISSING if group.missing else (self.known_days.get(key) or UNSEEN)
         for start in range(0, len(first), WRITE_IDS):
             chunk = first[start : start + WRITE_IDS]
             try:
@@ -273,7 +272,7 @@ class LedgerCounter(TableCounter):
             started = self._clock()
             step = UpsertStep.CREATE_IF_MISSING if write.view.kind is Kind.MISSING else UpsertStep.UPDATE_IF_EXISTS
             try:  # each attempt succeeds, drops at least one duplicate, or learns more of the day
-                write.run(max_attempts=len(chunk) + 6, start=step)
+                write.run(max_attempts=len(chunk) + 7, start=step)  # the 7th: the read before a next page
                 if write.view.kind is not Kind.MISSING:
                     self.known_days.add([key], write.view)
                 return write.view

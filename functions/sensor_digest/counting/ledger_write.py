@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest.counting.base import DayKey, GroupOutcome
-from sensor_digest.counting.day_views import IDPAGE_REPAIR, MISSING, PER_MESSAGE, DayView, Kind, ids_of
+from sensor_digest.counting.day_views import IDPAGE_REPAIR, PER_MESSAGE, DayView, Kind, ids_of
 from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, Entry
 from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
@@ -192,18 +192,20 @@ class LedgerWrite(ThreeStepUpsert):
         }
 
     def _read_again(self) -> Answer:
-        """Before the chunk's first write that would start the next page, the day item and the page
-        being filled as they are now (consistent reads, a unit each): another container may have
-        filled the page or moved the day on since this view was taken, and a transaction refused
-        for it is charged for every item it names (about 4 units); a page starts once per 72 ids."""
+        """Before the chunk's first write that would start a next page, the day item and its page being
+        filled as they are now (consistent reads): another container may have filled it or moved the
+        day on, and a transaction refused for that is charged for every item it names."""
         self._read_before_next_page = False
-        self._outcome.requests += 1
-        day_item = reads.get_item(self._counter.client, self._counter.table, self._key) or {}
-        seen, pages = DayView.of_item_or_none(day_item), []
-        if seen is not None and seen.kind is Kind.COMPACT and seen.page == self.view.page > 0:
+        try:
             self._outcome.requests += 1
-            page_key = schema.id_page_key(*self._day, seen.page)
-            pages.append((seen.page, reads.get_item(self._counter.client, self._counter.ledger, page_key) or {}))
+            day_item = reads.get_item(self._counter.client, self._counter.table, self._key) or {}
+            seen, pages = DayView.of_item_or_none(day_item), []
+            if seen is not None and seen.kind is Kind.COMPACT and seen.page > 0:
+                self._outcome.requests += 1
+                page_key = schema.id_page_key(*self._day, seen.page)
+                pages.append((seen.page, reads.get_item(self._counter.client, self._counter.ledger, page_key) or {}))
+        except TransientFault:  # only a saving: the write's conditions find out
+            return Answer.AGAIN
         return self._found(day_item, pages)
 
     # -- sending and reading the answers ------------------------------------------------------
@@ -344,6 +346,3 @@ class LedgerWrite(ThreeStepUpsert):
                 seen.add(digest)
             kept.append(message)
         return kept
-
-
-__all__ = ["MISSING", "LedgerWrite"]

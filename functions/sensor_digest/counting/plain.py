@@ -6,7 +6,7 @@ never undercounts; a redelivered message is counted again.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from functools import partial
 from typing import Any
 
@@ -24,6 +24,10 @@ class PlainCounter(TableCounter):
     def identity(self, message: SensorMessage) -> Hashable | None:
         """None: every message counts."""
         return None
+
+    def may_bet(self, messages: Sequence[SensorMessage]) -> bool:
+        """Always: the update is one ``UpdateItem``."""
+        return True
 
     def count_group(self, group: Group) -> GroupOutcome:
         outcome, messages = GroupOutcome(), group.messages
