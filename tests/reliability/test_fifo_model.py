@@ -51,6 +51,7 @@ from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN, FakeContex
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.faults import Crash, FaultySession
 from tests.support.fifo import FIRST_SEQUENCE, Sequencer
+from tests.support.hours import hours_match_counts
 from tests.support.model import SCRIPT, Sent, assert_between_acknowledged_and_doubt, model_counts
 from tests.support.sqs import DeadLetters
 from tests.support.tables import day_counts
@@ -208,6 +209,7 @@ class FifoMachine(RuleBasedStateMachine):
         counts = day_counts(self.ddb, self.table)
         for key in set(counts) | set(exact):
             assert exact[key] <= counts.get(key, 0) <= exact[key] + unknowable[key], (key, counts.get(key), exact[key])
+        assert hours_match_counts(self.ddb, self.table) == []  # the hours travel with every count
 
 
 @pytest.fixture

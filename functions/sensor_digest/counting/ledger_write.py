@@ -14,6 +14,10 @@ for it, a marker when it needs one, or both. What the write sends follows from t
 - a per-message day: the day item's ``ADD`` and one marker per message, as the per-message ledger
   always wrote.
 
+The day item's write carries the hours of the messages it counts (``hours.py``): in the put of a
+new day item, or in the same ``ADD`` as ``DataCount``; a day item from before hours has its map
+created in that write instead.
+
 Pages before the one being filled never change again; their identities come from the counter's
 ``frozen_ids`` (read once per container). Every refusal asks for the item as it was
 (``ReturnValuesOnConditionCheckFailure=ALL_OLD``): identities found there are duplicates (a success:
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from sensor_digest.counting.base import DayKey, GroupOutcome
 from sensor_digest.counting.day_views import MISSING, PER_MESSAGE, DayView, Kind, ids_of
+from sensor_digest.counting.hours import HoursWrite, hours_of, update_expression
 from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS
 from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
@@ -77,6 +82,7 @@ class LedgerWrite(ThreeStepUpsert):
         self._key = schema.day_key(*day)
         self._outcome = outcome
         self.view = view
+        self.hours = HoursWrite()
         self.pending = self._distinct(chunk)
 
     def settled(self) -> bool:
@@ -102,6 +108,7 @@ class LedgerWrite(ThreeStepUpsert):
         if head:
             item[schema.DATA_COUNT] = {"N": str(sum(e.message.count for e in head))}
             item[schema.IDS] = {"BS": [e.id for e in head]}
+        item[schema.HOUR_COUNTS] = self.hours.put_value(hours_of(e.message for e in head))
         params = expressions.put_if_absent(self._counter.table, item)
         params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         self._outcome.requests += 1
@@ -110,6 +117,7 @@ class LedgerWrite(ThreeStepUpsert):
             self._found(answer.item, [])
             return Answer.NEXT
         self.view = DayView(Kind.COMPACT, day_ids=len(head)) if compact else PER_MESSAGE
+        self.hours.missing = False
         done = {e.message.message_id for e in head}
         self._outcome.counted.extend(m for m in self.pending if m.message_id in done)
         self.pending = [m for m in self.pending if m.message_id not in done]
@@ -129,25 +137,29 @@ class LedgerWrite(ThreeStepUpsert):
         ids = [e.id for e in entries if e.id is not None]
         markers = [e.message for e in entries if e.marker]
         total = sum(e.message.count for e in entries)
+        hours = hours_of(e.message for e in entries)
         if self.view.kind is Kind.PER_MESSAGE:
-            return self._transact([(Role("day"), self._day_action(total, [], [], None))], markers)
+            return self._transact([(Role("day"), self._day_action(total, hours, [], [], None))], markers)
         page, seen = self.view.page, (self.view.day_ids if self.view.page == 0 else self.view.page_ids)
         room = max(0, (DAY_IDS if page == 0 else PAGE_IDS) - seen)
         here, onward = ids[:room], ids[room:]
         following = self.view.next_page
         advance = following if onward else None
         if page == 0 and not onward and not markers:
-            return self._single(self._day_action(total, ids, here, None))
-        actions = [(Role("day"), self._day_action(total, ids, here if page == 0 else [], advance))]
+            return self._single(self._day_action(total, hours, ids, here, None))
+        actions = [(Role("day"), self._day_action(total, hours, ids, here if page == 0 else [], advance))]
         if page > 0 and here:
             actions.append((Role("page", page), self._page_action(page, ids, here)))
         if onward:
             actions.append((Role("page", following), self._page_action(following, onward, onward)))
         return self._transact(actions, markers)
 
-    def _day_action(self, total: int, checked: list[bytes], added: list[bytes], advance: int | None) -> dict[str, Any]:
-        """The day item's ``ADD`` of ``total``: on condition of its kind (and page), that none of
-        ``checked`` is in its ``Ids``, and that ``added`` fits there."""
+    def _day_action(
+        self, total: int, hours: dict[str, int], checked: list[bytes], added: list[bytes], advance: int | None
+    ) -> dict[str, Any]:
+        """The day item's ``ADD`` of ``total`` and its ``hours``: on condition of its kind (and page),
+        of its hours map (``hours.py``), that none of ``checked`` is in its ``Ids``, and that
+        ``added`` fits there."""
         names = {"#count": schema.DATA_COUNT}
         values: dict[str, Any] = {":n": {"N": str(total)}}
         adds, sets, conditions = ["#count :n"], [], []
@@ -169,7 +181,9 @@ class LedgerWrite(ThreeStepUpsert):
             if advance is not None:
                 sets.append("#page = :next")
                 values[":next"] = {"N": str(advance)}
-        expression = "ADD " + ", ".join(adds) + (" SET " + ", ".join(sets) if sets else "")
+        hour_adds, hour_sets, hour_condition = self.hours.parts(hours, names, values)
+        conditions.append(hour_condition)
+        expression = update_expression(adds + hour_adds, sets + hour_sets)
         return {
             "TableName": self._counter.table,
             "Key": self._key,
@@ -255,6 +269,7 @@ class LedgerWrite(ThreeStepUpsert):
     ) -> Answer:
         """A refusal by the day item: ``item`` as it was (``{}``: none). Its kind and page correct the
         view; identities found in it or in a refused page are counted before."""
+        self.hours.saw(item)
         try:
             seen = DayView.of_item(item)
         except MalformedItem as bad:  # a hand-made item: retrying cannot help, its reports wait mended
