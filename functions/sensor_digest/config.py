@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Self
 from zoneinfo import ZoneInfo
 
 from sensor_digest import names, zones
 from sensor_digest.errors import ConfigurationError, UnknownTimeZone
+from sensor_digest.silence.rules import MAX_HOURS, MIN_HOURS
 
 DEFAULT_MARKER_TTL_SECONDS = 43 * 24 * 3600
 """Queue retention (14 d) + twice the dead-letter retention (14 d: the redrive window, once more for
@@ -38,6 +39,7 @@ ENVIRONMENT_VARIABLES = frozenset(
         "PROFILE_CACHE_SECONDS",
         "MAX_RECEIVE_COUNT",
         "LEDGER_MODE",
+        "SILENCE_HOURS",
         names.PIPELINE_ENV,
     }
 )
@@ -186,6 +188,32 @@ class SummarySettings(TableSettings):
     """The summary's: the digest table whose day items it folds into monthly summary items."""
 
 
+def silence_hours(env: Mapping[str, str]) -> int | None:
+    """``SILENCE_HOURS``: the stack's default silence threshold in hours (``silence/rules.py``'s
+    range); unset or empty: none (only sensors with their own threshold can be silent)."""
+    raw = env.get("SILENCE_HOURS", "").strip()
+    return None if raw == "" else _int(env, "SILENCE_HOURS", 0, MIN_HOURS, MAX_HOURS)
+
+
 @dataclass(frozen=True)
 class ApiSettings(TableSettings):
-    """The read API's: the digest table it reads (and the ``Profiles`` index on it)."""
+    """The read API's: the digest table it reads (and the ``Profiles`` index on it); for
+    ``GET /silence``, the default silence threshold (``SILENCE_HOURS``) and the zone of sensors
+    registered without one (``DIGEST_TIMEZONE``)."""
+
+    silence_hours: int | None = None
+    timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
+        env = os.environ if env is None else env
+        return cls(
+            table_name=_required(env, "TABLE_NAME"),
+            silence_hours=silence_hours(env),
+            timezone=_zone(env.get("DIGEST_TIMEZONE", "UTC").strip() or "UTC"),
+        )
+
+
+@dataclass(frozen=True)
+class SilenceSettings(ApiSettings):
+    """The scheduled silence check's: the same as the read API's ``GET /silence``."""

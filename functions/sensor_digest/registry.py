@@ -34,6 +34,7 @@ from zoneinfo import ZoneInfo
 from sensor_digest import zones
 from sensor_digest.errors import MalformedItem, RejectedMessage, SensorDigestError, TransientFault, UnknownTimeZone
 from sensor_digest.messages import CHARACTER_RULE, control_character
+from sensor_digest.silence.rules import check_hours
 from sensor_digest.store import dynamo, expressions, reads, schema
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class SensorProfile:
     serial: str
     timezone: str = "UTC"
     version: int = 1
+    silence_hours: int | None = None  # its own silence threshold (silence/rules.py); None: the stack's
 
     def validate(self) -> SensorProfile:
         if not 0 <= self.sensor_id <= 2**53 - 1:
@@ -98,6 +100,11 @@ class SensorProfile:
             zones.check(self.timezone)
         except UnknownTimeZone as exc:
             raise InvalidProfile(exc.reason) from None
+        if self.silence_hours is not None:
+            try:
+                check_hours(self.silence_hours)
+            except ValueError as exc:
+                raise InvalidProfile(str(exc)) from None
         return self
 
     def item(self) -> dict[str, Any]:
@@ -109,6 +116,7 @@ class SensorProfile:
             schema.SERIAL: {"S": self.serial},
             schema.TIME_ZONE: {"S": self.timezone},
             schema.VERSION: {"N": str(self.version)},
+            **({} if self.silence_hours is None else {schema.SILENCE_HOURS: {"N": str(self.silence_hours)}}),
         }
 
     @classmethod
@@ -121,6 +129,7 @@ class SensorProfile:
             serial=schema.text_of(item, schema.SERIAL),
             timezone=schema.text_of(item, schema.TIME_ZONE),
             version=schema.number_of(item, schema.VERSION),
+            silence_hours=schema.number_of(item, schema.SILENCE_HOURS) if schema.SILENCE_HOURS in item else None,
         )
 
 

@@ -57,6 +57,7 @@ NAME = "Name"
 SERIAL = "Serial"
 TIME_ZONE = "TimeZone"
 VERSION = "Version"
+SILENCE_HOURS = "SilenceHours"  # optional: the sensor's own silence threshold, in hours (silence/)
 # the sparse global secondary index of profiles: partition key ``ProfileList`` (only profile items
 # carry it, always ``PROFILE_LIST``), sort key ``SensorId``; it projects the name and time zone
 PROFILE_LIST = "ProfileList"

@@ -194,9 +194,45 @@ def profile(profile: SensorProfile, title: str) -> Table:
         ("name", profile.name),
         ("serial", profile.serial),
         ("time zone", profile.timezone),
+        ("silence after", "the stack's default" if profile.silence_hours is None else f"{profile.silence_hours} h"),
         ("version", profile.version),
     ):
         out.add_row(field, data(value))
+    return out
+
+
+def hours_table(title: str, days: list[tuple[str, int]], hours: dict[str, dict[str, int] | None]) -> Table:
+    """A sensor's days, each with its hours: one row per hour with reports, under its day's row."""
+    out = titled(title)
+    out.add_column("day")
+    out.add_column("hour")
+    out.add_column("count", justify="right")
+    for day, n in days:
+        out.add_row(data(day), Text("all day", style="bold"), Text(str(n), style="bold"))
+        by_hour = hours.get(day)
+        if by_hour is None:
+            out.add_row("", Text("(no hours: counted before hours were kept)", style="dim"), "")
+            continue
+        for hour, count in sorted(by_hour.items()):
+            if count:
+                out.add_row("", data(f"{hour}:00"), str(count))
+    return out
+
+
+def silent_sensors(title: str, silent: list[dict[str, Any]]) -> Table:
+    """The silent sensors (``GET /silence``'s entries): since when, how long, against which threshold."""
+    out = titled(title)
+    for column in ("sensor", "last report hour", "silent (h)", "threshold (h)"):
+        out.add_column(column, justify="right" if column != "last report hour" else "left")
+    for entry in silent:
+        last = entry["last_report_hour"]
+        silent_hours = entry["silent_hours"]
+        out.add_row(
+            data(entry["sensor_id"]),
+            data(last) if last is not None else Text("never reported", style="dim"),
+            data(silent_hours if silent_hours is not None else "-"),
+            data(entry["threshold_hours"]),
+        )
     return out
 
 
