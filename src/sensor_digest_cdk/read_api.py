@@ -34,10 +34,17 @@ from sensor_digest.store import schema
 from sensor_digest_cdk.lambda_function import RETENTION, python_function
 from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
+from sensor_digest_cdk.silence_check import silence_environment
 
 # Only what the function calls (one Query a request), on the digest table and its Profiles index
 READ_ACTIONS = ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"]
-ROUTES = ("/sensors", "/sensors/{sensor_id}/days", "/sensors/{sensor_id}/months")
+ROUTES = (
+    "/sensors",
+    "/sensors/{sensor_id}/days",
+    "/sensors/{sensor_id}/months",
+    "/sensors/{sensor_id}/hours",
+    "/silence",
+)
 # the routes as execute-api ARNs name them: a path parameter is a wildcard there
 INVOKED_PATHS = tuple(re.sub(r"\{[^}]+\}", "*", route) for route in ROUTES)
 STAGE = "$default"
@@ -98,7 +105,7 @@ class ReadApi(Construct):
             service=names.API_SERVICE,
             timeout_seconds=shape.api_timeout_seconds,
             memory_mb=shape.api_memory_mb,
-            environment={"TABLE_NAME": table.table_name},
+            environment=silence_environment(shape, table.table_name),  # GET /silence: the default threshold
         )
         self.function.add_to_role_policy(
             iam.PolicyStatement(

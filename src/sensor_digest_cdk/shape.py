@@ -201,6 +201,8 @@ RULES: dict[str, Rule] = {
     ),
     "iot_rule_name": _name(IOT_RULE_NAME, "1 to 128 letters, digits and '_' (AWS IoT's rule names)"),
     "restrict_producers": Rule("true or false", lambda value: isinstance(value, bool)),
+    # silence (sensor_digest/silence/): the default threshold; 0 deploys no scheduled check
+    "silence_hours": _between(0, 720, "hours; 0: no default threshold and no scheduled silence check"),
     "producer_arns": Rule(
         "IAM role or user ARNs (arn:aws:iam::123456789012:role/name), comma-separated in context",
         lambda arns: all(IAM_PRINCIPAL_ARN.fullmatch(arn) for arn in arns),
@@ -354,6 +356,9 @@ class PipelineShape:
     iot_rule_name: str = ""  # nothing: generated (Basic Ingest devices need it: the IotRuleName output)
     restrict_producers: bool = False  # True: the queue policy denies SendMessage to all but the granted
     producer_arns: tuple[str, ...] = field(default=())  # IAM roles or users allowed to send (with restrict)
+    # silence: a sensor with no report for this many hours is silent (its profile may say otherwise);
+    # 0: no default, and no scheduled check, metric or alarm (silence_check.py)
+    silence_hours: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.producer_arns, list):  # a list given for the tuple
@@ -640,6 +645,7 @@ class PipelineProps(TypedDict, total=False):
     iot_rule_name: str
     restrict_producers: bool
     producer_arns: tuple[str, ...]
+    silence_hours: int
 
 
 # -- the app's context ---------------------------------------------------------------------------
