@@ -6,6 +6,7 @@ A fixed clock stands for now; the day items are put as ingest writes them (``Hou
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -16,6 +17,7 @@ from sensor_digest.api import ApiService
 from sensor_digest.registry import InvalidProfile, Registry, SensorProfile
 from sensor_digest.silence.check import SilenceCheck
 from sensor_digest.store import schema
+from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from tests.support.read_api import follow, get
 from tests.support.tables import Tables
 
@@ -128,3 +130,27 @@ def test_the_silence_route_pages_through_the_registered_sensors(ddb: Any, fleet:
     assert [s["sensor_id"] for page in pages for s in page["sensors"]] == [1, 4, 5, 6, 7]
     assert get(service, "/silence?limit=0")[0] == 400
     assert get(service, "/silence?token=nope")[0] == 400
+
+
+def test_the_local_pipeline_runs_the_silence_check_on_a_short_period(ddb_endpoint: str) -> None:
+    # Given a local pipeline that checks every 0.2 s, and a sensor registered with its own threshold
+    # that never reported
+    heard: list[Any] = []
+    pipeline = LocalPipeline(PipelineOptions(silence_every=0.2), engine_endpoint=ddb_endpoint)
+    pipeline.on_silence = heard.append
+    with pipeline:
+        target = pipeline.target
+        registry = Registry(
+            table_name=str(target.table), ledger_table_name=str(target.ledger), client=pipeline.dynamodb()
+        )
+        register(registry, 11, hours=2)
+        deadline = time.monotonic() + 20
+        while not any(page.silent for page in heard) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    # Then a check found it, as the stack's hourly check would
+    found = next(page for page in heard if page.silent)
+    assert [s.as_json() for s in found.silent] == [
+        {"sensor_id": 11, "last_report_hour": None, "silent_hours": None, "threshold_hours": 2}
+    ]
+    assert pipeline.errors == []

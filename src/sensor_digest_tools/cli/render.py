@@ -165,6 +165,20 @@ def demo(result: DemoResult) -> list[RenderableType]:
         (f"every poison message is in the DLQ with its reason ({len(result.poison_ids)})", result.poison_kept),
         ("no emulator error", not result.errors),
     ]
+    if result.quiet_day is not None:
+        checks.insert(-1, ("the silence check finds the sensor that fell silent, and only it", result.silence_found))
+        for entry in result.silent:
+            shown_parts.append(
+                Text.assemble(
+                    "Silence: sensor ",
+                    data(entry["sensor_id"]),
+                    f" stopped reporting at noon of {result.quiet_day}; at 23:30 the silence check finds it silent: "
+                    "last report in hour ",
+                    data(entry["last_report_hour"]),
+                    f", {entry['silent_hours']} h without a report (its threshold: {entry['threshold_hours']} h). "
+                    "Under `sensor-digest up`: `sensor-digest silence`, GET /silence, the page.",
+                )
+            )
     for text, ok in checks:
         shown_parts.append(Text.assemble(("PASS", "green") if ok else ("FAIL", "bold red"), " ", text))
     if stats.stream_given_up and not result.summaries_exact:

@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,9 +27,11 @@ from typing import Any
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest import api, ingest, summary
+from sensor_digest import api, ingest, summary, zones
 from sensor_digest.config import ApiSettings, DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.logs import LOG
+from sensor_digest.silence.check import SilenceCheck, SilencePage
+from sensor_digest.store.dynamo import make_client
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, create_tables, running_engine, start_engine
@@ -69,6 +72,7 @@ class PipelineOptions:
     sqs_port: int = 0  # moto's SQS server (sqs="server"); 0: a free one
     api: bool = False  # serve the read API (and its page) on a loopback port
     api_port: int = 0  # its port; 0: a free one
+    silence_every: float = 0.0  # run the silence check every so many seconds (`up`); 0: never
 
     @property
     def delivery_mode(self) -> DeliveryMode:
@@ -147,6 +151,7 @@ class LocalPipeline:
         self.conflicts = ConflictEmulator()
         self.errors: list[BaseException] = []
         self.broker: LocalSqsBroker | None = None
+        self.on_silence: Callable[[SilencePage], None] | None = None  # hears each silence check's answer
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -212,6 +217,12 @@ class LocalPipeline:
             thread = threading.Thread(target=self._loop, args=(source,), name=f"sensor-digest-{name}", daemon=True)
             thread.start()
             self._threads.append(thread)
+        if self.options.silence_every > 0:  # the stack's hourly check, on a short period
+            thread = threading.Thread(
+                target=self._check_silence, args=(table,), name="sensor-digest-silence", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
         return self.target
 
     def _check_ports(self) -> None:
@@ -227,10 +238,35 @@ class LocalPipeline:
 
     def _start_api(self, table: str) -> str:
         """The read API's service, as its handler builds it, served on loopback: its URL."""
-        self.api_service = api.build_service(ApiSettings(table_name=table), self.session)
+        self.api_service = api.build_service(self._api_settings(table), self.session)
         server = LocalApi(lambda_handler(self.api_service), port=self.options.api_port)
         self._stack.callback(server.stop)
         return server.start()
+
+    def _api_settings(self, table: str) -> ApiSettings:
+        """The read API's settings as the construct sets them (``silence_check.silence_environment``)."""
+        shape = self.options.shape
+        return ApiSettings(
+            table_name=table, silence_hours=shape.silence_hours or None, timezone=zones.load(shape.digest_timezone)
+        )
+
+    def _check_silence(self, table: str) -> None:
+        """The silence check (as deployed, with the read API's settings) every ``silence_every`` seconds."""
+        settings = self._api_settings(table)
+        check = SilenceCheck(
+            table_name=table,
+            client=make_client(self.session, max_pool_connections=2),
+            default_hours=settings.silence_hours,
+            default_zone=settings.timezone,
+        )
+        while not self._stop.wait(self.options.silence_every):
+            try:
+                found = check.run()
+            except Exception as exc:
+                self.errors.append(exc)
+                continue
+            if self.on_silence is not None:
+                self.on_silence(found)
 
     def _start_engine(self) -> LocalEngine:
         """The engine at the endpoint given, else one of this pipeline's own (stopped with it)."""
