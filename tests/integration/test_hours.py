@@ -22,6 +22,7 @@ from tests.support.tables import Tables, scan_all
 
 pytestmark = pytest.mark.dynamodb_local
 DAY = "2024-05-01"
+WRITES = {"PutItem", "UpdateItem", "TransactWriteItems"}
 
 MODES = {
     "compact": {},
@@ -126,3 +127,27 @@ def test_hours_cost_no_request_and_keep_a_full_compact_day_item_under_one_kiloby
     item = next(i for i in scan_all(ddb, tables.table) if schema.sensor_of_item(i) == 5)
     assert len(schema.hour_counts_of_item(item) or {}) == 24
     assert item_bytes(item) < 1024
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_day_item_from_before_hours_read_before_the_write_gets_its_map_without_a_refused_write(
+    mode: str, ddb: Any, tables: Tables, ingest_settings: IngestSettings, session: Any
+) -> None:
+    # Given a day item of the previous release (a day begun under markers: its writes are transactions)
+    ddb.put_item(TableName=tables.table, Item=schema.day_item(6, DAY, 40))
+    service = ingest.build_service(replace(ingest_settings, **MODES[mode]), session)
+    writes: list[str] = []
+    service._counter._client.meta.events.register(  # type: ignore[attr-defined]
+        "before-call.dynamodb.*",
+        lambda model, **_: writes.append(model.name) if model.name in WRITES else None,
+    )
+
+    # When a batch counts on it (its day item unknown to the container: read first)
+    reports = [(6, f"{DAY}T08:00:00Z", 2), (6, f"{DAY}T10:00:00Z", 1)]
+    answer = lambda_handler(service)(sqs_event(batch(mode, Sequencer(), reports)), FakeContext())
+
+    # Then one write counted it and created the map: none was refused for the missing map
+    assert answer == {"batchItemFailures": []}
+    assert len(writes) == 1, writes
+    item = day_item(ddb, tables, 6)
+    assert (schema.number_of(item, schema.DATA_COUNT), schema.hour_counts_of_item(item)) == (43, {"08": 2, "10": 1})

@@ -18,11 +18,17 @@ under 1 KB beside 40 identities):
 So a day item created with hours holds hours that sum to ``DataCount``; one from before holds the
 hours of the reports counted since the upgrade. ``HoursWrite`` holds what a write knows of the map
 (``missing``) and spells its part of the expressions; the counters add it to their own.
+
+A refused write costs what it would have written (a refused transaction of a day begun under
+markers, every item of it), so a counter remembers the day items its reads before the writes found
+without a map (``HourlessDays``): their first write creates the map at once, no refusal spent. The
+reads cost nothing more for it (a read is charged by the item's size, whatever it returns).
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +52,39 @@ def has_hours(item: Mapping[str, Any]) -> bool:
     """Whether a day item (as a refusal returned it) holds an ``HourCounts`` map."""
     stored = item.get(schema.HOUR_COUNTS)
     return isinstance(stored, Mapping) and "M" in stored
+
+
+HOURLESS_KEPT = 100_000  # day items remembered per container as without a map (a few MB at most)
+
+
+class HourlessDays:
+    """Sensor-days whose day item a read found without ``HourCounts`` (written before hours were
+    kept), least recently noted forgotten past ``limit``; shared by the threads of a container."""
+
+    def __init__(self, limit: int = HOURLESS_KEPT) -> None:
+        self._days: OrderedDict[tuple[int, str], None] = OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def note(self, day: tuple[int, str], item: Mapping[str, Any]) -> None:
+        """What a read of ``day``'s item showed (an empty item, none: nothing to note)."""
+        with self._lock:
+            if item and not has_hours(item):
+                self._days[day] = None
+                self._days.move_to_end(day)
+                while len(self._days) > self._limit:
+                    self._days.popitem(last=False)
+            else:
+                self._days.pop(day, None)
+
+    def written(self, day: tuple[int, str]) -> None:
+        """``day``'s item has its map now."""
+        with self._lock:
+            self._days.pop(day, None)
+
+    def __contains__(self, day: object) -> bool:
+        with self._lock:
+            return day in self._days
 
 
 @dataclass

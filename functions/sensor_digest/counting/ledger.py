@@ -223,6 +223,8 @@ class LedgerCounter(TableCounter):
         found.requests += (len(days) + 99) // 100
         day_items = {(schema.sensor_of_item(item), schema.text_of(item, schema.DATE)): item for item in read}
         found.missing_days = days - set(day_items)
+        for day, item in day_items.items():
+            self.hourless.note(day, item)
         views = {day: DayView.of_item_or_none(item) for day, item in day_items.items()}
         for day, view in views.items():
             if view is not None:
@@ -297,6 +299,7 @@ class LedgerCounter(TableCounter):
             step = UpsertStep.CREATE_IF_MISSING if write.view.kind is Kind.MISSING else UpsertStep.UPDATE_IF_EXISTS
             try:  # each attempt succeeds, drops at least one duplicate, or learns more of the day
                 write.run(max_attempts=len(chunk) + 6, start=step)
+                self.hourless.written(key)  # a write of the day item leaves its map there
                 if write.view.kind is not Kind.MISSING:
                     self.known_days.add([key], write.view)
                 return write.view

@@ -82,7 +82,7 @@ class LedgerWrite(ThreeStepUpsert):
         self._key = schema.day_key(*day)
         self._outcome = outcome
         self.view = view
-        self.hours = HoursWrite()
+        self.hours = HoursWrite(missing=day in counter.hourless)
         self.pending = self._distinct(chunk)
 
     def settled(self) -> bool:
@@ -270,6 +270,7 @@ class LedgerWrite(ThreeStepUpsert):
         """A refusal by the day item: ``item`` as it was (``{}``: none). Its kind and page correct the
         view; identities found in it or in a refused page are counted before."""
         self.hours.saw(item)
+        self._counter.hourless.note(self._day, item)
         try:
             seen = DayView.of_item(item)
         except MalformedItem as bad:  # a hand-made item: retrying cannot help, its reports wait mended

@@ -152,12 +152,14 @@ class OrderedCounter(TableCounter):
         outcome = GroupOutcome()
         first, followers = leaders(messages, key=sequence_of)
         write = OrderedWrite(self, (sensor_id, day), sorted(first, key=sequence_of), outcome)
+        write.hours.missing = (sensor_id, day) in self.hourless
         try:  # each attempt succeeds, drops the applied messages, or advances the step
             write.run(max_attempts=len(first) + 3, start=self.first_step(missing))
         except TransientFault as fault:
             outcome.give_up(write.pending, fault)
         else:
             self.known_days.add([(sensor_id, day)])
+            self.hourless.written((sensor_id, day))
         outcome.steps += write.steps
         settle_followers(followers, outcome, key=sequence_of)
         return outcome

@@ -38,12 +38,14 @@ class PlainCounter(TableCounter):
     ) -> GroupOutcome:
         outcome = GroupOutcome()
         write = PlainWrite(self._client, self._table, (sensor_id, day), messages, outcome)
+        write.hours.missing = (sensor_id, day) in self.hourless
         try:
             write.run(max_attempts=5, start=self.first_step(missing))
         except TransientFault as fault:
             outcome.give_up(messages, fault)
         else:
             self.known_days.add([(sensor_id, day)])
+            self.hourless.written((sensor_id, day))
             outcome.counted.extend(messages)
         outcome.steps += write.steps
         return outcome
