@@ -12,7 +12,7 @@ export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 # DynamoDB Local lives in the checkout's .cache for every make target (tests, demo, bench).
 export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 
-# The Lambda runtime's Python (src/sensor_digest_cdk/lambda_function.py RUNTIME), for
+# The Lambda runtime's Python (infra/sensor_digest_cdk/lambda_function.py RUNTIME), for
 # `make test-unit-py313`: pyenv's 3.13.0 by default, or any 3.13 interpreter given as
 # `make test-unit-py313 PY313=/path/to/python3.13`.
 PY313 ?= $(shell pyenv prefix 3.13.0 2>/dev/null)/bin/python

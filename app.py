@@ -3,7 +3,7 @@
 
 Bad context (a value out of its range, a misspelt key) is refused before any construct exists:
 one line per problem on stderr, no traceback, exit code 1 (``AppSettings.from_context``). The stack
-is a thin shell over the construct ``SensorDigestPipeline`` (``src/sensor_digest_cdk/pipeline.py``).
+is a thin shell over the construct ``SensorDigestPipeline`` (``infra/sensor_digest_cdk/pipeline.py``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "functions")]  # the constructs and the shared core (the stream filter)
+sys.path[:0] = [str(ROOT / "infra"), str(ROOT / "functions")]  # the constructs and the shared core (the stream filter)
 
 import aws_cdk as cdk  # noqa: E402
-from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
-from sensor_digest_cdk.shape import AppSettings, ShapeError  # noqa: E402
+from sensor_digest_cdk import nag  # noqa: E402
+from sensor_digest_cdk.context import AppSettings  # noqa: E402
+from sensor_digest_cdk.shape import ShapeError  # noqa: E402
 from sensor_digest_cdk.stack import SensorDigestStack  # noqa: E402
 
 # Where the CDK CLI hands the app its context (cdk.json, cdk.context.json and every -c): JSON in
@@ -44,7 +45,7 @@ def build_app(context: dict[str, object] | None = None) -> tuple[cdk.App, Sensor
     keys = [*(context or {}), *cli_context()]
     settings = AppSettings.from_context(app.node.try_get_context, keys)
     stack = SensorDigestStack(app, settings.stack_name, settings=settings, stack_name=settings.stack_name)
-    cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
+    nag.check(app)  # cdk-nag's AWS Solutions checks at synth (a validation plugin on cdk-nag 3)
     cdk.Tags.of(app).add("project", "sensor-digest")
     return app, stack
 

@@ -101,11 +101,14 @@ def drain(
     return _drive(handler, take=take, settle=settle, concurrency=concurrency, timeout_s=timeout_s)
 
 
-def fifo_records(messages: list[QueuedMessage], *, queue_arn: str = FIFO_QUEUE_ARN) -> list[dict[str, Any]]:
+def fifo_records(
+    messages: list[QueuedMessage], *, queue_arn: str = FIFO_QUEUE_ARN, first: int = FIRST_SEQUENCE_NUMBER
+) -> list[dict[str, Any]]:
     """The workload's messages as a FIFO queue's records: each in its sensor's group, its event id
-    as deduplication id, numbered in send order."""
+    as deduplication id, numbered in send order from ``first`` (a queue's numbers only grow: a
+    second feed of one queue starts past the first's)."""
     out = []
-    for number, message in enumerate(messages, start=FIRST_SEQUENCE_NUMBER):
+    for number, message in enumerate(messages, start=first):
         fields = fifo_fields(message.body, message.message_id)
         fifo = replace(
             message,

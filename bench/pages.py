@@ -74,21 +74,38 @@ def _bytes(r: dict[str, Any]) -> str:
     return f"{r['largest_item_bytes']:,}" if "largest_item_bytes" in r else "–"
 
 
+def _cancelled(r: dict[str, Any]) -> float:
+    """Write units per message of a run's cancelled transactions, whatever their cause."""
+    return float(sum((r.get("cancelled_units_per_message") or {}).values()))
+
+
+def _table(header: str, align: str, rows: list[list[str]]) -> list[str]:
+    """A Markdown table: its header row, its alignment row, a row per list of cells."""
+    return [header, align, *("| " + " | ".join(cells) + " |" for cells in rows)]
+
+
 def _concurrency(rows: list[dict[str, Any]]) -> list[str]:
-    lines = [
+    header = (
         "| invocations at once | messages | msg/s | req/msg | WCU/msg | of which cancelled | conflicts | over | under "
-        "| × WCU |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| × WCU |"
+    )
+    base = rows[0]["write_units_per_message"]
+    cells = [
+        [
+            f"{r['concurrency']}",
+            f"{r['messages']:,}",
+            f"{r['messages_per_s']:,.0f}",
+            f"{r['requests_per_message']:.3f}",
+            f"{r['write_units_per_message']:.3f}",
+            f"{_cancelled(r):.3f}",
+            f"{r['conflicts']:,}",
+            f"{r['overcount']:,}",
+            f"{r['undercount']:,}",
+            f"{r['write_units_per_message'] / base:.3f}",
+        ]
+        for r in rows
     ]
-    for r in rows:
-        cancelled = sum((r.get("cancelled_units_per_message") or {}).values())
-        lines.append(
-            f"| {r['concurrency']} | {r['messages']:,} | {r['messages_per_s']:,.0f} | "
-            f"{r['requests_per_message']:.3f} | "
-            f"{r['write_units_per_message']:.3f} | {cancelled:.3f} | {r['conflicts']:,} | {r['overcount']:,} | "
-            f"{r['undercount']:,} | {r['write_units_per_message'] / rows[0]['write_units_per_message']:.3f} |"
-        )
-    return lines
+    return _table(header, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|", cells)
 
 
 def _summaries(results: list[dict[str, Any]]) -> list[str]:
@@ -141,19 +158,27 @@ def _fleet(r: dict[str, Any]) -> str:
 
 
 def _peer(rows: list[dict[str, Any]]) -> list[str]:
-    lines = [
+    header = (
         "| fleet | settings | phase | strategy | msg/s | WRU/msg | of which cancelled | RRU/msg "
-        "| DynamoDB $ per M msg | over | under |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| DynamoDB $ per M msg | over | under |"
+    )
+    cells = [
+        [
+            _fleet(r),
+            r["variant"],
+            r["phase"],
+            r["label"],
+            f"{r['messages_per_s']:,.0f}",
+            f"{r['write_units_per_message']:.3f}",
+            f"{_cancelled(r):.3f}",
+            f"{r['read_units_per_message']:.3f}",
+            f"{r['dollars_per_million']:.3f}",
+            f"{r['overcount']:,}",
+            f"{r['undercount']:,}",
+        ]
+        for r in rows
     ]
-    for r in rows:
-        cancelled = sum((r.get("cancelled_units_per_message") or {}).values())
-        lines.append(
-            f"| {_fleet(r)} | {r['variant']} | {r['phase']} | {r['label']} | {r['messages_per_s']:,.0f} | "
-            f"{r['write_units_per_message']:.3f} | {cancelled:.3f} | {r['read_units_per_message']:.3f} | "
-            f"{r['dollars_per_million']:.3f} | {r['overcount']:,} | {r['undercount']:,} |"
-        )
-    return lines
+    return _table(header, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|", cells)
 
 
 def render(report: dict[str, Any], source: str = "benchmark-results.json") -> str:

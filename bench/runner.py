@@ -30,6 +30,7 @@ from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
 from sensor_digest_tools.aws.session import LocalSession
+from sensor_digest_tools.aws.sqs_broker import FIRST_SEQUENCE_NUMBER
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.instruments.conflicts import ConflictEmulator
 from sensor_digest_tools.instruments.latency import LatencyModel
@@ -166,11 +167,15 @@ def _feeder(
     """How messages reach ``handler``: the SQS event source on a backlog (``esm.drain``), or on a
     FIFO queue (``esm.drain_fifo``, with ``lost`` the message ids whose delete is lost once)."""
 
+    sent = 0  # messages this queue numbered so far: a FIFO queue's sequence numbers only grow
+
     def feed(messages: list[QueuedMessage], lost: set[str]) -> Drained:
+        nonlocal sent
         if fifo:
+            first, sent = FIRST_SEQUENCE_NUMBER + sent, sent + len(messages)
             return drain_fifo(
                 handler,
-                fifo_records(messages),
+                fifo_records(messages, first=first),
                 lost_deletes=lost,
                 batch_size=batch_size,
                 concurrency=concurrency,

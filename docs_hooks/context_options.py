@@ -117,14 +117,9 @@ def render_options_table() -> str:
     """The table, one row per group of ``MEANINGS``: keys, defaults and what each allows from the
     model, then the meaning. Raises ``ValueError`` when the keys of the model and ``MEANINGS`` differ."""
     from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES  # noqa: PLC0415
-    from sensor_digest_cdk.shape import (  # noqa: PLC0415
-        CONTEXT_FIELDS,
-        RULES,
-        STACK_NAME_RULE,
-        AppSettings,
-        PipelineShape,
-        context_key,
-    )
+    from sensor_digest_cdk.context import CONTEXT_FIELDS, STACK_NAME_RULE, AppSettings  # noqa: PLC0415
+    from sensor_digest_cdk.rules import RULES, context_key  # noqa: PLC0415
+    from sensor_digest_cdk.shape import PipelineShape  # noqa: PLC0415
 
     app = AppSettings()
     defaults = app.shape

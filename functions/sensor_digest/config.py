@@ -8,73 +8,28 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Self
 from zoneinfo import ZoneInfo
 
-from sensor_digest import names, zones
+from sensor_digest import environment, names, zones
+from sensor_digest.environment import DeliveryMode, LedgerMode, QueueType
 from sensor_digest.errors import ConfigurationError, UnknownTimeZone
-from sensor_digest.silence.rules import MAX_HOURS, MIN_HOURS
 
-DEFAULT_MARKER_TTL_SECONDS = 43 * 24 * 3600
-"""Queue retention (14 d) + twice the dead-letter retention (14 d: the redrive window, once more for
-a letter ``dlq stamp`` wrote again) + 1 d margin.
+DEFAULT_MARKER_TTL_SECONDS = environment.MARKER_TTL_SECONDS.default
+ENVIRONMENT_VARIABLES = environment.NAMES
 
-The stack derives the same figure from its own queue settings and passes it as
-``MARKER_TTL_SECONDS`` (``sensor_digest_cdk/shape.py``); this default only serves local runs.
-"""
-
-
-ENVIRONMENT_VARIABLES = frozenset(
-    {
-        "TABLE_NAME",
-        "LEDGER_TABLE_NAME",
-        "DLQ_URL",
-        "DIGEST_TIMEZONE",
-        "DELIVERY_MODE",
-        "QUEUE_TYPE",
-        "MARKER_TTL_SECONDS",
-        "INGEST_MAX_WORKERS",
-        "UNKNOWN_SENSORS",
-        "PROFILE_CACHE_SECONDS",
-        "MAX_RECEIVE_COUNT",
-        "LEDGER_MODE",
-        "SILENCE_HOURS",
-        names.PIPELINE_ENV,
-    }
-)
-"""Every variable the settings read (``from_env``): a handler's service is built again when one of
-them changes (``entry.py``), as it does between two tests of a user's suite."""
-
-
-class DeliveryMode(StrEnum):
-    EXACTLY_ONCE = "exactly-once"
-    AT_LEAST_ONCE = "at-least-once"
-
-
-class LedgerMode(StrEnum):
-    """How exactly-once ingest on a standard queue remembers what it counted (``LEDGER_MODE``):
-    ``compact`` keeps a sensor-day's identities as hashes in its day item, then in ledger pages;
-    ``per-message`` writes one marker per message (``MSG#<sensor_id>#<event_id>``), the strict
-    identity rule across days, at about four times the write units (counting/ledger.py)."""
-
-    COMPACT = "compact"
-    PER_MESSAGE = "per-message"
-
-
-class QueueType(StrEnum):
-    """The kind of queue ingest reads: ``standard`` (the ledger makes counts exact) or ``fifo``
-    (one message group per sensor; each day item remembers the last sequence number applied)."""
-
-    STANDARD = "standard"
-    FIFO = "fifo"
-
-
-def _required(env: Mapping[str, str], name: str) -> str:
-    value = env.get(name, "").strip()
-    if not value:
-        raise ConfigurationError(f"environment variable {name} is required")
-    return value
+__all__ = [
+    "ENVIRONMENT_VARIABLES",
+    "ApiSettings",
+    "DeliveryMode",
+    "IngestSettings",
+    "LedgerMode",
+    "QueueType",
+    "SilenceSettings",
+    "SummarySettings",
+    "TableSettings",
+    "pipeline_name",
+]
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -85,39 +40,22 @@ def _zone(name: str) -> ZoneInfo:
         raise ConfigurationError(f"DIGEST_TIMEZONE: {exc.reason}") from exc
 
 
-def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from exc
-    if not low <= value <= high:
-        raise ConfigurationError(f"{name} must be between {low} and {high}, got {value}")
-    return value
-
-
-def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...]) -> str:
-    value = env.get(name, allowed[0]).strip() or allowed[0]
-    if value not in allowed:
-        raise ConfigurationError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class IngestSettings:
+    """The ingest function's settings; each variable's name, default and range are declared once in
+    ``environment.py``, which the construct reads too."""
+
     table_name: str
     ledger_table_name: str
     dlq_url: str
     timezone: ZoneInfo
     delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
-    marker_ttl_seconds: int = DEFAULT_MARKER_TTL_SECONDS
-    max_workers: int = 8
-    unknown_sensors: str = "accept"
-    profile_cache_seconds: int = 60
+    marker_ttl_seconds: int = environment.MARKER_TTL_SECONDS.default
+    max_workers: int = environment.INGEST_MAX_WORKERS.default
+    unknown_sensors: str = environment.UNKNOWN_SENSORS.default
+    profile_cache_seconds: int = environment.PROFILE_CACHE_SECONDS.default
     queue_type: QueueType = QueueType.STANDARD
-    max_receive_count: int = 5  # the ingest queue's: after that many receives SQS moves a message away
+    max_receive_count: int = environment.MAX_RECEIVE_COUNT.default  # then SQS moves a message away
     ledger_mode: LedgerMode = LedgerMode.COMPACT
 
     def __post_init__(self) -> None:
@@ -129,26 +67,21 @@ class IngestSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IngestSettings:
-        env = os.environ if env is None else env
-        mode_raw = env.get("DELIVERY_MODE", DeliveryMode.EXACTLY_ONCE.value).strip()
-        try:
-            mode = DeliveryMode(mode_raw)
-        except ValueError as exc:
-            allowed = ", ".join(m.value for m in DeliveryMode)
-            raise ConfigurationError(f"DELIVERY_MODE must be one of {allowed}, got {mode_raw!r}") from exc
+        got = os.environ if env is None else env
+        mode = DeliveryMode(environment.DELIVERY_MODE.read(got))
         return cls(
-            table_name=_required(env, "TABLE_NAME"),
-            ledger_table_name=_required(env, "LEDGER_TABLE_NAME"),
-            dlq_url=_required(env, "DLQ_URL"),
-            timezone=_zone(env.get("DIGEST_TIMEZONE", "UTC").strip() or "UTC"),
+            table_name=environment.TABLE_NAME.read(got),
+            ledger_table_name=environment.LEDGER_TABLE_NAME.read(got),
+            dlq_url=environment.DLQ_URL.read(got),
+            timezone=_zone(environment.DIGEST_TIMEZONE.read(got)),
             delivery_mode=mode,
-            marker_ttl_seconds=_int(env, "MARKER_TTL_SECONDS", DEFAULT_MARKER_TTL_SECONDS, 3600, 366 * 24 * 3600),
-            max_workers=_int(env, "INGEST_MAX_WORKERS", 8, 1, 64),
-            unknown_sensors=_choice(env, "UNKNOWN_SENSORS", ("accept", "reject")),
-            profile_cache_seconds=_int(env, "PROFILE_CACHE_SECONDS", 60, 0, 3600),
-            queue_type=QueueType(_choice(env, "QUEUE_TYPE", tuple(t.value for t in QueueType))),
-            max_receive_count=_int(env, "MAX_RECEIVE_COUNT", 5, 1, 1000),
-            ledger_mode=LedgerMode(_choice(env, "LEDGER_MODE", tuple(m.value for m in LedgerMode))),
+            marker_ttl_seconds=environment.MARKER_TTL_SECONDS.read(got),
+            max_workers=environment.INGEST_MAX_WORKERS.read(got),
+            unknown_sensors=environment.UNKNOWN_SENSORS.read(got),
+            profile_cache_seconds=environment.PROFILE_CACHE_SECONDS.read(got),
+            queue_type=QueueType(environment.QUEUE_TYPE.read(got)),
+            max_receive_count=environment.MAX_RECEIVE_COUNT.read(got),
+            ledger_mode=LedgerMode(environment.LEDGER_MODE.read(got)),
         )
 
 
@@ -179,8 +112,7 @@ class TableSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        env = os.environ if env is None else env
-        return cls(table_name=_required(env, "TABLE_NAME"))
+        return cls(table_name=environment.TABLE_NAME.read(os.environ if env is None else env))
 
 
 @dataclass(frozen=True)
@@ -188,29 +120,22 @@ class SummarySettings(TableSettings):
     """The summary's: the digest table whose day items it folds into monthly summary items."""
 
 
-def silence_hours(env: Mapping[str, str]) -> int | None:
-    """``SILENCE_HOURS``: the stack's default silence threshold in hours (``silence/rules.py``'s
-    range); unset or empty: none (only sensors with their own threshold can be silent)."""
-    raw = env.get("SILENCE_HOURS", "").strip()
-    return None if raw == "" else _int(env, "SILENCE_HOURS", 0, MIN_HOURS, MAX_HOURS)
-
-
 @dataclass(frozen=True)
 class ApiSettings(TableSettings):
     """The read API's: the digest table it reads (and the ``Profiles`` index on it); for
     ``GET /silence``, the default silence threshold (``SILENCE_HOURS``) and the zone of sensors
-    registered without one (``DIGEST_TIMEZONE``)."""
+    registered without one (``DIGEST_TIMEZONE``), declared in ``environment.py``."""
 
     silence_hours: int | None = None
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        env = os.environ if env is None else env
+        got = os.environ if env is None else env
         return cls(
-            table_name=_required(env, "TABLE_NAME"),
-            silence_hours=silence_hours(env),
-            timezone=_zone(env.get("DIGEST_TIMEZONE", "UTC").strip() or "UTC"),
+            table_name=environment.TABLE_NAME.read(got),
+            silence_hours=environment.SILENCE_HOURS.read(got),
+            timezone=_zone(environment.DIGEST_TIMEZONE.read(got)),
         )
 
 

@@ -6,6 +6,7 @@
 turns it into its own kind: a configuration error, an invalid profile, a rejected message.
 ``BadRequest`` is a read API request that breaks the API's rules (an HTTP 400, saying which).
 ``MalformedItem`` is an item of the tables without the contract's shape (``store/schema.py``).
+The registry's refusals (``RegistryError`` and its kinds) close the module.
 ``ClientError`` codes become these at the DynamoDB boundary (``store/dynamo.py``) and nowhere else.
 """
 
@@ -16,24 +17,25 @@ class SensorDigestError(Exception):
     """Base of every error raised on purpose by SensorDigest."""
 
 
+class ReasonedError(SensorDigestError):
+    """An error whose one argument, ``reason``, is what a person reads (a dead letter's ``error``
+    attribute, a 400's body, a log line)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class ConfigurationError(SensorDigestError):
     """The environment or settings are missing or invalid (raised at cold start)."""
 
 
-class RejectedMessage(SensorDigestError):
+class RejectedMessage(ReasonedError):
     """A message breaks the contract's message schema; it is kept in the DLQ, never retried."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
-
-class UnknownTimeZone(SensorDigestError):
+class UnknownTimeZone(ReasonedError):
     """A time zone name that is not one of the shipped ``tzdata`` zones (``zones.py``)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class MalformedItem(SensorDigestError):
@@ -41,21 +43,13 @@ class MalformedItem(SensorDigestError):
     from elsewhere): the message names the item and what is wrong with it."""
 
 
-class BadRequest(SensorDigestError):
+class BadRequest(ReasonedError):
     """A read API request that breaks the API's rules (a sensor id, a date, a range, a page token):
     answered 400 with the reason, never retried."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
-
-class TransientFault(SensorDigestError):
+class TransientFault(ReasonedError):
     """A fault worth retrying: throttling, transaction conflict, timeout, server error."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class Contention(TransientFault):
@@ -74,3 +68,40 @@ class RefusedWrite(TransientFault):
     def __init__(self, reason: str, repair: str | None = None) -> None:
         super().__init__(reason)
         self.repair = repair
+
+
+# -- the registry's (registry.py): each a refusal the command line names --------------------------
+
+
+class RegistryError(SensorDigestError):
+    """A registry operation was refused; the message says why."""
+
+
+class InvalidProfile(RegistryError):
+    """A profile breaks a rule (its id's range, a name's or serial's length or characters, a zone)."""
+
+
+class SensorExists(RegistryError):
+    """A sensor of that id is registered already."""
+
+
+class SerialTaken(RegistryError):
+    """Another sensor holds that serial."""
+
+
+class SensorNotFound(RegistryError):
+    """No sensor of that id is registered."""
+
+
+class VersionConflict(RegistryError):
+    """Someone else changed the profile between our read and our write, every time we tried."""
+
+
+class RegistryBusy(RegistryError):
+    """DynamoDB cancelled the transaction for throttling or a conflicting transaction every time we
+    tried: nothing was written, and the same call a moment later may succeed."""
+
+
+class SerialHeldElsewhere(RegistryError):
+    """The profile's serial has a sentinel naming another sensor (an inconsistency made outside the
+    registry: a restore, a hand-made write); nothing was written."""

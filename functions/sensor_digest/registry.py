@@ -1,4 +1,5 @@
-"""The sensor registry: profiles with a unique serial number and optimistic-lock updates.
+"""The sensor registry's writes: profiles with a unique serial number and optimistic-lock updates
+(the command line's; the ingest path reads profiles through ``profiles.py`` alone).
 
 A profile is the digest table's item at ``schema.profile_key``: a name, a serial, an IANA time
 zone and a version. A serial is kept unique across sensors by a sentinel item in the ledger
@@ -16,124 +17,59 @@ A cancelled transaction is read action by action: ``SensorExists`` only when the
 condition failed, ``SerialTaken`` only when the new sentinel's did, ``SerialHeldElsewhere`` when
 the profile's own sentinel names another sensor, a version conflict only when the version moved.
 Throttling or a conflicting transaction (``dynamo.RETRYABLE_CANCELLATION_CODES``) wrote nothing
-and is retried with jittered backoff, then ``RegistryBusy``. Every failure the caller must tell
+and is retried with jittered backoff (``backoff.py``), then ``RegistryBusy``. Every failure the caller must tell
 apart is its own error, naming the conflict.
 """
 
 from __future__ import annotations
 
-import random
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo
 
-from sensor_digest import zones
-from sensor_digest.errors import MalformedItem, RejectedMessage, SensorDigestError, TransientFault, UnknownTimeZone
-from sensor_digest.messages import CHARACTER_RULE, control_character
-from sensor_digest.silence.rules import check_hours
+from sensor_digest.backoff import Backoff
+from sensor_digest.errors import (
+    InvalidProfile,
+    RegistryBusy,
+    RegistryError,
+    SensorExists,
+    SensorNotFound,
+    SerialHeldElsewhere,
+    SerialTaken,
+    TransientFault,
+    VersionConflict,
+)
+from sensor_digest.profiles import ProfileCache, Profiles, SensorProfile
 from sensor_digest.store import dynamo, expressions, reads, schema
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-MAX_NAME = 256
-MAX_SERIAL = 128
+__all__ = [
+    "Deletion",
+    "InvalidProfile",
+    "ProfileCache",
+    "Profiles",
+    "Registry",
+    "RegistryBusy",
+    "RegistryError",
+    "SensorExists",
+    "SensorNotFound",
+    "SensorProfile",
+    "SerialHeldElsewhere",
+    "SerialTaken",
+    "VersionConflict",
+    "sentinel_owner",
+]
+
 MAX_BACKOFF_SECONDS = 1.0
 
 
-class RegistryError(SensorDigestError):
-    """A registry operation was refused; the message says why."""
+class Registry(Profiles):
+    """Profiles registered, updated and deleted with their serial's sentinel (see the module)."""
 
-
-class InvalidProfile(RegistryError):
-    pass
-
-
-class SensorExists(RegistryError):
-    pass
-
-
-class SerialTaken(RegistryError):
-    pass
-
-
-class SensorNotFound(RegistryError):
-    pass
-
-
-class VersionConflict(RegistryError):
-    """Someone else changed the profile between our read and our write, every time we tried."""
-
-
-class RegistryBusy(RegistryError):
-    """DynamoDB cancelled the transaction for throttling or a conflicting transaction every time we
-    tried: nothing was written, and the same call a moment later may succeed."""
-
-
-class SerialHeldElsewhere(RegistryError):
-    """The profile's serial has a sentinel naming another sensor (an inconsistency made outside the
-    registry: a restore, a hand-made write); nothing was written."""
-
-
-@dataclass(frozen=True)
-class SensorProfile:
-    sensor_id: int
-    name: str
-    serial: str
-    timezone: str = "UTC"
-    version: int = 1
-    silence_hours: int | None = None  # its own silence threshold (silence/rules.py); None: the stack's
-
-    def validate(self) -> SensorProfile:
-        if not 0 <= self.sensor_id <= 2**53 - 1:
-            raise InvalidProfile(f"sensor id {self.sensor_id} is out of range")
-        for what, value, most in (("name", self.name, MAX_NAME), ("serial", self.serial, MAX_SERIAL)):
-            if not 1 <= len(value) <= most:
-                raise InvalidProfile(f"{what} must have 1 to {most} characters, got {len(value)}")
-            if (found := control_character(value)) is not None:  # the event id's rule (messages.py)
-                raise InvalidProfile(f"{what} {CHARACTER_RULE}: {found}")
-        try:  # a zone the functions can load: one of the shipped tzdata's, not the machine's
-            zones.check(self.timezone)
-        except UnknownTimeZone as exc:
-            raise InvalidProfile(exc.reason) from None
-        if self.silence_hours is not None:
-            try:
-                check_hours(self.silence_hours)
-            except ValueError as exc:
-                raise InvalidProfile(str(exc)) from None
-        return self
-
-    def item(self) -> dict[str, Any]:
-        """The profile as stored: its key, ``ProfileList`` (its entry in the ``Profiles`` index, which
-        lists the registered sensors) and its attributes."""
-        return {
-            **schema.profile_index_key(self.sensor_id),
-            schema.NAME: {"S": self.name},
-            schema.SERIAL: {"S": self.serial},
-            schema.TIME_ZONE: {"S": self.timezone},
-            schema.VERSION: {"N": str(self.version)},
-            **({} if self.silence_hours is None else {schema.SILENCE_HOURS: {"N": str(self.silence_hours)}}),
-        }
-
-    @classmethod
-    def from_item(cls, item: dict[str, Any]) -> SensorProfile:
-        """The profile an item holds; ``MalformedItem`` (naming the item and the attribute) for an
-        item without a profile's shape: every profile the registry writes has all five."""
-        return cls(
-            sensor_id=schema.sensor_of_item(item),
-            name=schema.text_of(item, schema.NAME),
-            serial=schema.text_of(item, schema.SERIAL),
-            timezone=schema.text_of(item, schema.TIME_ZONE),
-            version=schema.number_of(item, schema.VERSION),
-            silence_hours=schema.number_of(item, schema.SILENCE_HOURS) if schema.SILENCE_HOURS in item else None,
-        )
-
-
-class Registry:
     def __init__(
         self,
         *,
@@ -143,42 +79,10 @@ class Registry:
         max_attempts: int = 8,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self._table = table_name
+        super().__init__(table_name=table_name, client=client, max_attempts=max_attempts)
         self._ledger = ledger_table_name
-        self._client = client
         self._attempts = max_attempts
-        self._sleep = sleep
-
-    # -- reads ----------------------------------------------------------------------------
-
-    def get(self, sensor_id: int) -> SensorProfile | None:
-        item = reads.get_item(self._client, self._table, schema.profile_key(sensor_id))
-        return SensorProfile.from_item(item) if item else None
-
-    def get_many(self, sensor_ids: Iterable[int]) -> dict[int, SensorProfile]:
-        """Profiles of these sensors (those registered): one ``BatchGetItem`` per 100 sensors."""
-        keys = [schema.profile_key(i) for i in sorted(set(sensor_ids))]
-        items = dynamo.batch_get(self._client, self._table, keys, consistent=True, attempts=self._attempts)
-        return {profile.sensor_id: profile for profile in map(SensorProfile.from_item, items)}
-
-    def all_profiles(self) -> list[SensorProfile]:
-        """Every profile (a Scan: for the command line, never for the Lambda functions);
-        ``MalformedItem`` if one of them is."""
-        profiles, malformed = self.scan_profiles()
-        if malformed:
-            raise malformed[0]
-        return profiles
-
-    def scan_profiles(self) -> tuple[list[SensorProfile], list[MalformedItem]]:
-        """Every profile that reads as one, and what is wrong with each item that does not."""
-        profiles: list[SensorProfile] = []
-        malformed: list[MalformedItem] = []
-        for item in reads.profile_items(self._client, self._table):
-            try:
-                profiles.append(SensorProfile.from_item(item))
-            except MalformedItem as bad:
-                malformed.append(bad)
-        return sorted(profiles, key=lambda p: p.sensor_id), malformed
+        self._backoff = Backoff(attempts=max_attempts, base_seconds=0.01, cap_seconds=MAX_BACKOFF_SECONDS, sleep=sleep)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -324,7 +228,7 @@ class Registry:
     def _back_off(self, attempt: int) -> None:
         """Before the next attempt (none after the last): full jitter, 0 to min(1 s, 10 ms * 2^attempt)."""
         if attempt + 1 < self._attempts:
-            self._sleep(random.uniform(0, min(MAX_BACKOFF_SECONDS, 0.01 * 2**attempt)))  # noqa: S311 - jitter
+            self._backoff.wait(attempt)
 
     # -- actions --------------------------------------------------------------------------
 
@@ -436,74 +340,3 @@ def _still(sentinel: dict[str, Any]) -> dict[str, Any]:
         "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#s)",
         "ExpressionAttributeNames": {"#pk": schema.LEDGER_KEY, "#s": schema.SENSOR_ID},
     }
-
-
-PROFILES_KEPT = 100_000
-"""Sensors whose profile (or its absence) a container remembers, least recently used forgotten
-past it: sensor ids come from producers, so without a bound a stream of fresh ids would grow
-the cache until the container ran out of memory (about 22 MB of unregistered ids at this bound,
-measured with tracemalloc)."""
-
-
-class ProfileCache:
-    """Per-container cache of sensors' registration and time zone, refreshed after ``ttl`` seconds,
-    at most ``limit`` sensors (least recently used forgotten)."""
-
-    def __init__(
-        self,
-        registry: Registry,
-        ttl: float = 60.0,
-        clock: Callable[[], float] = time.monotonic,
-        limit: int = PROFILES_KEPT,
-    ) -> None:
-        self._registry = registry
-        self._ttl = ttl
-        self._clock = clock
-        self._limit = limit
-        self._entries: OrderedDict[int, tuple[float, SensorProfile | None]] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def prefetch(self, sensor_ids: Iterable[int]) -> dict[int, SensorProfile | None]:
-        """The profiles of these sensors (``None``: not registered), read with one ``BatchGetItem``
-        per 100 that are not cached or have expired."""
-        now = self._clock()
-        wanted = dict.fromkeys(sensor_ids)
-        out: dict[int, SensorProfile | None] = {}
-        stale: set[int] = set()
-        for sensor_id in wanted:
-            entry = self._entries.get(sensor_id)
-            if entry is None or entry[0] <= now:
-                stale.add(sensor_id)
-            else:
-                self._entries.move_to_end(sensor_id)
-                out[sensor_id] = entry[1]
-        if stale:
-            found = self._registry.get_many(stale)
-            for sensor_id in stale:
-                out[sensor_id] = found.get(sensor_id)
-                self._entries[sensor_id] = (now + self._ttl, out[sensor_id])
-                self._entries.move_to_end(sensor_id)
-            while len(self._entries) > self._limit:
-                self._entries.popitem(last=False)
-        return out
-
-    def profile(self, sensor_id: int) -> SensorProfile | None:
-        return self.prefetch([sensor_id])[sensor_id]
-
-    def zone(self, sensor_id: int) -> ZoneInfo | None:
-        """The sensor's registered zone (``None`` if it is not registered). A profile stored with a
-        zone the functions cannot load (by an earlier version, or by hand) rejects the report with
-        the way to fix it, rather than counting it on a day of another zone."""
-        found = self.profile(sensor_id)
-        if found is None:
-            return None
-        try:
-            return zones.load(found.timezone)
-        except UnknownTimeZone as exc:
-            raise RejectedMessage(
-                f"sensor {sensor_id} is registered with a time zone the functions cannot load ({exc.reason}); "
-                f"fix the profile with `sensor-digest sensors update --sensor {sensor_id} --timezone <zone>`, "
-                "then `sensor-digest dlq redrive`"
-            ) from None

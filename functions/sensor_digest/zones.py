@@ -2,7 +2,8 @@
 
 ``ZoneInfo(name)`` looks in the machine's zone files first (``/usr/share/zoneinfo``) and falls back
 to ``tzdata``. An operator's machine has names there that the Lambda asset, which ships only
-``tzdata`` (``infra/assets.py``), cannot load: ``posix/Asia/Tokyo``, ``right/UTC``, ``localtime``;
+``tzdata`` (``infra/sensor_digest_cdk/lambda_asset.py``), cannot load: ``posix/Asia/Tokyo``,
+``right/UTC``, ``localtime``;
 and its files may be of another release than ``tzdata``'s. So a zone is loaded here only if it is
 one of the names ``tzdata`` lists (its ``zones`` file), and only from ``tzdata``'s own file
 (``ZoneInfo.from_file``), cached: the same name gives the same offsets on a laptop, in the tests,

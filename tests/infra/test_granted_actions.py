@@ -47,12 +47,10 @@ class Recorder:
             for item in kwargs["TransactItems"]:
                 [(kind, action)] = item.items()
                 self.used.add((f"dynamodb:{_TRANSACT_ACTIONS[kind]}", action["TableName"]))
-        elif operation in ("batch_get_item", "batch_write_item"):
-            name = "".join(part.capitalize() for part in operation.split("_"))
-            self.used |= {(f"dynamodb:{name}", table) for table in kwargs["RequestItems"]}
-        else:
-            name = "".join(part.capitalize() for part in operation.split("_"))
-            self.used.add((f"dynamodb:{name}", kwargs["TableName"]))
+            return
+        name = "dynamodb:" + "".join(part.capitalize() for part in operation.split("_"))
+        batched = operation in ("batch_get_item", "batch_write_item")
+        self.used |= {(name, table) for table in (kwargs["RequestItems"] if batched else [kwargs["TableName"]])}
 
 
 def _report(i: int, day: str = "2024-05-01", received: int = 0, **extra: Any) -> QueuedMessage:

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from aws_cdk import Stack
 
+from sensor_digest_cdk.context import AppSettings
 from sensor_digest_cdk.iot_ingest import ERROR_LOG_ACTIONS, IOT_SQL_VERSION
 from sensor_digest_cdk.pipeline import PRODUCERS_SID
-from sensor_digest_cdk.shape import IOT_RULE_NAME, AppSettings, PipelineShape, ShapeError, iot_topic_ok
+from sensor_digest_cdk.rules import IOT_RULE_NAME
+from sensor_digest_cdk.shape import PipelineShape, ShapeError, iot_topic_ok
 from sensor_digest_cdk.stack import OUTPUT_IOT_RULE_NAME
 from tests.support.templates import cdk_synth, error_lines, resources
 

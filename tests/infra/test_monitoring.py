@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from sensor_digest_cdk.shape import AppSettings, PipelineShape, ShapeError
+from sensor_digest_cdk.context import AppSettings
+from sensor_digest_cdk.shape import PipelineShape, ShapeError
 from tests.support.templates import actions, resources
 
 

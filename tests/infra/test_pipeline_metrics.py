@@ -11,6 +11,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
+from constructs import Construct
 
 from sensor_digest import names
 from sensor_digest_cdk import SensorDigestPipeline
@@ -69,6 +70,20 @@ def test_two_pipelines_in_one_stack_publish_and_graph_their_own_metrics() -> Non
         assert metrics, prefix
         assert {dimensions(m)[names.PIPELINE_DIMENSION] for m in metrics} == {f"Readings/{prefix}"}
         assert all(set(dimensions(m)) == {"service", names.PIPELINE_DIMENSION} for m in metrics)
+
+
+def test_two_pipelines_each_named_default_in_scopes_of_their_own_are_told_apart() -> None:
+    # Given two teams' scopes in one stack, each holding a pipeline with the construct id the app's own
+    # pipeline uses (found in review: both were named by the stack alone, their metrics summed)
+    app = cdk.App()
+    stack = cdk.Stack(app, "Readings")
+    first = SensorDigestPipeline(Construct(stack, "TeamA"), "Default")
+    second = SensorDigestPipeline(Construct(stack, "TeamB"), "Default")
+
+    # Then each keeps its path in its name, and its functions publish under it
+    assert (first.pipeline_name, second.pipeline_name) == ("Readings/TeamA/Default", "Readings/TeamB/Default")
+    values = pipeline_of_functions(Template.from_stack(stack)).values()
+    assert sorted(values) == ["Readings/TeamA/Default"] * 3 + ["Readings/TeamB/Default"] * 3
 
 
 def test_two_stacks_of_the_app_publish_and_graph_their_own_metrics(synth_with: Callable[..., Any]) -> None:

@@ -15,18 +15,10 @@ import pytest
 from aws_cdk.assertions import Match
 
 from sensor_digest.ingest.service import DEADLINE_MARGIN_SECONDS
+from sensor_digest_cdk.context import CONTEXT_FIELDS, STACK_NAME_RULE, AppSettings
 from sensor_digest_cdk.lambda_function import RETENTION
-from sensor_digest_cdk.shape import (
-    CONTEXT_FIELDS,
-    LOG_RETENTION_DAYS,
-    NAME_FIELDS,
-    RULES,
-    STACK_NAME_RULE,
-    AppSettings,
-    PipelineShape,
-    ShapeError,
-    context_key,
-)
+from sensor_digest_cdk.rules import LOG_RETENTION_DAYS, NAME_FIELDS, RULES, context_key
+from sensor_digest_cdk.shape import PipelineShape, ShapeError
 from sensor_digest_cdk.workable import INGEST_MIN_TIMEOUT_SECONDS
 from tests.support.templates import DAY, ROOT, cdk_synth, error_lines
 
@@ -277,6 +269,11 @@ COMBINATIONS = [
     (
         {"queueAgeAlarmSeconds": 14 * DAY, "queueRetentionDays": 14},
         "queueAgeAlarmSeconds=1209600 is not allowed",
+    ),
+    (  # found in review: a derived stall alarm above the retention that could never fire
+        {"ingestTimeoutSeconds": 894, "maxReceiveCount": 16, "queueRetentionDays": 1, "deadLetterRetentionDays": 2},
+        "maxReceiveCount=16 with ingestTimeoutSeconds=894 with queueRetentionDays=1 is not allowed: the derived "
+        "stall alarm",
     ),
     (
         {"restrictProducers": "true"},  # the app has no grant_send to admit a sender later

@@ -26,9 +26,10 @@ from sensor_digest.counting import ledger as ledger_module
 from sensor_digest.counting.day_views import PER_MESSAGE, DayView, FrozenPages
 from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, identity_hash
 from sensor_digest.dead_letter_format import Origin
-from sensor_digest.ingest import InboundMessage, IngestService, Rejection
+from sensor_digest.ingest import InboundMessage, IngestService
 from sensor_digest.store import schema
 from sensor_digest_tools.instruments.sizing import WRITE_UNIT_BYTES
+from tests.support.counting import KeptRejects, recording
 from tests.support.faults import Crash, FaultyClient
 from tests.support.messages import body_of
 from tests.support.tables import Tables, day_counts, identities, largest_item, markers, scan_all
@@ -36,15 +37,6 @@ from tests.support.tables import Tables, day_counts, identities, largest_item, m
 pytestmark = pytest.mark.dynamodb_local
 DAY = "2024-05-01"
 READS = ("batch_get_item", "get_item")
-
-
-class Kept:
-    def __init__(self) -> None:
-        self.kept: list[tuple[str, str]] = []
-
-    def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
-        self.kept += [(r.message.message_id, r.reason) for r in rejections]
-        return {r.message.message_id for r in rejections}
 
 
 def service_on(
@@ -58,16 +50,7 @@ def service_on(
     counter = counter_class(
         table_name=tables.table, ledger_table_name=tables.ledger, client=client, marker_ttl_seconds=3600, **options
     )
-    if on_group is not None:
-        count_group = counter.count_group
-
-        def recorded(*args: Any, **kwargs: Any) -> GroupOutcome:
-            outcome = count_group(*args, **kwargs)
-            on_group(outcome)
-            return outcome
-
-        counter.count_group = recorded  # type: ignore[method-assign]
-    return IngestService(counter=counter, dead_letters=Kept(), default_zone=ZoneInfo("UTC"))
+    return IngestService(counter=recording(counter, on_group), dead_letters=KeptRejects(), default_zone=ZoneInfo("UTC"))
 
 
 def report(

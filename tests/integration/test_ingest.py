@@ -17,7 +17,8 @@ import pytest
 
 from sensor_digest.config import DeliveryMode, LedgerMode
 from sensor_digest.counting import DayCounter, GroupOutcome, LedgerCounter, PlainCounter, RetryPolicy
-from sensor_digest.ingest import InboundMessage, IngestService, Rejection
+from sensor_digest.ingest import InboundMessage, IngestService
+from tests.support.counting import KeptRejects, recording
 from tests.support.faults import FaultyClient, PauseAfterFirstCall, throttling_error, touches_sensor
 from tests.support.messages import FakeContext, QueuedMessage, body_of, sqs_event
 from tests.support.scenarios import deliver, generate
@@ -28,31 +29,6 @@ pytestmark = pytest.mark.dynamodb_local
 UTC_ZONE = ZoneInfo("UTC")
 WRITES = ("transact_write_items", "update_item", "put_item")
 BOTH = pytest.mark.parametrize("ledger", [LedgerMode.COMPACT, LedgerMode.PER_MESSAGE])
-
-
-class KeptRejects:
-    """A fake dead-letter sink for service-level tests (the handler tests use moto's SQS)."""
-
-    def __init__(self) -> None:
-        self.kept: list[tuple[str, str]] = []
-
-    def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
-        self.kept += [(r.message.message_id, r.reason) for r in rejections]
-        return {r.message.message_id for r in rejections}
-
-
-def recording(counter: DayCounter, on_group: Callable[[GroupOutcome], None] | None) -> DayCounter:
-    """``counter``, handing each group's outcome (with the steps it took) to ``on_group``."""
-    if on_group is not None:
-        count_group = counter.count_group
-
-        def recorded(*args: Any, **options: Any) -> GroupOutcome:
-            outcome = count_group(*args, **options)
-            on_group(outcome)
-            return outcome
-
-        counter.count_group = recorded  # type: ignore[method-assign]
-    return counter
 
 
 def make_service(

@@ -103,6 +103,11 @@ def test_a_malformed_month_costs_the_answer_that_month_or_element_alone(
     put_month(ddb, tables, 9, "2024-04", {"2024-04-02": 1})
     month = schema.summary_item(9, "2024-05", {"2024-05-01": 4})
     month[schema.DAILY_COUNTS]["M"]["2024-05-02"] = {"S": "six"}
+    # and (found in review: dropped without a word, or returned) elements that are no day of the month,
+    # and a negative one
+    month[schema.DAILY_COUNTS]["M"].update(
+        {"foo": {"N": "1"}, "2024-06-01": {"N": "1"}, "2024-05-30": {"N": "-1"}, "2024-05-31x": {"N": "1"}}
+    )
     ddb.put_item(TableName=tables.table, Item=month)
     ddb.put_item(TableName=tables.table, Item={**schema.summary_key(9, "2024-06"), schema.DAILY_COUNTS: {"S": "?"}})
 
@@ -110,7 +115,14 @@ def test_a_malformed_month_costs_the_answer_that_month_or_element_alone(
 
     assert status == 200
     assert body["months"] == {"2024-04": {"2024-04-02": 1}, "2024-05": {"2024-05-01": 4}}
-    assert [(m.get("month"), m.get("day")) for m in body["malformed"]] == [("2024-05", "2024-05-02"), ("2024-06", None)]
+    assert sorted((m.get("month"), m.get("day") or "") for m in body["malformed"]) == [
+        ("2024-05", ""),
+        ("2024-05", ""),
+        ("2024-05", ""),
+        ("2024-05", "2024-05-02"),
+        ("2024-05", "2024-05-30"),
+        ("2024-06", ""),
+    ]
     assert {m["repair"] for m in body["malformed"]} == {
         "run `sensor-digest summary rebuild --exact --sensor 9`: it rewrites the month from its day items"
     }
@@ -145,6 +157,11 @@ def test_a_profile_whose_id_is_no_sensor_id_is_left_out_of_the_list_and_named(
     odd = ["-1", "1.5", str(2**53), "100000000000000000000"]
     for raw in odd:
         put_foreign_profile(ddb, tables, raw)
+    # and two DynamoDB writes back digit by digit, past 38 digits (found in review: a page token that
+    # stopped at one was refused)
+    extreme = ["1E+41", "1E-130"]
+    for raw in extreme:
+        put_foreign_profile(ddb, tables, raw)
 
     # When the list is read whole, and a page at a time (pages that stop at such an item included)
     status, whole, _ = get(service, "/sensors")
@@ -153,10 +170,11 @@ def test_a_profile_whose_id_is_no_sensor_id_is_left_out_of_the_list_and_named(
     # Then only sensor ids are listed, the others named with the way to remove them
     assert status == 200
     assert [s["sensor_id"] for s in whole["sensors"]] == [0, 7, 2**53 - 1]
-    assert sorted(m["sensor_id"] for m in whole["malformed"]) == sorted(odd)
+    named = sorted(m["sensor_id"] for m in whole["malformed"])
+    assert len(named) == len(odd) + len(extreme) and set(odd) <= set(named)
     assert all("delete the item" in m["repair"] and "PROFILE" in m["repair"] for m in whole["malformed"])
     assert [s["sensor_id"] for p in pages for s in p["sensors"]] == [0, 7, 2**53 - 1]
-    assert sorted(m["sensor_id"] for p in pages for m in p.get("malformed", [])) == sorted(odd)
+    assert sorted(m["sensor_id"] for p in pages for m in p.get("malformed", [])) == named
     # and what it names is what the other routes refuse
     assert get(service, f"/sensors/{2**53}/days?from=2024-05-01&to=2024-05-02")[0] == 400
 

@@ -50,14 +50,20 @@ def send_process(endpoint: str, tmp_path: Path, *args: str) -> subprocess.Popen[
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_send_stopped_by_ctrl_c_says_how_far_it_got_and_that_sending_again_is_safe(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "stop", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["ctrl-c", "sigterm (timeout)", "sighup"]
+)
+def test_send_stopped_by_ctrl_c_says_how_far_it_got_and_that_sending_again_is_safe(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
     # Given an endpoint that takes the first request of ten reports and holds the second unanswered
     with StandInSqs(answered=1, after="hang") as sqs:
         process = send_process(sqs.endpoint, tmp_path, "--sensor", "7", "--event-id", "run", "--repeat", "25")
         try:
-            # When the person presses Ctrl-C while the second request is under way
+            # When the person presses Ctrl-C while the second request is under way (or a `timeout`
+            # sends SIGTERM, or the terminal closes: found in review, those said nothing)
             assert sqs.holding.wait(60), "the second request never came"
-            process.send_signal(signal.SIGINT)
+            process.send_signal(stop)
             out, err = process.communicate(timeout=60)
         finally:
             if process.poll() is None:

@@ -25,13 +25,8 @@ from __future__ import annotations
 
 import json
 import random
-import uuid
-from collections.abc import Iterator
-from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -39,26 +34,27 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
 
-from sensor_digest import ingest
-from sensor_digest.config import IngestSettings, QueueType
+from sensor_digest.config import QueueType
 from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
-from sensor_digest_tools.aws.dynamodb_local import create_tables
-from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN, FakeContext, QueuedMessage, sqs_event
-from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from tests.support.faults import Crash, FaultySession
+from tests.support.faults import Crash
 from tests.support.fifo import FIRST_SEQUENCE, Sequencer
 from tests.support.hours import hours_match_counts
-from tests.support.model import SCRIPT, Sent, assert_between_acknowledged_and_doubt, model_counts
-from tests.support.sqs import DeadLetters
+from tests.support.model import (
+    CONTEXT,
+    SCRIPT,
+    Sent,
+    assert_between_acknowledged_and_doubt,
+    fresh_ingest,
+    model_counts,
+    run_machine,
+)
 from tests.support.tables import day_counts
 
 pytestmark = pytest.mark.dynamodb_local
 FAULTS = ("throttle", "timeout_after", "crash")
-CONTEXT: dict[str, Any] = {}
 MAX_RECEIVES = 5  # the stack's maxReceiveCount
 
 
@@ -66,20 +62,7 @@ class FifoMachine(RuleBasedStateMachine):
     @initialize()
     def fresh_tables(self) -> None:
         self.ddb = CONTEXT["ddb"]
-        suffix = uuid.uuid4().hex[:8]
-        self.table, ledger = f"Fifo-{suffix}", f"FifoLedger-{suffix}"
-        create_tables(self.ddb, self.table, ledger)
-        settings = IngestSettings(
-            table_name=self.table,
-            ledger_table_name=ledger,
-            dlq_url=CONTEXT["dlq_url"],
-            timezone=ZoneInfo("UTC"),
-            queue_type=QueueType.FIFO,
-        )
-        self.ingest = lambda_handler(
-            ingest.build_service(settings, FaultySession(inner=CONTEXT["session"], rule=SCRIPT))
-        )
-        SCRIPT.queue.clear()
+        self.table, _, self.ingest = fresh_ingest("Fifo", queue_type=QueueType.FIFO)
         self.sequencer = Sequencer()
         self.current = FIFO_QUEUE_ARN
         self.queues: dict[str, list[QueuedMessage]] = {self.current: []}  # each in send order
@@ -212,23 +195,8 @@ class FifoMachine(RuleBasedStateMachine):
         assert hours_match_counts(self.ddb, self.table) == []  # the hours travel with every count
 
 
-@pytest.fixture
-def machine_context(ddb: Any, dead_letters: DeadLetters, session: LocalSession) -> Iterator[None]:
-    CONTEXT.update(ddb=ddb, session=session, dlq_url=dead_letters.url)
-    yield
-    CONTEXT.clear()
-
-
 def test_fifo_counts_always_agree_with_the_model(machine_context: None) -> None:
-    run_state_machine_as_test(
-        FifoMachine,
-        settings=settings(
-            max_examples=15,
-            stateful_step_count=20,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-        ),
-    )
+    run_machine(FifoMachine, examples=15, steps=20)
 
 
 def test_the_machine_catches_a_response_that_breaks_group_order() -> None:

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import json
 import random
-import uuid
-from collections.abc import Iterator
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -26,43 +22,37 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
 
-from sensor_digest import ingest, summary
-from sensor_digest.config import IngestSettings, SummarySettings
+from sensor_digest import summary
+from sensor_digest.config import SummarySettings
 from sensor_digest.stream_filter import matches_filter
-from sensor_digest_tools.aws.dynamodb_local import create_tables
-from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event, stream_event
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from tests.support.faults import Crash, FaultySession
+from tests.support.faults import Crash
 from tests.support.hours import hours_match_counts
-from tests.support.model import SCRIPT, Sent, assert_between_acknowledged_and_doubt, model_counts
-from tests.support.sqs import DeadLetters
+from tests.support.model import (
+    CONTEXT,
+    SCRIPT,
+    Sent,
+    assert_between_acknowledged_and_doubt,
+    fresh_ingest,
+    model_counts,
+    run_machine,
+)
 from tests.support.tables import by_sensor, day_counts, summaries
 
 pytestmark = pytest.mark.dynamodb_local
 FAULTS = ("throttle", "timeout_after", "conflict", "crash")
-CONTEXT: dict[str, Any] = {}
 
 
 class PipelineMachine(RuleBasedStateMachine):
     @initialize()
     def fresh_tables(self) -> None:
         self.ddb = CONTEXT["ddb"]
-        suffix = uuid.uuid4().hex[:8]
-        self.table, self.ledger = f"Model-{suffix}", f"ModelLedger-{suffix}"
-        create_tables(self.ddb, self.table, self.ledger)
-        settings = IngestSettings(
-            table_name=self.table, ledger_table_name=self.ledger, dlq_url=CONTEXT["dlq_url"], timezone=ZoneInfo("UTC")
-        )
-        self.ingest = lambda_handler(
-            ingest.build_service(settings, FaultySession(inner=CONTEXT["session"], rule=SCRIPT))
-        )
+        self.table, self.ledger, self.ingest = fresh_ingest("Model")
         self.summary = lambda_handler(summary.build_service(SummarySettings(table_name=self.table), CONTEXT["session"]))
-        SCRIPT.queue.clear()
         self.reader = StreamReader(CONTEXT["endpoint"], self.table)
         self.records: list[dict[str, Any]] = []
         self.sent: Sent = {}  # event id -> (sensor, day, count)
@@ -162,20 +152,5 @@ class PipelineMachine(RuleBasedStateMachine):
         assert summaries(self.ddb, self.table) == by_sensor(day_counts(self.ddb, self.table))
 
 
-@pytest.fixture
-def machine_context(ddb: Any, engine_endpoint: str, dead_letters: DeadLetters, session: LocalSession) -> Iterator[None]:
-    CONTEXT.update(ddb=ddb, endpoint=engine_endpoint, session=session, dlq_url=dead_letters.url)
-    yield
-    CONTEXT.clear()
-
-
 def test_the_tables_always_agree_with_the_model(machine_context: None) -> None:
-    run_state_machine_as_test(
-        PipelineMachine,
-        settings=settings(
-            max_examples=12,
-            stateful_step_count=15,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-        ),
-    )
+    run_machine(PipelineMachine, examples=12, steps=15)

@@ -16,14 +16,13 @@ botocore raises:
 - ``invalid``: a ``ValidationException`` before the call (an error no retry cures);
 - ``crash``: a ``Crash`` (not a botocore error) escapes, as if the process died mid-batch.
 
-``FaultPlan`` is a rule that faults a share of write calls at random (the reliability suite's).
+``FaultPlan`` (the instruments', shared with the local runtime) is a rule that faults a share of write
+calls at random; the reliability suite gives it every kind (``FAULT_KINDS``).
 """
 
 from __future__ import annotations
 
-import random
 import threading
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 from botocore import xform_name
 from botocore.exceptions import ClientError, ReadTimeoutError
 
+from sensor_digest_tools.instruments.faults import THROTTLED, FaultPlan
 from sensor_digest_tools.instruments.faults import WRITE_OPERATIONS as API_WRITE_OPERATIONS
 
 Rule = Callable[[str, dict[str, Any]], str | None]
@@ -47,10 +47,8 @@ class Crash(BaseException):
 
 
 def throttling_error(operation: str) -> ClientError:
-    return ClientError(
-        {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "Rate exceeded (injected)"}},
-        operation,
-    )
+    code, message = THROTTLED
+    return ClientError({"Error": {"Code": code, "Message": message}}, operation)
 
 
 def conflict_error(kwargs: dict[str, Any]) -> ClientError:
@@ -185,24 +183,12 @@ class PauseAfterFirstCall:
         return call
 
 
-@dataclass
-class FaultPlan:
-    """Faults a share of write calls at random, with the mix of ``kinds``; switchable at run time."""
-
-    rate: float = 0.0
-    kinds: tuple[str, ...] = FAULT_KINDS
-    seed: int = 1
-    enabled: bool = True
-    injected: Counter[str] = field(default_factory=Counter)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        self._rng = random.Random(self.seed)
-
-    def __call__(self, operation: str, kwargs: dict[str, Any]) -> str | None:
-        with self._lock:
-            if not self.enabled or self._rng.random() >= self.rate:
-                return None
-            kind = self._rng.choice(self.kinds)
-            self.injected[kind] += 1
-            return kind
+__all__ = [
+    "FAULT_KINDS",
+    "Crash",
+    "FaultPlan",
+    "FaultyClient",
+    "FaultySession",
+    "PauseAfterFirstCall",
+    "touches_sensor",
+]

@@ -7,8 +7,23 @@ have committed, so each day count lies between what was acknowledged and that pl
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from typing import Any
+from zoneinfo import ZoneInfo
+
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
+
+from sensor_digest import ingest
+from sensor_digest.config import IngestSettings
+from sensor_digest_tools.aws.dynamodb_local import create_tables
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
+from tests.support.faults import FaultySession
+
+CONTEXT: dict[str, Any] = {}
+"""What a machine's run gets from its test's fixtures (``machine_context``, tests/reliability/conftest.py):
+``ddb``, ``endpoint``, ``session``, ``dlq_url``."""
 
 
 class Script:
@@ -22,6 +37,35 @@ class Script:
 
 
 SCRIPT = Script()
+
+
+def fresh_ingest(prefix: str, **options: Any) -> tuple[str, str, Any]:
+    """A digest and a ledger table of their own, and the real ingest handler on them, its client
+    behind the fault layer ``SCRIPT`` drives (cleared): the table, the ledger, the handler."""
+    suffix = uuid.uuid4().hex[:8]
+    table, ledger = f"{prefix}-{suffix}", f"{prefix}Ledger-{suffix}"
+    create_tables(CONTEXT["ddb"], table, ledger)
+    ingest_settings = IngestSettings(
+        table_name=table, ledger_table_name=ledger, dlq_url=CONTEXT["dlq_url"], timezone=ZoneInfo("UTC"), **options
+    )
+    handler = lambda_handler(
+        ingest.build_service(ingest_settings, FaultySession(inner=CONTEXT["session"], rule=SCRIPT))
+    )
+    SCRIPT.queue.clear()
+    return table, ledger, handler
+
+
+def run_machine(machine: type[RuleBasedStateMachine], *, examples: int, steps: int) -> None:
+    """``machine`` run as hypothesis runs a state machine, without its deadline and slowness checks."""
+    run_state_machine_as_test(
+        machine,
+        settings=settings(
+            max_examples=examples,
+            stateful_step_count=steps,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+        ),
+    )
 
 
 Sent = dict[str, tuple[int, str, int]]

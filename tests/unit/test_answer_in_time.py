@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.counting import DayCounter, Group, GroupOutcome
 from sensor_digest.ingest import FifoGroupOrdering, IngestService, Rejection
 from sensor_digest.ingest.service import DEADLINE_MARGIN_SECONDS
 
@@ -30,26 +30,17 @@ class HangingCounter(DayCounter):
     def identity(self, message: Any) -> Any:
         return message.ledger_key
 
-    def count_group(
-        self,
-        sensor_id: int,
-        day: str,
-        messages: Sequence[Any],
-        deadline: float | None,
-        *,
-        missing: bool,
-        may_defer: bool = False,
-    ) -> GroupOutcome:
-        if sensor_id in self.hang:
+    def count_group(self, group: Group) -> GroupOutcome:
+        if group.sensor_id in self.hang:
             self.released.wait()
-        return GroupOutcome(counted=list(messages), requests=1)
+        return GroupOutcome(counted=list(group.messages), requests=1)
 
 
 class Crashing(DayCounter):
     def identity(self, message: Any) -> Any:
         return message.ledger_key
 
-    def count_group(self, *args: Any, **kwargs: Any) -> GroupOutcome:
+    def count_group(self, group: Group) -> GroupOutcome:
         raise SystemExit("the runtime killed the invocation")  # not an Exception: never caught per group
 
 

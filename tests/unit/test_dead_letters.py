@@ -29,7 +29,7 @@ SETTINGS = PipelineShape()
 
 @pytest.fixture
 def queues(broker: LocalSqsBroker) -> tuple[str, str]:
-    """The stack's two queues with the sizes ``infra/settings.py`` gives them."""
+    """The stack's two queues with the sizes ``PipelineShape`` gives them."""
     dlq = broker.create_queue("dlq", max_message_bytes=SETTINGS.dead_letter_max_message_bytes)
     source = broker.create_queue(
         "q", dead_letter_url=dlq, max_receive_count=5, max_message_bytes=SETTINGS.ingest_max_message_bytes

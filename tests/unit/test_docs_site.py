@@ -12,7 +12,8 @@ import pytest
 
 from bench import pages
 from docs_hooks import context_options
-from sensor_digest_cdk.shape import CONTEXT_FIELDS, RULES, context_key
+from sensor_digest_cdk.context import CONTEXT_FIELDS
+from sensor_digest_cdk.rules import RULES, context_key
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from sensor_digest_tools.aws import sqs_broker
+from sensor_digest_tools.aws import sqs_queues
 from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
 from sensor_digest_tools.ops.dlq import list_dead_letters, redrive
 from tests.support.sqs import receive
@@ -82,7 +82,7 @@ def test_a_deduplication_id_seen_in_its_group_within_the_window_is_not_queued_ag
     assert other_group["MessageId"] != first["MessageId"]
     assert sorted(bodies(receive(sqs, url))) == ["x", "x"]
 
-    monkeypatch.setattr(sqs_broker, "DEDUPLICATION_WINDOW_SECONDS", 0.0)
+    monkeypatch.setattr(sqs_queues, "DEDUPLICATION_WINDOW_SECONDS", 0.0)
     url2 = broker.create_queue("fresh.fifo", fifo=True)
     send(sqs, url2, "y", "g", "again")
     send(sqs, url2, "y", "g", "again")  # past the window: a new message

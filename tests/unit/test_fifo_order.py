@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sensor_digest.errors import RejectedMessage
-from sensor_digest.ingest import InboundMessage, listed_with_group_tails
+from sensor_digest.ingest import InboundMessage, failures_with_group_tails
 from sensor_digest.messages import read_pending, sequenced
 
 
@@ -17,9 +17,9 @@ def batch_of(groups: list[str]) -> list[InboundMessage]:
 def test_a_listed_message_lists_every_later_message_of_its_group_only() -> None:
     batch = batch_of(["a", "b", "a", "c", "b", "a"])
 
-    assert listed_with_group_tails(batch, ["m2"]) == ["m2", "m5"]
-    assert listed_with_group_tails(batch, ["m1", "m3"]) == ["m1", "m3", "m4"]
-    assert listed_with_group_tails(batch, []) == []
+    assert failures_with_group_tails(batch, ["m2"]) == ["m2", "m5"]
+    assert failures_with_group_tails(batch, ["m1", "m3"]) == ["m1", "m3", "m4"]
+    assert failures_with_group_tails(batch, []) == []
 
 
 @given(
@@ -32,7 +32,7 @@ def test_the_listed_set_holds_whole_group_tails_and_nothing_before_a_failure(
     batch = batch_of(groups)
     failed = [f"m{i}" for i in picks if i < len(batch)]
 
-    out = set(listed_with_group_tails(batch, failed))
+    out = set(failures_with_group_tails(batch, failed))
 
     assert set(failed) <= out
     for group in set(groups):

@@ -10,11 +10,11 @@ import boto3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.counting import DayCounter, Group, GroupOutcome
 from sensor_digest.errors import TransientFault
 from sensor_digest.ingest import DeadLetterSink, InboundMessage, IngestService, Rejection
 from sensor_digest.ingest import service as ingest_module
-from sensor_digest.registry import PROFILES_KEPT, ProfileCache
+from sensor_digest.profiles import PROFILES_KEPT, ProfileCache
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 
 
@@ -29,16 +29,8 @@ class FakeCounter(DayCounter):
     def identity(self, message: Any) -> Any:
         return message.ledger_key
 
-    def count_group(
-        self,
-        sensor_id: int,
-        day: str,
-        messages: Any,
-        deadline: float | None = None,
-        *,
-        missing: bool = False,
-        may_defer: bool = False,
-    ) -> GroupOutcome:
+    def count_group(self, group: Group) -> GroupOutcome:
+        sensor_id, messages = group.sensor_id, group.messages
         if sensor_id in self.exploding:
             raise RuntimeError("bug")
         if sensor_id in self.failing:

@@ -35,7 +35,7 @@ def test_cdk_watch_watches_folders_that_hold_the_app_and_its_construct() -> None
     files = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py") if ".venv" not in p.parts and ".cache" not in p.parts]
     for pattern in watch["include"]:
         assert any(fnmatch.fnmatch(f, pattern) for f in files), f"{pattern} matches nothing"
-    for needed in ("app.py", "src/sensor_digest_cdk/pipeline.py", "functions/ingest/handler.py"):
+    for needed in ("app.py", "infra/sensor_digest_cdk/pipeline.py", "functions/ingest/handler.py"):
         assert any(fnmatch.fnmatch(needed, pattern) for pattern in watch["include"]), needed
 
 

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sensor_digest import zones
-from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.counting import DayCounter, Group, GroupOutcome
+from sensor_digest.errors import InvalidProfile
 from sensor_digest.ingest import InboundMessage, IngestService, Rejection
-from sensor_digest.registry import InvalidProfile, ProfileCache, SensorProfile
+from sensor_digest.profiles import ProfileCache, SensorProfile
 
 
 def profile(**change: Any) -> SensorProfile:
@@ -67,9 +68,9 @@ class CountingCounter(DayCounter):
     def identity(self, message: Any) -> Any:
         return message.ledger_key
 
-    def count_group(self, sensor_id: int, day: str, messages: Any, *_: Any, **__: Any) -> GroupOutcome:
-        self.days = [*getattr(self, "days", []), (sensor_id, day)]
-        return GroupOutcome(counted=list(messages), requests=1)
+    def count_group(self, group: Group) -> GroupOutcome:
+        self.days = [*getattr(self, "days", []), group.key]
+        return GroupOutcome(counted=list(group.messages), requests=1)
 
 
 class KeepingSink:

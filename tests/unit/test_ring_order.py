@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sensor_digest.counting.base import DayCounter, GroupOutcome, ring_order, ring_place
+from sensor_digest.counting.base import DayCounter, Group, GroupOutcome, ring_order, ring_place
 from sensor_digest.messages import SensorMessage
 
 DAYS = st.lists(
@@ -69,13 +69,11 @@ class MeetsAnotherWriter(DayCounter):
     def identity(self, message: Any) -> Any:
         return message.ledger_key
 
-    def count_group(
-        self, sensor_id: int, day: str, messages: Any, deadline: Any, *, missing: bool, may_defer: bool = False
-    ) -> GroupOutcome:
-        self.order.append((sensor_id, may_defer))
-        if sensor_id == self.busy and may_defer:
-            return GroupOutcome(deferred=list(messages))
-        return GroupOutcome(counted=list(messages))
+    def count_group(self, group: Group) -> GroupOutcome:
+        self.order.append((group.sensor_id, group.may_defer))
+        if group.sensor_id == self.busy and group.may_defer:
+            return GroupOutcome(deferred=list(group.messages))
+        return GroupOutcome(counted=list(group.messages))
 
 
 def message(sensor_id: int) -> SensorMessage:

@@ -14,7 +14,7 @@ BLOCK_CDK = """
 import sys
 for name in ("aws_cdk", "constructs", "cdk_nag", "jsii"):
     sys.modules[name] = None  # an import of it raises ImportError
-sys.path[:0] = ["functions", "src", "."]
+sys.path[:0] = ["functions", "infra", "src", "."]
 import sensor_digest_cdk
 from sensor_digest_cdk import PipelineShape, ShapeError
 from sensor_digest_tools.local.pipeline import PipelineOptions

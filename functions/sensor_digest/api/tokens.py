@@ -57,7 +57,7 @@ def after_sort_key(token: str, digest: str, low: str, high: str) -> str:
     return after
 
 
-DYNAMODB_NUMBER = re.compile(r"-?[0-9]{1,38}(?:\.[0-9]{1,38})?(?:E[+-]?[0-9]{1,3})?")
+DYNAMODB_NUMBER = re.compile(r"-?[0-9]{1,126}(?:\.[0-9]{1,130})?(?:E[+-]?[0-9]{1,3})?")
 """A number as DynamoDB writes one in a key: where a page of the ``Profiles`` index stopped at an item
 whose ``SensorId`` is no sensor id (a restore or another writer put it there), the token holds it so."""
 

@@ -8,17 +8,21 @@ group writes, ``count_batch``):
 - ``ordered.py``: exactly once on a FIFO queue, the applied sequence number on the day item;
 - ``plain.py``: at least once, the count alone.
 
-``make_counter`` is the one place that reads the queue type and the delivery mode.
+Each mode's counter is built from the settings here (``ledger_counter``, ``ordered_counter``,
+``plain_counter``); which mode a queue type and delivery mode choose is one table, ``ingest/wiring.py``'s
+``MODES``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sensor_digest.config import DeliveryMode, IngestSettings, QueueType
-from sensor_digest.counting.base import BatchCount, DayCounter, GroupOutcome, KnownDays, Lookup
-from sensor_digest.counting.ledger import LedgerCounter, RetryPolicy
+from sensor_digest.backoff import RetryPolicy
+from sensor_digest.config import IngestSettings
+from sensor_digest.counting.base import DayCounter, KnownDays
+from sensor_digest.counting.ledger import LedgerCounter
 from sensor_digest.counting.ordered import OrderedCounter
+from sensor_digest.counting.outcomes import BatchCount, Group, GroupOutcome, Lookup, leaders
 from sensor_digest.counting.plain import PlainCounter
 
 if TYPE_CHECKING:
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BatchCount",
     "DayCounter",
+    "Group",
     "GroupOutcome",
     "KnownDays",
     "LedgerCounter",
@@ -34,27 +39,34 @@ __all__ = [
     "OrderedCounter",
     "PlainCounter",
     "RetryPolicy",
-    "make_counter",
+    "leaders",
+    "ledger_counter",
+    "ordered_counter",
+    "plain_counter",
 ]
 
 
-def make_counter(settings: IngestSettings, client: DynamoDBClient, *, retry: RetryPolicy | None = None) -> DayCounter:
-    """The counter of these settings' queue type and delivery mode (``retry``: the ledger's, see
-    ``RetryPolicy``)."""
-    common = {"table_name": settings.table_name, "client": client, "max_workers": settings.max_workers}
-    if settings.queue_type is QueueType.FIFO:
-        return OrderedCounter(
-            ledger_table_name=settings.ledger_table_name,
-            marker_ttl_seconds=settings.marker_ttl_seconds,
-            max_receive_count=settings.max_receive_count,
-            **common,  # type: ignore[arg-type]
-        )
-    if settings.delivery_mode is DeliveryMode.AT_LEAST_ONCE:
-        return PlainCounter(**common)  # type: ignore[arg-type]
-    return LedgerCounter(
-        ledger_table_name=settings.ledger_table_name,
-        marker_ttl_seconds=settings.marker_ttl_seconds,
-        mode=settings.ledger_mode,
-        retry=retry,
-        **common,  # type: ignore[arg-type]
-    )
+def _with_ledger(settings: IngestSettings, client: DynamoDBClient) -> dict[str, Any]:
+    """What the two exactly-once counters share: the tables, the client, the workers, the markers' lifetime."""
+    return {
+        "table_name": settings.table_name,
+        "client": client,
+        "max_workers": settings.max_workers,
+        "ledger_table_name": settings.ledger_table_name,
+        "marker_ttl_seconds": settings.marker_ttl_seconds,
+    }
+
+
+def ledger_counter(settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None) -> DayCounter:
+    """Exactly once on a standard queue (``retry``: the ledger's, see ``RetryPolicy``)."""
+    return LedgerCounter(mode=settings.ledger_mode, retry=retry, **_with_ledger(settings, client))
+
+
+def plain_counter(settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None) -> DayCounter:
+    """At least once: the count alone (nothing to retry on contention)."""
+    return PlainCounter(table_name=settings.table_name, client=client, max_workers=settings.max_workers)
+
+
+def ordered_counter(settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None) -> DayCounter:
+    """Exactly once on a FIFO queue, by sequence number."""
+    return OrderedCounter(max_receive_count=settings.max_receive_count, **_with_ledger(settings, client))

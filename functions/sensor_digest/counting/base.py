@@ -1,5 +1,6 @@
-"""What every counter shares: the batch's lookup and its concurrent group writes (``count_batch``),
-the outcome of a group, and the container's memory of day items that exist (``KnownDays``).
+"""What every counter shares: the batch's lookup and its concurrent group writes (``count_batch``)
+and the container's memory of day items that exist (``KnownDays``); a group's parameters and outcome
+are ``outcomes.py``'s, the ring ``ring.py``'s.
 
 A counter turns the valid messages of one batch into writes. ``count_batch`` is the same for every
 mode: the batch is written in waves (``waves``: one, unless a mode holds some messages back for a
@@ -7,7 +8,7 @@ later one); each wave reads what its writes need to know (``lookup``: ``BatchGet
 the messages the read proved counted already, groups the rest by sensor-day, and writes the groups
 concurrently (``count_group``, each mode its own), each group only while the invocation has time.
 
-Groups are written in ring order (``ring_order``): every sensor-day has a fixed place on a ring and
+Groups are written in ring order (``ring.py``): every sensor-day has a fixed place on a ring and
 each invocation starts at a random place of its own, so two invocations walking the same backlog
 move round the ring one behind the other instead of meeting on the same day items. A group that
 meets another writer anyway (a contended transaction) is deferred to the end of the batch
@@ -22,19 +23,26 @@ the writes' conditions alone.
 
 from __future__ import annotations
 
-import random
 import threading
 import time
-import zlib
 from abc import ABC, abstractmethod
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest.counting.hours import HourlessDays
-from sensor_digest.errors import RefusedWrite, TransientFault
+from sensor_digest.counting.outcomes import (
+    BatchCount,
+    DayKey,
+    Group,
+    GroupOutcome,
+    Lookup,
+    leaders,
+    settle_followers,
+)
+from sensor_digest.counting.ring import jump_away, ring_order, ring_place
+from sensor_digest.errors import TransientFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, schema
@@ -43,55 +51,24 @@ from sensor_digest.upsert import UpsertStep
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+__all__ = [
+    "BatchCount",
+    "DayCounter",
+    "DayKey",
+    "Group",
+    "GroupOutcome",
+    "KnownDays",
+    "Lookup",
+    "TableCounter",
+    "jump_away",
+    "leaders",
+    "ring_order",
+    "ring_place",
+    "settle_followers",
+]
+
 
 KNOWN_DAYS_KEPT = 100_000  # sensor-days remembered per container as existing (about 15 MB at most)
-
-DayKey = tuple[int, str]
-"""A sensor-day: (sensor id, ``YYYY-MM-DD``)."""
-
-
-@dataclass
-class GroupOutcome:
-    """What became of each message of one sensor-day group."""
-
-    counted: list[SensorMessage] = field(default_factory=list)
-    duplicates: list[SensorMessage] = field(default_factory=list)
-    failed: list[SensorMessage] = field(default_factory=list)
-    rejected: list[SensorMessage] = field(default_factory=list)  # their day item refuses the count
-    deferred: list[SensorMessage] = field(default_factory=list)  # met another writer: written again at the end
-    reason: str | None = None
-    repair: str | None = None  # how to mend the item that refused the write, when not its DataCount
-
-    def give_up(self, messages: Sequence[SensorMessage], fault: TransientFault) -> None:
-        """``messages`` could not be written: failed (redelivered later), or, when DynamoDB refused
-        the write as invalid (``RefusedWrite``: retrying cannot help), rejected with the reason."""
-        (self.rejected if isinstance(fault, RefusedWrite) else self.failed).extend(messages)
-        self.reason = fault.reason
-        self.repair = fault.repair if isinstance(fault, RefusedWrite) else None
-
-    requests: int = 0
-    steps: list[str] = field(default_factory=list)
-    retries: int = 0
-
-
-@dataclass
-class Lookup:
-    """What the reads before a batch's writes found: ledger keys already counted, sensor-days
-    whose day item does not exist yet, and the requests it took."""
-
-    counted_before: set[str] = field(default_factory=set)
-    missing_days: set[DayKey] = field(default_factory=set)
-    requests: int = 0
-
-
-@dataclass
-class BatchCount:
-    """What ``count_batch`` did: the messages the lookup proved counted before, each group's
-    outcome, and the lookup's requests."""
-
-    known_duplicates: list[SensorMessage] = field(default_factory=list)
-    groups: list[tuple[DayKey, GroupOutcome]] = field(default_factory=list)
-    lookup_requests: int = 0
 
 
 class KnownDays:
@@ -124,7 +101,7 @@ class KnownDays:
 
 class DayCounter(ABC):
     """Counts the valid messages of a batch into day items; one subclass per mode (``ledger.py``,
-    ``ordered.py``, ``plain.py``), chosen once by ``counting.make_counter``."""
+    ``ordered.py``, ``plain.py``), chosen once by ``ingest/wiring.py``'s ``MODES``."""
 
     def __init__(self, *, max_workers: int = 8, clock: Callable[[], float] = time.monotonic) -> None:
         self._max_workers = max_workers
@@ -135,20 +112,10 @@ class DayCounter(ABC):
         """What makes two messages of a batch one report (``None``: every message counts)."""
 
     @abstractmethod
-    def count_group(
-        self,
-        sensor_id: int,
-        day: str,
-        messages: Sequence[SensorMessage],
-        deadline: float | None,
-        *,
-        missing: bool,
-        may_defer: bool = False,
-    ) -> GroupOutcome:
-        """Count one sensor-day group; never raises for a write failure (it lands in ``failed``).
-        ``missing``: a read found no day item, so the first write starts at the insert.
-        ``may_defer``: messages whose write met another writer may be handed back (``deferred``)
-        to be written at the end of the batch."""
+    def count_group(self, group: Group) -> GroupOutcome:
+        """Count one sensor-day group (``Group``: its messages, deadline, whether its day item was
+        found missing, whether a contended write may be handed back); never raises for a write
+        failure (it lands in ``failed``)."""
 
     def waves(self, messages: Sequence[SensorMessage]) -> list[list[SensorMessage]]:
         """The batch's messages in the order of the waves that write them (here: one wave)."""
@@ -272,10 +239,12 @@ class DayCounter(ABC):
     def _safe_count(
         self, key: DayKey, messages: list[SensorMessage], missing: bool, deadline: float | None, may_defer: bool
     ) -> GroupOutcome:
-        if deadline is not None and self._clock() >= deadline:  # listed now rather than cut off by the timeout
+        if (
+            deadline is not None and self._clock() >= deadline
+        ):  # a batch item failure now rather than cut off by the timeout
             return GroupOutcome(failed=list(messages), reason="no time left in the invocation")
         try:
-            return self.count_group(key[0], key[1], messages, deadline, missing=missing, may_defer=may_defer)
+            return self.count_group(Group(key[0], key[1], messages, deadline, missing=missing, may_defer=may_defer))
         except Exception as exc:  # a bug must fail this group only, never the batch
             LOG.exception("group raised", sensor_id=key[0], day=key[1])
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
@@ -329,60 +298,3 @@ class TableCounter(DayCounter):
     def first_step(missing: bool) -> UpsertStep:
         """Where a group's update -> insert -> update starts: at the insert for a day found missing."""
         return UpsertStep.CREATE_IF_MISSING if missing else UpsertStep.UPDATE_IF_EXISTS
-
-
-def ring_place(key: DayKey) -> int:
-    """A sensor-day's fixed place on the ring, the same in every container."""
-    return zlib.crc32(f"{key[0]}#{key[1]}".encode())
-
-
-def ring_order(groups: list[tuple[DayKey, list[SensorMessage]]]) -> list[tuple[DayKey, list[SensorMessage]]]:
-    """``groups`` round the ring from a random place: two invocations of one backlog start at
-    places of their own and then move the same way, so they rarely write the same day item at once
-    (with a shuffle each, every one of their writes could meet the other's)."""
-    ring = sorted(groups, key=lambda group: ring_place(group[0]))
-    start = random.randrange(len(ring)) if ring else 0  # noqa: S311 - a place to start, not a secret
-    return ring[start:] + ring[:start]
-
-
-def jump_away(pending: deque[tuple[DayKey, list[SensorMessage]]]) -> None:
-    """Half the groups still to write moved behind the other half: an invocation that met another
-    one on the ring continues half a ring away from it, instead of walking beside it and meeting
-    it on every day item."""
-    pending.rotate(-(len(pending) // 2))
-
-
-def leaders(
-    messages: Sequence[SensorMessage], *, key: Callable[[SensorMessage], Hashable]
-) -> tuple[list[SensorMessage], dict[Hashable, list[SensorMessage]]]:
-    """One leader per identity (a ledger key: a transaction may touch an item once; a sequence
-    number: one SQS message); the repeats follow it."""
-    first: dict[Hashable, SensorMessage] = {}
-    followers: dict[Hashable, list[SensorMessage]] = {}
-    for message in messages:
-        identity = key(message)
-        if identity in first:
-            followers.setdefault(identity, []).append(message)
-        else:
-            first[identity] = message
-    return list(first.values()), followers
-
-
-def settle_followers(
-    followers: dict[Hashable, list[SensorMessage]],
-    outcome: GroupOutcome,
-    *,
-    key: Callable[[SensorMessage], Hashable],
-) -> None:
-    """A repeat of a counted (or already known) message is a duplicate; of a failed one, failed; of a
-    rejected one, rejected."""
-    if not followers:
-        return
-    failed_keys, rejected_keys = {key(m) for m in outcome.failed}, {key(m) for m in outcome.rejected}
-    for identity, repeats in followers.items():
-        if identity in failed_keys:
-            outcome.failed.extend(repeats)
-        elif identity in rejected_keys:
-            outcome.rejected.extend(repeats)
-        else:
-            outcome.duplicates.extend(repeats)

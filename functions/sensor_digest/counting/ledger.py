@@ -42,18 +42,18 @@ What each write costs is what it writes, and a refused or cancelled one is charg
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
 from sensor_digest.counting.day_views import MISSING, UNSEEN, DayView, FrozenPages, Kind, ids_of
-from sensor_digest.counting.identities import WRITE_IDS, identity_hash
-from sensor_digest.counting.ledger_write import Entry, LedgerWrite
+from sensor_digest.counting.identities import WRITE_IDS, Entry, identity_hash
+from sensor_digest.counting.ledger_write import LedgerWrite
+from sensor_digest.counting.outcomes import Group
 from sensor_digest.errors import Contention, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
@@ -61,25 +61,6 @@ from sensor_digest.upsert import UpsertStep
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Retries of a write refused by contention, inside the invocation: jittered exponential
-    backoff, at most ``attempts`` times and never past the invocation's deadline.
-
-    The transaction that won holds its items for about as long as ours took to be refused, so the
-    backoff starts from that duration (``floor``) when it is longer than ``base_seconds``, and
-    waits between half and all of its span: a retry sooner than that would only meet the same
-    transaction again, and every refused attempt is charged."""
-
-    attempts: int = 10
-    base_seconds: float = 0.025
-    cap_seconds: float = 1.0
-
-    def delay(self, retry: int, floor: float = 0.0) -> float:
-        span = min(self.cap_seconds, max(self.base_seconds, floor) * 2**retry)
-        return random.uniform(span / 2, span)  # noqa: S311 - jitter
 
 
 class Deferred(Exception):
@@ -247,28 +228,18 @@ class LedgerCounter(TableCounter):
         item = dynamo.call("GetItem", partial(self._client.get_item, TableName=self._ledger, Key=key))
         return ids_of(item.get("Item") or {})
 
-    def count_group(
-        self,
-        sensor_id: int,
-        day: str,
-        messages: Sequence[SensorMessage],
-        deadline: float | None,
-        *,
-        missing: bool,
-        may_defer: bool = False,
-    ) -> GroupOutcome:
+    def count_group(self, group: Group) -> GroupOutcome:
         """Count one group, ``WRITE_IDS`` messages a write. A contended write is handed back
         (``deferred``, with the rest of the group) when ``may_defer``, else retried while
         ``deadline`` allows: none is started that could not end before it; without a deadline,
         contention is not retried here."""
-        outcome = GroupOutcome()
-        key = (sensor_id, day)
+        outcome, key, messages = GroupOutcome(), group.key, group.messages
         first, followers = leaders(messages, key=_ledger_key)
-        view = MISSING if missing else (self.known_days.get(key) or UNSEEN)
+        view = MISSING if group.missing else (self.known_days.get(key) or UNSEEN)
         for start in range(0, len(first), WRITE_IDS):
             chunk = first[start : start + WRITE_IDS]
             try:
-                view = self._count_chunk(key, chunk, outcome, view, deadline=deadline, may_defer=may_defer)
+                view = self._count_chunk(key, chunk, outcome, view, deadline=group.deadline, may_defer=group.may_defer)
             except Deferred:  # what the chunk settled so far stays settled; the rest waits, repeats too
                 settled = {m.ledger_key for m in outcome.counted + outcome.duplicates}
                 handed_back = {m.ledger_key for m in first[start:]} - settled
@@ -295,7 +266,7 @@ class LedgerCounter(TableCounter):
         """One chunk through the three steps, retried on contention; the day's view after it."""
         write = LedgerWrite(self, key, chunk, outcome, view)
         for retry in range(self._retry.attempts + 1):
-            started = time.monotonic()
+            started = self._clock()
             step = UpsertStep.CREATE_IF_MISSING if write.view.kind is Kind.MISSING else UpsertStep.UPDATE_IF_EXISTS
             try:  # each attempt succeeds, drops at least one duplicate, or learns more of the day
                 write.run(max_attempts=len(chunk) + 6, start=step)
@@ -306,8 +277,8 @@ class LedgerCounter(TableCounter):
             except Contention:  # nothing was written by that attempt: later, or again if time allows
                 if may_defer:
                     raise Deferred from None
-                delay = self._retry.delay(retry, floor=time.monotonic() - started)
-                if deadline is None or retry == self._retry.attempts or time.monotonic() + delay >= deadline:
+                delay = self._retry.delay(retry, floor=self._clock() - started)
+                if deadline is None or retry == self._retry.attempts or self._clock() + delay >= deadline:
                     raise
                 outcome.retries += 1
                 self._sleep(delay)

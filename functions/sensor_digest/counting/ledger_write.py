@@ -14,9 +14,8 @@ for it, a marker when it needs one, or both. What the write sends follows from t
 - a per-message day: the day item's ``ADD`` and one marker per message, as the per-message ledger
   always wrote.
 
-The day item's write carries the hours of the messages it counts (``hours.py``): in the put of a
-new day item, or in the same ``ADD`` as ``DataCount``; a day item from before hours has its map
-created in that write instead.
+The day item's write carries its messages' hours (``hours.py``): in the put of a new day item, or
+in the same ``ADD`` as ``DataCount``; a day item from before hours has its map created in it.
 
 Pages before the one being filled never change again; their identities come from the counter's
 ``frozen_ids`` (read once per container). Every refusal asks for the item as it was
@@ -34,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from sensor_digest.counting.base import DayKey, GroupOutcome
 from sensor_digest.counting.day_views import MISSING, PER_MESSAGE, DayView, Kind, ids_of
 from sensor_digest.counting.hours import HoursWrite, hours_of, update_expression
-from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS
+from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, Entry
 from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
@@ -48,16 +47,6 @@ IDPAGE_REPAIR = (
     "mend the item (its IdPage must be the number of the sensor-day's highest IDS#<sensor_id>#<day>#<page> "
     "item in the ledger table, 0 when there is none)"
 )
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One message of a write: ``id``, its identity hash when the day keeps compact identities for
-    it; ``marker``, whether it writes ``MSG#<sensor_id>#<event_id>``."""
-
-    message: SensorMessage
-    id: bytes | None
-    marker: bool
 
 
 @dataclass(frozen=True)
@@ -172,7 +161,7 @@ class LedgerWrite(ThreeStepUpsert):
             conditions.append("#page = :page")
             if checked or added:
                 names["#ids"] = schema.IDS
-            conditions += _absent("#ids", checked, values)
+            conditions += expressions.absent_from_set("#ids", checked, values)
             if added:
                 adds.append("#ids :added")
                 values[":added"] = {"BS": added}
@@ -202,7 +191,10 @@ class LedgerWrite(ThreeStepUpsert):
             ":room": {"N": str(PAGE_IDS - len(added))},
             ":expires": {"N": str(self._counter.expires_at())},
         }
-        conditions = [*_absent("#ids", checked, values), "(attribute_not_exists(#ids) OR size(#ids) <= :room)"]
+        conditions = [
+            *expressions.absent_from_set("#ids", checked, values),
+            "(attribute_not_exists(#ids) OR size(#ids) <= :room)",
+        ]
         return {
             "TableName": self._counter.ledger,
             "Key": schema.id_page_key(*self._day, page),
@@ -355,13 +347,4 @@ class LedgerWrite(ThreeStepUpsert):
         return kept
 
 
-def _absent(name: str, ids: list[bytes], values: dict[str, Any]) -> list[str]:
-    """``NOT contains(name, :iN)`` for each identity, its value added to ``values``."""
-    terms = []
-    for i, digest in enumerate(ids):
-        values[f":i{i}"] = {"B": digest}
-        terms.append(f"NOT contains({name}, :i{i})")
-    return terms
-
-
-__all__ = ["MISSING", "Entry", "LedgerWrite"]
+__all__ = ["MISSING", "LedgerWrite"]

@@ -18,20 +18,22 @@ has its map created in that write).
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Hashable, Sequence
 from functools import partial
 from typing import Any
 
+from sensor_digest.backoff import Backoff
 from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
 from sensor_digest.counting.hours import HoursWrite, hours_of, update_expression
+from sensor_digest.counting.outcomes import Group
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 MARKER_ATTEMPTS = 3
+MARKER_BACKOFF = Backoff(attempts=MARKER_ATTEMPTS, base_seconds=0.05)
 """How often a marker's ``PutItem`` is tried before the message is left without one."""
 
 
@@ -68,8 +70,10 @@ class OrderedCounter(TableCounter):
         max_workers: int = 8,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        marker_backoff: Backoff = MARKER_BACKOFF,
     ) -> None:
         super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock)
+        self._marker_backoff = marker_backoff
         self._ledger = ledger_table_name
         self._ttl = marker_ttl_seconds
         self._max_receive_count = max_receive_count
@@ -127,39 +131,30 @@ class OrderedCounter(TableCounter):
         unwritten = 0
         for message in messages:
             put = self.marker_action(message)["Put"]
-            for attempt in range(MARKER_ATTEMPTS):
+            for attempt in range(self._marker_backoff.attempts):
                 try:
                     dynamo.call("PutItem", partial(self._client.put_item, **put))
                     break
                 except TransientFault:
-                    if attempt + 1 == MARKER_ATTEMPTS:
+                    if attempt + 1 == self._marker_backoff.attempts:
                         unwritten += 1
                     else:
-                        time.sleep(random.uniform(0, 0.05 * 2**attempt))  # noqa: S311 - jitter
+                        self._marker_backoff.wait(attempt)
         if unwritten:
             raise TransientFault(f"{unwritten} of {len(messages)} markers could not be written")
 
-    def count_group(
-        self,
-        sensor_id: int,
-        day: str,
-        messages: Sequence[SensorMessage],
-        deadline: float | None,
-        *,
-        missing: bool,
-        may_defer: bool = False,
-    ) -> GroupOutcome:
+    def count_group(self, group: Group) -> GroupOutcome:
         outcome = GroupOutcome()
-        first, followers = leaders(messages, key=sequence_of)
-        write = OrderedWrite(self, (sensor_id, day), sorted(first, key=sequence_of), outcome)
-        write.hours.missing = (sensor_id, day) in self.hourless
+        first, followers = leaders(group.messages, key=sequence_of)
+        write = OrderedWrite(self, group.key, sorted(first, key=sequence_of), outcome)
+        write.hours.missing = group.key in self.hourless
         try:  # each attempt succeeds, drops the applied messages, or advances the step
-            write.run(max_attempts=len(first) + 3, start=self.first_step(missing))
+            write.run(max_attempts=len(first) + 3, start=self.first_step(group.missing))
         except TransientFault as fault:
             outcome.give_up(write.pending, fault)
         else:
-            self.known_days.add([(sensor_id, day)])
-            self.hourless.written((sensor_id, day))
+            self.known_days.add([group.key])
+            self.hourless.written(group.key)
         outcome.steps += write.steps
         settle_followers(followers, outcome, key=sequence_of)
         return outcome

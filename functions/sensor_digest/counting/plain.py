@@ -13,6 +13,7 @@ from typing import Any
 
 from sensor_digest.counting.base import DayKey, GroupOutcome, TableCounter
 from sensor_digest.counting.hours import HoursWrite, hours_of, with_hours
+from sensor_digest.counting.outcomes import Group
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, schema
@@ -26,26 +27,17 @@ class PlainCounter(TableCounter):
         """None: every message counts."""
         return None
 
-    def count_group(
-        self,
-        sensor_id: int,
-        day: str,
-        messages: Sequence[SensorMessage],
-        deadline: float | None,
-        *,
-        missing: bool,
-        may_defer: bool = False,
-    ) -> GroupOutcome:
-        outcome = GroupOutcome()
-        write = PlainWrite(self._client, self._table, (sensor_id, day), messages, outcome)
-        write.hours.missing = (sensor_id, day) in self.hourless
+    def count_group(self, group: Group) -> GroupOutcome:
+        outcome, messages = GroupOutcome(), group.messages
+        write = PlainWrite(self._client, self._table, group.key, messages, outcome)
+        write.hours.missing = group.key in self.hourless
         try:
-            write.run(max_attempts=5, start=self.first_step(missing))
+            write.run(max_attempts=5, start=self.first_step(group.missing))
         except TransientFault as fault:
             outcome.give_up(messages, fault)
         else:
-            self.known_days.add([(sensor_id, day)])
-            self.hourless.written((sensor_id, day))
+            self.known_days.add([group.key])
+            self.hourless.written(group.key)
             outcome.counted.extend(messages)
         outcome.steps += write.steps
         return outcome

@@ -6,7 +6,7 @@ record), ``ordering.py`` (what a FIFO queue changes), ``dead_letters.py`` (where
 """
 
 from sensor_digest.ingest.dead_letters import DeadLetterSink, FifoDeadLetterSink, Rejection
-from sensor_digest.ingest.ordering import FifoGroupOrdering, StandardOrdering, listed_with_group_tails
+from sensor_digest.ingest.ordering import FifoGroupOrdering, StandardOrdering, failures_with_group_tails
 from sensor_digest.ingest.records import InboundMessage
 from sensor_digest.ingest.report import BatchReport
 from sensor_digest.ingest.service import IngestService
@@ -24,5 +24,5 @@ __all__ = [
     "Rejection",
     "StandardOrdering",
     "build_service",
-    "listed_with_group_tails",
+    "failures_with_group_tails",
 ]

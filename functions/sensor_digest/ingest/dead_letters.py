@@ -5,7 +5,7 @@ attribute and the message's origin in ``sensor-digest.source_message_id`` and
 ``sensor-digest.source_sent_timestamp`` (``dead_letter_format.py``). They go in ``SendMessageBatch``
 requests (ten at most, 1 MiB at most), one after another while the invocation has time
 (``deadline``, ``clock``): a flood of poison costs a tenth of the requests, and whatever is left when
-time runs out is listed, so SQS brings it back later.
+time runs out is a batch item failure, so SQS brings it back later.
 
 ``FifoDeadLetterSink``: a FIFO dead-letter queue also needs a message group and a deduplication
 id: the rejected message's own group, and its SQS message id, so that the same message rejected
@@ -66,7 +66,7 @@ class DeadLetterSink:
         for i, rejection in enumerate(rejections):
             try:
                 entries.append(self.entry(str(i), rejection))
-            except Exception:  # a record no SQS queue delivers (a hand-made event): listed, never raised
+            except Exception:  # a record no SQS queue delivers (a hand-made event): a batch item failure, never raised
                 LOG.exception("dead letter could not be built", message_id=rejection.message.message_id)
                 continue
             by_entry[str(i)] = rejection.message.message_id

@@ -1,12 +1,12 @@
 """What the queue type changes in ingest: how a record is read, and which messages a failure lists.
 
-- ``StandardOrdering`` (a standard queue): a record is its body; the listed messages are exactly
+- ``StandardOrdering`` (a standard queue): a record is its body; the batch item failures are exactly
   the failed ones, in batch order.
 - ``FifoGroupOrdering`` (``QUEUE_TYPE=fifo``): each record also carries its ``SequenceNumber``
   and its ``MessageGroupId``, which must be its sensor (``messages.sequenced``); and a group keeps
-  its order: once a message of a group is listed, every later message of that group in the batch
-  is listed too, as Powertools' ``SqsFifoPartialProcessor(skip_group_on_error=True)`` does (a
-  message listed before the writes holds back the rest of its group unwritten).
+  its order: once a message of a group is a batch item failure, every later message of that group in the
+  batch is one too, as Powertools' ``SqsFifoPartialProcessor(skip_group_on_error=True)`` does (a
+  message failed before the writes holds back the rest of its group unwritten).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class Ordering(Protocol):
         """The message with what the queue type adds to it; ``RejectedMessage`` if that is invalid."""
         ...
 
-    def listed(self, messages: Sequence[InboundMessage], failed: Iterable[str]) -> list[str]:
+    def failures(self, messages: Sequence[InboundMessage], failed: Iterable[str]) -> list[str]:
         """The message ids to list for ``failed``, in batch order."""
         ...
 
@@ -37,11 +37,11 @@ class StandardOrdering:
     def read(self, inbound: InboundMessage, pending: PendingMessage) -> PendingMessage:
         return pending
 
-    def listed(self, messages: Sequence[InboundMessage], failed: Iterable[str]) -> list[str]:
+    def failures(self, messages: Sequence[InboundMessage], failed: Iterable[str]) -> list[str]:
         return in_batch_order(messages, failed)
 
 
-def listed_with_group_tails(messages: Sequence[InboundMessage], listed: Iterable[str]) -> list[str]:
+def failures_with_group_tails(messages: Sequence[InboundMessage], listed: Iterable[str]) -> list[str]:
     """The message ids to list so that each group keeps its order: the ``listed`` ones and every
     message after them in their group (in batch order, each once)."""
     failed, blocked, out = set(listed), set(), []
@@ -58,5 +58,5 @@ class FifoGroupOrdering:
             pending, sequence_number=inbound.sequence_number, group_id=inbound.group_id, source=inbound.source
         )
 
-    def listed(self, messages: Sequence[InboundMessage], failed: Iterable[str]) -> list[str]:
-        return listed_with_group_tails(messages, failed)
+    def failures(self, messages: Sequence[InboundMessage], failed: Iterable[str]) -> list[str]:
+        return failures_with_group_tails(messages, failed)

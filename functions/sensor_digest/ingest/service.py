@@ -10,9 +10,9 @@ read -> date -> count -> report:
    invocation's time;
 4. **count** one message per identity (``counting/``: the lookup and the concurrent group
    writes); two messages of one sensor with one identity in a batch are one report: the first in
-   batch order is written, the others follow its fate (counted, or listed), whichever day they name;
+   batch order is written, the others follow its fate (counted, or a batch item failure), whichever day they name;
 5. **report** each message's fate: counted, duplicate, rejected or failed, and list the failed
-   ones (``ordering.listed``) so that SQS redelivers them.
+   ones (``ordering.failures``) so that SQS redelivers them.
 
 Nothing here raises for a per-message problem, and nothing here knows the queue type or the
 delivery mode: the counter and the ordering policy carry them.
@@ -33,7 +33,7 @@ from dataclasses import replace
 from datetime import tzinfo
 from typing import Any
 
-from sensor_digest.counting import DayCounter, GroupOutcome
+from sensor_digest.counting import DayCounter, GroupOutcome, leaders
 from sensor_digest.dead_letter_format import BadOrigin, clip_reason
 from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
 from sensor_digest.ingest.dead_letters import DeadLetters, Rejection
@@ -42,7 +42,7 @@ from sensor_digest.ingest.records import InboundMessage
 from sensor_digest.ingest.report import BatchReport
 from sensor_digest.logs import LOG
 from sensor_digest.messages import PendingMessage, SensorMessage, read_pending
-from sensor_digest.registry import ProfileCache
+from sensor_digest.profiles import ProfileCache
 
 DEADLINE_MARGIN_SECONDS = 3.0
 """Time kept free before Lambda's timeout for what follows the writes (the response, the logs):
@@ -77,7 +77,7 @@ class IngestService:
         """An SQS event in Lambda's shape: its records, processed as one batch. ``remaining_ms``
         (the invocation's time left) bounds the work: dead letters are sent, groups written and
         contended transactions retried only while time is left (``DEADLINE_MARGIN_SECONDS``
-        before the end), and the rest is listed. A single call that hangs past that (a network
+        before the end), and the rest are batch item failures. A single call that hangs past that (a network
         that stops answering) cannot hold the answer: the batch runs in a thread of its own, and
         ``ANSWER_RESERVE_SECONDS`` before the end the handler answers for what has ended by then
         and lists the rest (``cut_short``)."""
@@ -121,7 +121,7 @@ class IngestService:
             )
         unsettled = [m.message_id for m in messages if m.message_id not in settled]
         LOG.warning("the invocation's time is nearly out: listing what has not ended", listed=len(unsettled))
-        answer.failed_ids = self._ordering.listed(messages, unsettled)
+        answer.failed_ids = self._ordering.failures(messages, unsettled)
         return answer
 
     def process(
@@ -136,22 +136,26 @@ class IngestService:
         ]
         if not self._prefetch_profiles(reports, report):
             self._keep(rejections, report, deadline)
-            return self._listed(messages, report)
+            return self._batch_item_failures(messages, report)
         dated = [
             m for inbound, pending in reports if (m := self._date(inbound, pending, rejections, report)) is not None
         ]
         self._keep(rejections, report, deadline)
-        held = set(self._listed(messages, report).failed_ids)  # on FIFO, a listed message holds its group back
-        leaders, followers = self._leaders([m for m in dated if m.message_id not in held])
-        if leaders:
-            counted = self._counter.count_batch(leaders, deadline, on_outcome=lambda o: self._tally(o, report))
+        held = set(
+            self._batch_item_failures(messages, report).failed_ids
+        )  # on FIFO, a batch item failure holds its group back
+        # one message per identity across the whole batch, the first in batch order; its repeats wait
+        # for its fate, whichever day they name: two reports with one event_id are one report
+        first, followers = leaders([m for m in dated if m.message_id not in held], key=self._identity)
+        if first:
+            counted = self._counter.count_batch(first, deadline, on_outcome=lambda o: self._tally(o, report))
             with report.lock:
                 report.requests += counted.lookup_requests
                 report.groups = len({key for key, _ in counted.groups})  # a deferred group is written twice
             by_id = {m.message_id: m for m in messages}
             self._keep([Rejection(by_id[mid], reason) for mid, reason in report.refused], report, deadline)
-        self._settle_followers(followers, report)
-        self._listed(messages, report)
+        self._settle_followers(first, followers, report)
+        self._batch_item_failures(messages, report)
         self._remember_settled(dated, report)
         for groups in report.take_audit():  # the audit trail: what each counted report contributed, where
             LOG.info("counted", groups=groups)
@@ -182,7 +186,7 @@ class IngestService:
 
     def _prefetch_profiles(self, reports: list[tuple[InboundMessage, PendingMessage]], report: BatchReport) -> bool:
         """One ``BatchGetItem`` for the batch's sensors not cached yet; ``False`` when the profiles
-        could not be read (without them no day can be trusted: the batch's reports are listed)."""
+        could not be read (without them no day can be trusted: the batch's reports are batch item failures)."""
         if self._profiles is None:
             return True
         try:
@@ -200,7 +204,7 @@ class IngestService:
     def _date(
         self, inbound: InboundMessage, pending: PendingMessage, rejections: list[Rejection], report: BatchReport
     ) -> SensorMessage | None:
-        """The message with its day in the sensor's zone; ``None`` once it is rejected or listed."""
+        """The message with its day in the sensor's zone; ``None`` once it is rejected or a batch item failure."""
         try:
             return pending.in_zone(self._zone_of(pending.sensor_id))
         except RejectedMessage as rejection:
@@ -241,7 +245,7 @@ class IngestService:
     # -- keep --------------------------------------------------------------------------------
 
     def _keep(self, rejections: list[Rejection], report: BatchReport, deadline: float | None) -> None:
-        """Rejected messages to the dead-letter queue; one that could not be kept is listed."""
+        """Rejected messages to the dead-letter queue; one that could not be sent there is a batch item failure."""
         if not rejections:
             return
         for rejection in rejections:
@@ -253,25 +257,8 @@ class IngestService:
 
     # -- count -------------------------------------------------------------------------------
 
-    def _leaders(
-        self, messages: list[SensorMessage]
-    ) -> tuple[list[SensorMessage], dict[Hashable, list[SensorMessage]]]:
-        """One message per identity across the whole batch (``DayCounter.identity``: a ledger key, a
-        sequence number), the first in batch order; the repeats wait for its fate, whichever day
-        they name: two reports with one ``event_id`` are one report, counted once, on the day of
-        the first. The repeats come back by identity, each list led by the leader itself."""
-        leaders: list[SensorMessage] = []
-        by_identity: dict[Hashable, list[SensorMessage]] = {}
-        for message in messages:
-            identity = self._counter.identity(message)
-            if identity is None:  # at-least-once: every message counts
-                leaders.append(message)
-            elif identity in by_identity:
-                by_identity[identity].append(message)
-            else:
-                by_identity[identity] = [message]
-                leaders.append(message)
-        return leaders, {k: v for k, v in by_identity.items() if len(v) > 1}
+    def _identity(self, message: SensorMessage) -> Hashable | None:
+        return self._counter.identity(message)
 
     def _tally(self, outcome: GroupOutcome, report: BatchReport) -> None:
         """One group's outcome into the report, as soon as it is known (from the writing thread);
@@ -308,19 +295,26 @@ class IngestService:
             f"({outcome.reason}); {repair}, then redrive"
         )
 
-    def _settle_followers(self, followers: dict[Hashable, list[SensorMessage]], report: BatchReport) -> None:
-        """A repeat of a counted (or known) message is a duplicate; of any other, listed with it."""
+    def _settle_followers(
+        self, first: list[SensorMessage], followers: dict[Hashable, list[SensorMessage]], report: BatchReport
+    ) -> None:
+        """A repeat of a counted (or known) message is a duplicate; of any other, a batch item failure with it."""
+        if not followers:
+            return
         with report.lock:
             settled = set(report.settled_ids)
-        for repeats in followers.values():
-            if repeats[0].message_id in settled:  # each list is led by its leader (see _leaders)
-                report.settle(duplicates=[m.message_id for m in repeats[1:]])
+        for lead in first:  # in batch order
+            repeats = followers.get(self._identity(lead), [])
+            if not repeats:
+                continue
+            if lead.message_id in settled:
+                report.settle(duplicates=[m.message_id for m in repeats])
             else:
                 with report.lock:
-                    report.failed_ids.extend(m.message_id for m in repeats[1:])
+                    report.failed_ids.extend(m.message_id for m in repeats)
 
     def _remember_settled(self, dated: list[SensorMessage], report: BatchReport) -> None:
-        """A group's counted tail on its first receive (listed all the same, behind a failed message
+        """A group's counted tail on its first receive (a batch item failure all the same, behind a failed message
         of its group) is remembered once the answer is known; one received before already was,
         with its group's outcome."""
         with report.lock:
@@ -348,6 +342,6 @@ class IngestService:
 
     # -- report ------------------------------------------------------------------------------
 
-    def _listed(self, messages: Sequence[InboundMessage], report: BatchReport) -> BatchReport:
-        report.failed_ids = self._ordering.listed(messages, report.failed_ids)
+    def _batch_item_failures(self, messages: Sequence[InboundMessage], report: BatchReport) -> BatchReport:
+        report.failed_ids = self._ordering.failures(messages, report.failed_ids)
         return report

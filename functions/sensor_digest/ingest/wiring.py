@@ -1,23 +1,42 @@
 """``build_service``: the ingest service of some settings, its clients from a session.
 
-The queue type picks the ordering policy and the dead-letter sink here, and the counter in
-``counting.make_counter``; nothing else in ingest asks which queue it reads.
+``MODES`` is the one table that maps the queue type and the delivery mode to a counter, an ordering
+policy and a dead-letter sink; nothing else in ingest asks which queue it reads or how it counts.
 """
 
 from __future__ import annotations
 
-from sensor_digest.config import IngestSettings, QueueType
-from sensor_digest.counting import RetryPolicy, make_counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sensor_digest.config import DeliveryMode, IngestSettings, QueueType
+from sensor_digest.counting import DayCounter, RetryPolicy, ledger_counter, ordered_counter, plain_counter
 from sensor_digest.ingest.dead_letters import DeadLetterSink, FifoDeadLetterSink
 from sensor_digest.ingest.ordering import FifoGroupOrdering, Ordering, StandardOrdering
 from sensor_digest.ingest.service import IngestService
-from sensor_digest.registry import ProfileCache, Registry
+from sensor_digest.profiles import ProfileCache, Profiles
 from sensor_digest.store.dynamo import ClientSource, make_client
 
-QUEUE_KINDS: dict[QueueType, tuple[type[Ordering], type[DeadLetterSink]]] = {
-    QueueType.STANDARD: (StandardOrdering, DeadLetterSink),
-    QueueType.FIFO: (FifoGroupOrdering, FifoDeadLetterSink),
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How ingest runs on one queue type in one delivery mode."""
+
+    counter: Callable[[IngestSettings, DynamoDBClient, RetryPolicy | None], DayCounter]
+    ordering: type[Ordering]
+    dead_letters: type[DeadLetterSink]
+
+
+MODES: dict[tuple[QueueType, DeliveryMode], Mode] = {
+    (QueueType.STANDARD, DeliveryMode.EXACTLY_ONCE): Mode(ledger_counter, StandardOrdering, DeadLetterSink),
+    (QueueType.STANDARD, DeliveryMode.AT_LEAST_ONCE): Mode(plain_counter, StandardOrdering, DeadLetterSink),
+    (QueueType.FIFO, DeliveryMode.EXACTLY_ONCE): Mode(ordered_counter, FifoGroupOrdering, FifoDeadLetterSink),
 }
+"""FIFO at least once is refused by the settings (``IngestSettings``): nothing to save there."""
 
 
 def build_service(
@@ -27,13 +46,13 @@ def build_service(
     ``retry``: the ledger's retries of a contended transaction (the default policy unless given: the
     benchmark measures it against none)."""
     client = make_client(session, max_pool_connections=settings.max_workers + 2)
-    ordering, sink = QUEUE_KINDS[settings.queue_type]
-    registry = Registry(table_name=settings.table_name, ledger_table_name=settings.ledger_table_name, client=client)
+    mode = MODES[settings.queue_type, settings.delivery_mode]
+    profiles = Profiles(table_name=settings.table_name, client=client)
     return IngestService(
-        counter=make_counter(settings, client, retry=retry),
-        dead_letters=sink(queue_url=settings.dlq_url, client=session.client("sqs")),
+        counter=mode.counter(settings, client, retry),
+        dead_letters=mode.dead_letters(queue_url=settings.dlq_url, client=session.client("sqs")),
         default_zone=settings.timezone,
-        ordering=ordering(),
-        profiles=ProfileCache(registry, ttl=settings.profile_cache_seconds),
+        ordering=mode.ordering(),
+        profiles=ProfileCache(profiles, ttl=settings.profile_cache_seconds),
         reject_unknown=settings.unknown_sensors == "reject",
     )

@@ -48,3 +48,12 @@ def put(params: Params) -> dict[str, Params]:
 def update(params: Params) -> dict[str, Params]:
     """``params`` as an ``Update`` action of ``TransactWriteItems``."""
     return {"Update": params}
+
+
+def absent_from_set(name: str, ids: list[bytes], values: Params) -> list[str]:
+    """``NOT contains(name, :iN)`` for each identity of ``ids``, its value added to ``values``."""
+    terms = []
+    for i, digest in enumerate(ids):
+        values[f":i{i}"] = {"B": digest}
+        terms.append(f"NOT contains({name}, :i{i})")
+    return terms

@@ -120,6 +120,7 @@ class Unreadable:
     reason: str
     day: str | None = None
     month: str | None = None
+    foreign: bool = False  # an element that is no day of its month: named by the read API, skipped elsewhere
 
 
 def days_read(items: Iterable[schema.Item]) -> tuple[list[tuple[str, int]], list[Unreadable]]:
@@ -195,7 +196,8 @@ def summary_months(
 def months_read(sensor_id: int, items: Iterable[schema.Item]) -> tuple[dict[str, dict[str, int]], list[Unreadable]]:
     """The months among a sensor's ``items``, as ``summary_months`` reads them, and what of them
     cannot be read, each alone: a month item whose ``DailyCounts`` is no map (the month is left
-    out), an element that is no number (the month keeps its other days)."""
+    out), an element that is no day of the month, no number or negative (the month keeps its
+    other days)."""
     out: dict[str, dict[str, int]] = {}
     unreadable: list[Unreadable] = []
     for month, daily in _months_as_stored(items).items():
@@ -205,17 +207,25 @@ def months_read(sensor_id: int, items: Iterable[schema.Item]) -> tuple[dict[str,
         if daily is None:
             unreadable.append(Unreadable(f"{item}: {schema.DAILY_COUNTS} is no map", month=month))
             continue
-        days = {d: n for d, n in daily.items() if schema.is_day(d) and schema.month_of(d) == month}
-        unreadable += [
-            Unreadable(f"{item}: element {d} is not a number", day=d, month=month) for d, n in days.items() if n is None
-        ]
-        out[month] = {d: n for d, n in days.items() if n is not None}
+        out[month] = {}
+        for d, n in daily.items():
+            if not (schema.is_day(d) and schema.month_of(d) == month):
+                reason = f"{item}: element {d[:40]!r} is no day of {month}"
+                unreadable.append(Unreadable(reason, month=month, foreign=True))
+            elif n is None:
+                unreadable.append(Unreadable(f"{item}: element {d} is not a number", day=d, month=month))
+            elif n < 0:
+                unreadable.append(Unreadable(f"{item}: element {d} is negative ({n})", day=d, month=month))
+            else:
+                out[month][d] = n
     return out, unreadable
 
 
 def months_of_items(sensor_id: int, items: Iterable[schema.Item]) -> dict[str, dict[str, int]]:
-    """``months_read``'s months; ``MalformedItem`` for the first thing of them that cannot be read."""
+    """``months_read``'s months; ``MalformedItem`` for the first thing of them that cannot be read
+    (an element that is no day of its month is skipped, as a sort key that is no month is)."""
     months, unreadable = months_read(sensor_id, items)
+    unreadable = [u for u in unreadable if not u.foreign]
     if unreadable:
         raise MalformedItem(unreadable[0].reason)
     return months

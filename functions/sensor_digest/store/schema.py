@@ -71,7 +71,7 @@ PROFILE_INDEX_PROJECTION = (NAME, TIME_ZONE)
 LEDGER_KEY = "pk"
 EXPIRES_AT = "ExpiresAt"
 MARKER_PREFIX = "MSG#"
-TAIL_MARKER_PREFIX = "FIFO#"  # ordered mode: a counted message listed behind a failed one
+TAIL_MARKER_PREFIX = "FIFO#"  # ordered mode: a counted message made a batch item failure behind a failed one
 SERIAL_PREFIX = "SERIAL#"
 # what a marker remembers of its message, for people reading the ledger
 MARKER_DAY = "Day"

@@ -1,4 +1,5 @@
-"""An in-process SQS for the local runtime: SQS's semantics, served to every boto3 client here.
+"""An in-process SQS for the local runtime: SQS's semantics (the queue model, ``sqs_queues.py``),
+served to every boto3 client here.
 
 ``install(session)`` registers on botocore's ``before-call.sqs.*`` hook: each SQS call made by
 a client of that session (the ingest handler's own client included) is answered from memory
@@ -37,290 +38,27 @@ other processes can reach over HTTP.
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-import threading
-import time
-import uuid
-from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.awsrequest import AWSResponse
 
-from sensor_digest.dead_letter_format import SQS_MAX_MESSAGE_BYTES, attribute_name_ok, message_size
+from sensor_digest_tools.aws.sqs_queues import (
+    ENDPOINT,
+    FIRST_SEQUENCE_NUMBER,
+    InvalidAttributeName,
+    InvalidFifoRequest,
+    MessageTooLong,
+    QueueDoesNotExist,
+    SqsQueues,
+    _Message,
+    md5,
+)
 
-ENDPOINT = "http://sqs.in-process.invalid"
-REGION = "us-east-1"
-ACCOUNT = "000000000000"
-DEDUPLICATION_WINDOW_SECONDS = 300.0
-FIRST_SEQUENCE_NUMBER = 18_849_496_460_467_696_128  # as in AWS's example event: 20 digits
-
-
-@dataclass
-class _Message:
-    message_id: str
-    body: str
-    attributes: dict[str, Any]
-    sent_ms: int
-    receive_count: int = 0
-    first_receive_ms: int | None = None
-    visible_at: float = 0.0
-    receipt: str | None = None
-    group_id: str | None = None
-    deduplication_id: str | None = None
-    sequence_number: str | None = None
+__all__ = ["ENDPOINT", "FIRST_SEQUENCE_NUMBER", "LocalSqsBroker", "SqsQueues"]
 
 
-@dataclass
-class _Queue:
-    name: str
-    visibility_timeout: float
-    dead_letter: str | None = None
-    max_receive_count: int | None = None
-    max_message_bytes: int = SQS_MAX_MESSAGE_BYTES
-    fifo: bool = False
-    messages: OrderedDict[str, _Message] = field(default_factory=OrderedDict)
-    # FIFO: (group, deduplication id) -> (when it stops counting, the first message sent with them)
-    deduplicated: dict[tuple[str, str], tuple[float, _Message]] = field(default_factory=dict)
-
-    @property
-    def url(self) -> str:
-        return f"{ENDPOINT}/{ACCOUNT}/{self.name}"
-
-    @property
-    def arn(self) -> str:
-        return f"arn:aws:sqs:{REGION}:{ACCOUNT}:{self.name}"
-
-
-class QueueDoesNotExist(KeyError):
-    pass
-
-
-class MessageTooLong(ValueError):
-    """SQS's ``InvalidParameterValue`` for a body plus attributes past ``MaximumMessageSize``."""
-
-
-class InvalidAttributeName(ValueError):
-    """SQS's ``InvalidParameterValue`` for a message attribute name SQS does not take."""
-
-
-class InvalidFifoRequest(ValueError):
-    """SQS's ``MissingParameter`` / ``InvalidParameterValue`` for what a FIFO queue requires."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _md5(text: str) -> str:
-    return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
-
-
-class LocalSqsBroker:
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._queues: dict[str, _Queue] = {}
-        self._lock = threading.Lock()
-        self._sequence = itertools.count(FIRST_SEQUENCE_NUMBER)
-        self.clock = clock
-
-    def _now_ms(self) -> int:
-        return int(self.clock() * 1000)
-
-    # -- the queue model ------------------------------------------------------------------
-
-    def create_queue(
-        self,
-        name: str,
-        *,
-        visibility_timeout: float = 30,
-        dead_letter_url: str | None = None,
-        max_receive_count: int | None = None,
-        max_message_bytes: int = SQS_MAX_MESSAGE_BYTES,
-        fifo: bool = False,
-    ) -> str:
-        if fifo != name.endswith(".fifo"):
-            raise InvalidFifoRequest("InvalidParameterValue", "a FIFO queue's name, and only its, ends in .fifo")
-        dead_letter = self._queue(dead_letter_url) if dead_letter_url else None
-        if dead_letter is not None and dead_letter.fifo != fifo:
-            raise InvalidFifoRequest("InvalidParameterValue", "a queue and its dead-letter queue must be of one type")
-        queue = _Queue(
-            name,
-            visibility_timeout,
-            dead_letter.name if dead_letter else None,
-            max_receive_count,
-            max_message_bytes,
-            fifo,
-        )
-        with self._lock:
-            self._queues[name] = queue
-        return queue.url
-
-    def _queue(self, url: str) -> _Queue:
-        try:
-            return self._queues[url.rstrip("/").rsplit("/", 1)[-1]]
-        except KeyError:
-            raise QueueDoesNotExist(url) from None
-
-    def send(
-        self,
-        url: str,
-        body: str,
-        attributes: dict[str, Any] | None = None,
-        *,
-        group_id: str | None = None,
-        deduplication_id: str | None = None,
-    ) -> _Message:
-        """The message as queued (on a FIFO queue, the first one when this is a duplicate)."""
-        queue = self._queue(url)
-        bad = next((name for name in attributes or {} if not attribute_name_ok(name)), None)
-        if bad is not None:  # SQS refuses the message: letters, digits, '-', '_', '.'; no AWS./Amazon.
-            raise InvalidAttributeName(f"The message attribute name '{bad}' is invalid.")
-        size = message_size(body, attributes)
-        if size > queue.max_message_bytes:  # SQS counts the attributes' names, types and values too
-            raise MessageTooLong(
-                f"One or more parameters are invalid. Reason: Message must be shorter than "
-                f"{queue.max_message_bytes} bytes (this one, with its attributes, has {size})."
-            )
-        message = _Message(str(uuid.uuid4()), body, dict(attributes or {}), self._now_ms())
-        with self._lock:
-            if queue.fifo:
-                first = self._deduplicate(queue, group_id, deduplication_id, message)
-                if first is not None:
-                    return first
-            queue.messages[message.message_id] = message
-        return message
-
-    def _deduplicate(
-        self, queue: _Queue, group_id: str | None, deduplication_id: str | None, message: _Message
-    ) -> _Message | None:
-        """Number a FIFO message, or return the one it duplicates (same group and deduplication id
-        within the window). Called under the lock."""
-        if not group_id:
-            raise InvalidFifoRequest("MissingParameter", "The request must contain the parameter MessageGroupId.")
-        if not deduplication_id:
-            raise InvalidFifoRequest(
-                "InvalidParameterValue",
-                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided "
-                "explicitly",
-            )
-        now = time.monotonic()
-        key = (group_id, deduplication_id)
-        seen = queue.deduplicated.get(key)
-        if seen is not None and seen[0] > now:
-            return seen[1]  # deleted since, or not: SQS answers with the first one's id and number
-        queue.deduplicated[key] = (now + DEDUPLICATION_WINDOW_SECONDS, message)
-        message.group_id, message.deduplication_id = group_id, deduplication_id
-        message.sequence_number = str(next(self._sequence))
-        return None
-
-    def receive(self, url: str, max_messages: int = 1, visibility_timeout: float | None = None) -> list[_Message]:
-        queue = self._queue(url)
-        timeout = queue.visibility_timeout if visibility_timeout is None else visibility_timeout
-        now = time.monotonic()
-        received: list[_Message] = []
-        with self._lock:
-            for message in self._candidates(queue, now):
-                if len(received) >= max_messages:
-                    break
-                if queue.max_receive_count is not None and message.receive_count >= queue.max_receive_count:
-                    self._move_to_dead_letter(queue, message)
-                    continue
-                message.receive_count += 1
-                message.first_receive_ms = message.first_receive_ms or self._now_ms()
-                message.visible_at = now + timeout
-                message.receipt = f"{message.message_id}#{message.receive_count}#{uuid.uuid4().hex[:8]}"
-                received.append(message)
-        return received
-
-    @staticmethod
-    def _candidates(queue: _Queue, now: float) -> list[_Message]:
-        """Messages a receive may return, in the order it takes them. Standard: every visible one.
-        FIFO: per group, the visible messages before its first one in flight; the groups in the
-        order of their oldest message, each group's run whole before the next (SQS returns as many
-        messages of one group as it can)."""
-        if not queue.fifo:
-            return [m for m in queue.messages.values() if m.visible_at <= now]
-        runs: dict[str, list[_Message]] = {}
-        blocked: set[str] = set()
-        for message in queue.messages.values():
-            group = str(message.group_id)
-            if group in blocked:
-                continue
-            if message.visible_at > now:
-                blocked.add(group)
-                continue
-            runs.setdefault(group, []).append(message)
-        return [m for run in runs.values() for m in run]
-
-    def _move_to_dead_letter(self, queue: _Queue, message: _Message) -> None:
-        del queue.messages[message.message_id]
-        if queue.dead_letter is not None:
-            moved = _Message(
-                message.message_id, message.body, message.attributes, message.sent_ms, message.receive_count
-            )
-            if queue.fifo:  # the group goes along, the deduplication id becomes the message id (as SQS
-                # documents: two messages that shared one must both be kept); the dead-letter queue numbers it
-                moved.group_id, moved.deduplication_id = message.group_id, message.message_id
-                moved.sequence_number = str(next(self._sequence))
-            self._queues[queue.dead_letter].messages[moved.message_id] = moved
-
-    def move_messages(self, source_arn: str, destination_arn: str | None = None) -> int:
-        """SQS's own redrive: every message of dead-letter queue ``source_arn`` to ``destination_arn``
-        (default: the queue whose dead-letter queue it is), each a new message (new id, sent now)
-        with its body and attributes; a FIFO message keeps its group and deduplication id."""
-        with self._lock:
-            source = self._by_arn(source_arn)
-            if destination_arn is None:
-                origins = [q for q in self._queues.values() if q.dead_letter == source.name]
-                if len(origins) != 1:
-                    raise InvalidFifoRequest("InvalidParameterValue", "the source queue's origin is not known")
-                destination = origins[0]
-            else:
-                destination = self._by_arn(destination_arn)
-            moved = list(source.messages.values())
-            source.messages.clear()
-        for message in moved:
-            self.send(
-                destination.url,
-                message.body,
-                message.attributes,
-                group_id=message.group_id,
-                deduplication_id=message.deduplication_id,
-            )
-        return len(moved)
-
-    def _by_arn(self, arn: str) -> _Queue:
-        name = arn.rsplit(":", 1)[-1]
-        if name not in self._queues:
-            raise QueueDoesNotExist(arn)
-        return self._queues[name]
-
-    def delete(self, url: str, receipt: str) -> None:
-        queue = self._queue(url)
-        message_id = receipt.split("#", 1)[0]
-        with self._lock:
-            message = queue.messages.get(message_id)
-            if message is not None and message.receipt == receipt:
-                del queue.messages[message_id]
-
-    def change_visibility(self, url: str, receipt: str, timeout: float) -> None:
-        queue = self._queue(url)
-        with self._lock:
-            message = queue.messages.get(receipt.split("#", 1)[0])
-            if message is not None and message.receipt == receipt:
-                message.visible_at = time.monotonic() + timeout
-
-    def counts(self, url: str) -> tuple[int, int]:
-        """(visible, in flight)."""
-        queue = self._queue(url)
-        now = time.monotonic()
-        with self._lock:
-            in_flight = sum(1 for m in queue.messages.values() if m.visible_at > now)
-            return len(queue.messages) - in_flight, in_flight
-
-    # -- the SQS API, served to boto3 ------------------------------------------------------
+class LocalSqsBroker(SqsQueues):
+    """``SqsQueues`` answering the SQS calls of every boto3 client of a session (``install``)."""
 
     def install(self, session: Any) -> None:
         session.events.register("before-parameter-build.sqs", self._keep_params)
@@ -358,7 +96,7 @@ class LocalSqsBroker:
             group_id=entry.get("MessageGroupId"),
             deduplication_id=entry.get("MessageDeduplicationId"),
         )
-        out = {"MessageId": message.message_id, "MD5OfMessageBody": _md5(entry["MessageBody"])}
+        out = {"MessageId": message.message_id, "MD5OfMessageBody": md5(entry["MessageBody"])}
         if message.sequence_number is not None:
             out["SequenceNumber"] = message.sequence_number
         return out
@@ -387,7 +125,7 @@ class LocalSqsBroker:
                 {
                     "MessageId": m.message_id,
                     "ReceiptHandle": m.receipt,
-                    "MD5OfBody": _md5(m.body),
+                    "MD5OfBody": md5(m.body),
                     "Body": m.body,
                     "Attributes": {
                         "SenderId": "AIDAIENQZJOLO23YVJ4VO",

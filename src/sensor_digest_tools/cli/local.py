@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
@@ -22,7 +19,7 @@ from sensor_digest.errors import UnknownTimeZone
 from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.apps import app
-from sensor_digest_tools.cli.output import console, errors, fail, note, notes
+from sensor_digest_tools.cli.output import console, errors, fail, note, notes, stopped_by_signals
 from sensor_digest_tools.ops.dlq import queue_depth
 from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, running_local, save_local
 
@@ -180,6 +177,7 @@ def up(
     stdout (`sensor-digest up > env.sh`), everything else to stderr."""
 
     from sensor_digest_cdk.shape import PipelineShape
+    from sensor_digest_cdk.workable import not_applying
     from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 
     engine_endpoint = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
@@ -204,14 +202,21 @@ def up(
                 f"a local pipeline is already running (process {other.pid}, queue {other.queue_url}); "
                 f"stop it first, or give this one its own state file with SENSOR_DIGEST_STATE=<path>"
             )
+        shape = PipelineShape(
+            delivery_mode=mode.value,  # type: ignore[arg-type]
+            ledger_mode=ledger_mode.value,  # type: ignore[arg-type]
+            unknown_sensors=unknown_sensors.value,  # type: ignore[arg-type]
+            digest_timezone=timezone,
+            silence_hours=silence_hours,
+        )
+        option = {"ledger_mode": "--ledger-mode", "delivery_mode": "--mode"}
+        skipped = not_applying(shape, lambda name: option.get(name, name))
+        if "ledger_mode" in skipped:  # refused as the stack refuses the context key (LEDGER_MODE counts as given)
+            raise typer.BadParameter(
+                f"{ledger_mode.value} does not apply: {skipped['ledger_mode']}", param_hint="--ledger-mode"
+            )
         options = PipelineOptions(
-            shape=PipelineShape(
-                delivery_mode=mode.value,  # type: ignore[arg-type]
-                ledger_mode=ledger_mode.value,  # type: ignore[arg-type]
-                unknown_sensors=unknown_sensors.value,  # type: ignore[arg-type]
-                digest_timezone=timezone,
-                silence_hours=silence_hours,
-            ),
+            shape=shape,
             silence_every=silence_every,
             dynamodb_port=dynamodb_port or 0,
             sqs_port=sqs_port or 0,
@@ -223,7 +228,7 @@ def up(
         pipeline = LocalPipeline(options, engine_endpoint=engine_endpoint)
         pipeline.on_silence = SilenceNotes()
         target: Target | None = None
-        with _stopped_by_signals():
+        with stopped_by_signals():
             try:
                 target = replace(pipeline.start(), pid=os.getpid())
                 path = save_local(target)
@@ -287,22 +292,6 @@ def _tell_up(target: Target, options: PipelineOptions, path: Path) -> None:
     note("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
     note(CLIENT_NOTE)
     note("for your own client, in a shell (`sensor-digest env` repeats it):")
-
-
-@contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP stop ``up`` as Ctrl-C does (its clean-up runs: the engine stops, the
-    state file goes); the previous handlers come back afterwards."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def dropped_on_stop(sqs: Any, queue_url: str, dlq_url: str) -> str:

@@ -4,13 +4,27 @@ commands that change things; and the parsers of dates and months."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Annotated
 
 import typer
 
 Stack = Annotated[str | None, typer.Option("--stack", help="A deployed stack: its outputs name the resources.")]
-Region = Annotated[str | None, typer.Option("--region", help="AWS region of the stack (default: your AWS config).")]
+REGION_NAME = re.compile(r"[a-z]{2,}(?:-[a-z]+)+-[0-9]+")
+"""An AWS region's name (eu-west-1, us-gov-west-1, cn-north-1, ap-southeast-5)."""
+
+
+def _region(value: str | None) -> str | None:
+    if value is not None and not REGION_NAME.fullmatch(value):
+        raise typer.BadParameter(f"{value!r} is no AWS region name (like eu-west-1)")
+    return value
+
+
+Region = Annotated[
+    str | None,
+    typer.Option("--region", callback=_region, help="AWS region of the stack (default: your AWS config)."),
+]
 QueueUrl = Annotated[str | None, typer.Option("--queue-url", help="The ingest queue, instead of --stack.")]
 DlqUrl = Annotated[str | None, typer.Option("--dlq-url", help="The dead-letter queue, instead of --stack.")]
 TableOpt = Annotated[str | None, typer.Option("--table", help="The digest table, instead of --stack.")]

@@ -12,7 +12,9 @@ hold producer or operator data as data, never as markup; ``confirm`` asks before
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -63,12 +65,34 @@ def errors() -> Iterator[None]:
 
 
 @contextmanager
-def told_on_stop(how_far: Callable[[], str]) -> Iterator[None]:
-    """A command that acts a batch at a time, stopped on the way: Ctrl-C (exit code 130, as the
-    shell's own), or an endpoint that stops answering or refuses (``errors()`` then gives the line
-    and exit code 1). Either way ``how_far()`` goes to stderr first: how far it got, how to go on."""
+def stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a ``timeout``, a closed terminal, a process manager) stop a command as
+    Ctrl-C does, so its clean-up and its word on how far it got run too; the previous handlers come
+    back afterwards. In the main thread only (where Python delivers signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
+def told_on_stop(how_far: Callable[[], str]) -> Iterator[None]:
+    """A command that acts a batch at a time, stopped on the way: Ctrl-C, SIGTERM or SIGHUP (exit
+    code 130, as the shell's own for Ctrl-C), or an endpoint that stops answering or refuses
+    (``errors()`` then gives the line and exit code 1). Either way ``how_far()`` goes to stderr
+    first: how far it got, how to go on."""
+    try:
+        with stopped_by_signals():
+            yield
     except (KeyboardInterrupt, ClientError, BotoCoreError, TransientFault):
         note(how_far())
         raise

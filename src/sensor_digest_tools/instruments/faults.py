@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,26 +26,59 @@ def error_response(code: str, message: str, **extra: Any) -> tuple[AWSResponse, 
     return AWSResponse(url="emulated", status_code=400, headers={}, raw=None), parsed
 
 
+THROTTLED = ("ProvisionedThroughputExceededException", "Rate exceeded (injected)")
+"""DynamoDB's throttling error (code, message), as both fault layers answer it."""
+
+
 @dataclass
-class FaultInjector:
-    rate: float
-    seed: int = 0
-    operations: tuple[str, ...] = WRITE_OPERATIONS
-    injected: int = 0
-    _rng: random.Random = field(init=False)
+class FaultPlan:
+    """Faults a share of the calls it is asked about at random, with the mix of ``kinds``; switchable at
+    run time. The one random fault rule: the local runtime's ``FaultInjector`` throttles by it, the test
+    suite's fault layer (tests/support/faults.py) injects every kind by it."""
+
+    rate: float = 0.0
+    kinds: tuple[str, ...] = ("throttle",)
+    seed: int = 1
+    enabled: bool = True
+    injected: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
+
+    def __call__(self, operation: str, kwargs: dict[str, Any]) -> str | None:
+        with self._lock:
+            if not self.enabled or self._rng.random() >= self.rate:
+                return None
+            kind = self.kinds[0] if len(self.kinds) == 1 else self._rng.choice(self.kinds)
+            self.injected[kind] += 1
+            return kind
+
+
+@dataclass
+class FaultInjector:
+    """Throttling at ``rate`` (``FaultPlan``) of the DynamoDB write calls of every client of a session."""
+
+    rate: float
+    seed: int = 0
+    operations: tuple[str, ...] = WRITE_OPERATIONS
+    plan: FaultPlan = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.plan = FaultPlan(rate=self.rate, seed=self.seed)
+
+    @property
+    def injected(self) -> int:
+        return self.plan.injected.total()
 
     def install(self, session: Any) -> None:
         """Register on a boto3 ``Session`` (clients created from it afterwards carry the hook)."""
         for operation in self.operations:
             session.events.register(f"before-call.dynamodb.{operation}", self._before_call)
 
-    def _before_call(self, **kwargs: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
-        with self._lock:
-            if self.rate <= 0 or self._rng.random() >= self.rate:
-                return None
-            self.injected += 1
-        return error_response("ProvisionedThroughputExceededException", "Rate exceeded (injected)")
+    def _before_call(
+        self, model: Any = None, params: Any = None, **kwargs: Any
+    ) -> tuple[AWSResponse, dict[str, Any]] | None:
+        if self.rate <= 0 or self.plan(getattr(model, "name", ""), {}) is None:
+            return None
+        return error_response(*THROTTLED)

@@ -22,16 +22,16 @@ import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest import api, ingest, summary, zones
+from sensor_digest import api, ingest, summary
 from sensor_digest.config import ApiSettings, DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.logs import LOG
-from sensor_digest.silence.check import SilenceCheck, SilencePage
-from sensor_digest.store.dynamo import make_client
+from sensor_digest.silence.check import SilencePage
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, create_tables, running_engine, start_engine
@@ -47,6 +47,7 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
 from sensor_digest_tools.local.api_server import LocalApi
+from sensor_digest_tools.local.silence_watch import watch_silence
 from sensor_digest_tools.ops.targets import Target
 
 LOCAL_TIME_SCALE = 0.01
@@ -218,9 +219,16 @@ class LocalPipeline:
             thread.start()
             self._threads.append(thread)
         if self.options.silence_every > 0:  # the stack's hourly check, on a short period
-            thread = threading.Thread(
-                target=self._check_silence, args=(table,), name="sensor-digest-silence", daemon=True
+            watch = partial(
+                watch_silence,
+                self._api_settings(table),
+                self.session,
+                every=self.options.silence_every,
+                stop=self._stop,
+                errors=self.errors,
+                heard=lambda: self.on_silence,
             )
+            thread = threading.Thread(target=watch, name="sensor-digest-silence", daemon=True)
             thread.start()
             self._threads.append(thread)
         return self.target
@@ -244,29 +252,9 @@ class LocalPipeline:
         return server.start()
 
     def _api_settings(self, table: str) -> ApiSettings:
-        """The read API's settings as the construct sets them (``silence_check.silence_environment``)."""
-        shape = self.options.shape
-        return ApiSettings(
-            table_name=table, silence_hours=shape.silence_hours or None, timezone=zones.load(shape.digest_timezone)
-        )
-
-    def _check_silence(self, table: str) -> None:
-        """The silence check (as deployed, with the read API's settings) every ``silence_every`` seconds."""
-        settings = self._api_settings(table)
-        check = SilenceCheck(
-            table_name=table,
-            client=make_client(self.session, max_pool_connections=2),
-            default_hours=settings.silence_hours,
-            default_zone=settings.timezone,
-        )
-        while not self._stop.wait(self.options.silence_every):
-            try:
-                found = check.run()
-            except Exception as exc:
-                self.errors.append(exc)
-                continue
-            if self.on_silence is not None:
-                self.on_silence(found)
+        """The read API's settings read from the environment the construct gives it
+        (``PipelineShape.silence_environment``), as its function reads them."""
+        return ApiSettings.from_env(self.options.shape.silence_environment(table=table))
 
     def _start_engine(self) -> LocalEngine:
         """The engine at the endpoint given, else one of this pipeline's own (stopped with it)."""

@@ -1,7 +1,9 @@
-"""What both functions share: runtime, architecture, Powertools layer, asset, logs, tracing."""
+"""What the pipeline's functions share: runtime, architecture, Powertools layer, asset, logs, tracing;
+and what each one is (``FunctionKind``: its handler, its service name, its props for timeout and memory)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import Duration, Fn
@@ -15,8 +17,34 @@ from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
 
 # Python 3.13: the newest the project can also test on (`make test-unit-py313`); the Powertools layer
-# follows it (shape.py LAMBDA_PYTHON)
+# follows it (rules.py LAMBDA_PYTHON)
 RUNTIME = lambda_.Runtime.PYTHON_3_13
+
+
+@dataclass(frozen=True)
+class FunctionKind:
+    """One of the pipeline's functions: its handler, its service name, and its props' prefix
+    (``<prefix>_timeout_seconds``, ``<prefix>_memory_mb`` of ``PipelineShape``), or, for a function no
+    prop tunes, its timeout and memory (``fixed``)."""
+
+    handler: str
+    service: str
+    prefix: str = ""
+    fixed: tuple[int, int] | None = None  # (timeout in seconds, memory in MB) when no prop sets them
+
+    def timeout_seconds(self, shape: PipelineShape) -> int:
+        return self.fixed[0] if self.fixed else int(getattr(shape, f"{self.prefix}_timeout_seconds"))
+
+    def memory_mb(self, shape: PipelineShape) -> int:
+        return self.fixed[1] if self.fixed else int(getattr(shape, f"{self.prefix}_memory_mb"))
+
+
+INGEST = FunctionKind("ingest.handler.handler", names.INGEST_SERVICE, "ingest")
+SUMMARY = FunctionKind("summary.handler.handler", names.SUMMARY_SERVICE, "summary")
+API = FunctionKind("api.handler.handler", names.API_SERVICE, "api")
+# the scheduled silence check (silence_check.py): 100 sensors a page, about 4 reads each, so 300 s
+# reads a fleet of 100,000 in minutes
+SILENCE = FunctionKind("silence.handler.handler", names.SILENCE_SERVICE, fixed=(300, 256))
 
 
 def python_function(
@@ -25,12 +53,10 @@ def python_function(
     *,
     shape: PipelineShape,
     asset: Path,
-    handler: str,
-    service: str,
-    timeout_seconds: int,
-    memory_mb: int,
+    kind: FunctionKind,
     environment: dict[str, str],
 ) -> lambda_.Function:
+    service = kind.service
     log_group = logs.LogGroup(
         scope,
         f"{construct_id}Logs",
@@ -60,11 +86,11 @@ def python_function(
         runtime=RUNTIME,
         architecture=lambda_.Architecture.ARM_64,
         code=lambda_.Code.from_asset(str(asset)),
-        handler=handler,
+        handler=kind.handler,
         role=role,
         layers=[powertools],
-        timeout=Duration.seconds(timeout_seconds),
-        memory_size=memory_mb,
+        timeout=Duration.seconds(kind.timeout_seconds(shape)),
+        memory_size=kind.memory_mb(shape),
         tracing=lambda_.Tracing.ACTIVE,
         log_group=log_group,
         logging_format=lambda_.LoggingFormat.JSON,

@@ -10,9 +10,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
-from sensor_digest import names
 from sensor_digest.stream_filter import DAY_ITEM_FILTER
-from sensor_digest_cdk.lambda_function import python_function
+from sensor_digest_cdk.lambda_function import SUMMARY, python_function
 from sensor_digest_cdk.secure_queue import secure_queue
 from sensor_digest_cdk.shape import PipelineShape
 
@@ -29,10 +28,7 @@ class StreamSummary(Construct):
             "Function",
             shape=shape,
             asset=asset,
-            handler="summary.handler.handler",
-            service=names.SUMMARY_SERVICE,
-            timeout_seconds=shape.summary_timeout_seconds,
-            memory_mb=shape.summary_memory_mb,
+            kind=SUMMARY,
             environment={"TABLE_NAME": table.table_name},
         )
         self.function.add_event_source(

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import jsii
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, Stack, Token
 from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -26,15 +26,13 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk.aws_apigatewayv2_authorizers import HttpIamAuthorizer
 from aws_cdk.aws_apigatewayv2_integrations import HttpLambdaIntegration
-from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
 from constructs import Construct
 
-from sensor_digest import names
 from sensor_digest.store import schema
-from sensor_digest_cdk.lambda_function import RETENTION, python_function
+from sensor_digest_cdk import nag
+from sensor_digest_cdk.lambda_function import API, RETENTION, python_function
 from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
-from sensor_digest_cdk.silence_check import silence_environment
 
 # Only what the function calls (one Query a request), on the digest table and its Profiles index
 READ_ACTIONS = ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"]
@@ -101,11 +99,8 @@ class ReadApi(Construct):
             "Function",
             shape=shape,
             asset=asset,
-            handler="api.handler.handler",
-            service=names.API_SERVICE,
-            timeout_seconds=shape.api_timeout_seconds,
-            memory_mb=shape.api_memory_mb,
-            environment=silence_environment(shape, table.table_name),  # GET /silence: the default threshold
+            kind=API,
+            environment=shape.silence_environment(table=table.table_name),  # GET /silence: the default threshold
         )
         self.function.add_to_role_policy(
             iam.PolicyStatement(
@@ -177,50 +172,51 @@ class ReadApi(Construct):
             resource_arns=[self.api.arn_for_execute_api("GET", path, STAGE) for path in INVOKED_PATHS],
         )
         if isinstance(grantee, Construct):  # a role, user or function of the app: its policy is in the app
-            NagSuppressions.add_resource_suppressions(
+            nag.accept(
                 grantee,
-                [
-                    NagPackSuppression(
-                        id="AwsSolutions-IAM5",
-                        reason="execute-api:Invoke on the read API's GET routes only; their {sensor_id} path "
-                        "parameter is a wildcard in the route's execute-api ARN by API Gateway's own format.",
-                        applies_to=[RegexAppliesTo(regex=self._invoke_finding())],
-                    )
-                ],
-                apply_to_children=True,
+                "AwsSolutions-IAM5",
+                "execute-api:Invoke on the read API's GET routes only; their {sensor_id} path "
+                "parameter is a wildcard in the route's execute-api ARN by API Gateway's own format.",
+                findings=self._invoke_findings(),
+                nag2_applies_to=[nag.regex_applies_to(self._invoke_finding())],
+                nag2_children=True,
             )
         return grant
 
-    def _invoke_finding(self) -> str:
-        """The ``AwsSolutions-IAM5`` finding of ``grant_invoke``'s ARNs that hold a wildcard, as cdk-nag
-        writes it (``Resource::arn:<AWS::Partition>:execute-api:...:<api logical id>/$default/GET/...``),
-        as the ``/regex/`` cdk-nag takes."""
+    def _invoke_prefix(self) -> str:
+        """How cdk-nag writes the start of ``grant_invoke``'s ARNs in a finding
+        (``Resource::arn:<AWS::Partition>:execute-api:...:<api logical id>/$default/GET``)."""
         api_id = Stack.of(self).resolve(self.api.node.default_child.logical_id)  # type: ignore[union-attr]
-        prefix = f"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<{api_id}>/{STAGE}/GET"
+        # the region and account are the stack's: tokens for an environment-agnostic stack, values
+        # for one deployed to an explicit env
+        stack = Stack.of(self)
+        region = "<AWS::Region>" if Token.is_unresolved(stack.region) else stack.region
+        account = "<AWS::AccountId>" if Token.is_unresolved(stack.account) else stack.account
+        return f"Resource::arn:<AWS::Partition>:execute-api:{region}:{account}:<{api_id}>/{STAGE}/GET"
+
+    def _invoke_findings(self) -> list[str]:
+        """The ``AwsSolutions-IAM5`` findings of ``grant_invoke``'s ARNs that hold a wildcard (cdk-nag 3
+        acknowledges each by its text)."""
+        return [self._invoke_prefix() + path for path in INVOKED_PATHS if "*" in path]
+
+    def _invoke_finding(self) -> str:
+        """The same findings as the ``/regex/`` cdk-nag 2 takes."""
         paths = "|".join(re.escape(path) for path in INVOKED_PATHS if "*" in path)
-        return f"/^{re.escape(prefix)}(?:{paths})$/"
+        return f"/^{re.escape(self._invoke_prefix())}(?:{paths})$/"
 
     def _suppress_nag_findings(self) -> None:
         """The query function's accepted cdk-nag findings, each with its reason and what it applies to."""
-        NagSuppressions.add_resource_suppressions(
+        nag.accept(
             self.function.role,  # type: ignore[arg-type]
-            [
-                NagPackSuppression(
-                    id="AwsSolutions-IAM5",
-                    reason="X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; "
-                    "the function's DynamoDB actions are scoped to the digest table and its Profiles index.",
-                    applies_to=["Resource::*"],
-                ),
-            ],
-            apply_to_children=True,
+            "AwsSolutions-IAM5",
+            "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; "
+            "the function's DynamoDB actions are scoped to the digest table and its Profiles index.",
+            findings=["Resource::*"],
+            nag2_children=True,
         )
-        NagSuppressions.add_resource_suppressions(
+        nag.accept(
             self.function,
-            [
-                NagPackSuppression(
-                    id="AwsSolutions-L1",
-                    reason="Python 3.13, as the pipeline's two functions: the newest Python the project runs its "
-                    "unit tier on (make test-unit-py313).",
-                )
-            ],
+            "AwsSolutions-L1",
+            "Python 3.13, as the pipeline's two functions: the newest Python the project runs its "
+            "unit tier on (make test-unit-py313).",
         )

@@ -12,8 +12,8 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from sensor_digest import names
+from sensor_digest_cdk.context import AppSettings
 from sensor_digest_cdk.pipeline import HIDDEN_ID, SensorDigestPipeline
-from sensor_digest_cdk.shape import AppSettings
 
 # with iotTopic: the rule Basic Ingest addresses ($aws/rules/<name>/<topic>); the other outputs are
 # named in sensor_digest.names, which the CLI reads (this one it does not)

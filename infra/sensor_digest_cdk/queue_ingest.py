@@ -14,8 +14,7 @@ from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from sensor_digest import names
-from sensor_digest_cdk.lambda_function import python_function
+from sensor_digest_cdk.lambda_function import INGEST, python_function
 from sensor_digest_cdk.secure_queue import secure_queue
 from sensor_digest_cdk.shape import PipelineShape
 
@@ -68,10 +67,7 @@ class QueueIngest(Construct):
             "Function",
             shape=shape,
             asset=asset,
-            handler="ingest.handler.handler",
-            service=names.INGEST_SERVICE,
-            timeout_seconds=shape.ingest_timeout_seconds,
-            memory_mb=shape.ingest_memory_mb,
+            kind=INGEST,
             environment=shape.ingest_environment(
                 table=table_name, ledger=ledger_table_name, dlq_url=self.dead_letter_queue.queue_url
             ),

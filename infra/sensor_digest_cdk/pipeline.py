@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import Annotations, Lazy, Stack
 from aws_cdk import aws_iam as iam
-from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
 from sensor_digest import names
 from sensor_digest.store import schema
+from sensor_digest_cdk import nag
 from sensor_digest_cdk.digest_tables import DigestTables
 from sensor_digest_cdk.iot_ingest import IotIngest
 from sensor_digest_cdk.lambda_asset import function_asset
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from aws_cdk import aws_sns as sns
     from aws_cdk import aws_sqs as sqs
 
-    from sensor_digest_cdk.shape import PipelineProps
+    from sensor_digest_cdk.props import PipelineProps
 
 # IAM has no action named TransactWriteItems: each action inside a transaction is authorised as
 # its own PutItem / UpdateItem / ConditionCheckItem ("Using IAM with DynamoDB transactions").
@@ -97,8 +97,11 @@ class SensorDigestPipeline(Construct):
         for warning in overridden_not_applying(shape, prop_key):  # a shape built beforehand: props were refused
             Annotations.of(self).add_warning_v2(NOT_APPLYING_WARNING, warning)
         stack = Stack.of(self)
-        label = stack.stack_name if construct_id == HIDDEN_ID else self.node.path  # Readings/Plain
-        self.pipeline_name = pipeline_name(self, stack, hidden=construct_id == HIDDEN_ID)
+        # the app's own pipeline only is named by its stack alone: a ``Default`` directly in its stack,
+        # not one nested deeper (two teams' scopes could each hold one: their metrics would sum)
+        hidden = construct_id == HIDDEN_ID and scope is stack
+        label = stack.stack_name if hidden else self.node.path  # Readings/Plain
+        self.pipeline_name = pipeline_name(self, stack, hidden=hidden)
         asset = function_asset()
         storage = DigestTables(self, "Storage", shape=shape)
         ingest = QueueIngest(
@@ -249,37 +252,24 @@ class SensorDigestPipeline(Construct):
 
     def _suppress_nag_findings(self) -> None:
         """Each accepted cdk-nag finding, with the reason and the exact finding it applies to."""
-        for function in (self.ingest_function, self.summary_function):
-            NagSuppressions.add_resource_suppressions(
-                function.role,  # type: ignore[arg-type]
-                [
-                    NagPackSuppression(
-                        id="AwsSolutions-IAM5",
-                        reason="X-Ray PutTraceSegments/PutTelemetryRecords and DynamoDB ListStreams support no "
-                        "resource-level permissions; every other action is scoped to one table, stream or queue.",
-                        applies_to=["Resource::*"],
-                    ),
-                ],
-                apply_to_children=True,
-            )
-        NagSuppressions.add_resource_suppressions(
-            [self.ingest_function, self.summary_function],
-            [
-                NagPackSuppression(
-                    id="AwsSolutions-L1",
-                    reason="Python 3.13, not the newest Lambda runtime (3.14): the newest Python the project runs "
-                    "its unit tier on (make test-unit-py313), and no verdict of the functions depends on the "
-                    "Python version (their own timestamp grammar and character rule, zones from tzdata).",
-                )
-            ],
+        nag.accept(
+            [self.ingest_function.role, self.summary_function.role],  # type: ignore[list-item]
+            "AwsSolutions-IAM5",
+            "X-Ray PutTraceSegments/PutTelemetryRecords and DynamoDB ListStreams support no "
+            "resource-level permissions; every other action is scoped to one table, stream or queue.",
+            findings=["Resource::*"],
+            nag2_children=True,
         )
-        NagSuppressions.add_resource_suppressions(
+        nag.accept(
+            [self.ingest_function, self.summary_function],
+            "AwsSolutions-L1",
+            "Python 3.13, not the newest Lambda runtime (3.14): the newest Python the project runs "
+            "its unit tier on (make test-unit-py313), and no verdict of the functions depends on the "
+            "Python version (their own timestamp grammar and character rule, zones from tzdata).",
+        )
+        nag.accept(
             [self.dead_letter_queue, self.stream_failure_queue],
-            [
-                NagPackSuppression(
-                    id="AwsSolutions-SQS3",
-                    reason="This queue is itself a dead-letter destination (SQS redrive target or the stream "
-                    "event source's on-failure destination); a queue for its failures would have no reader.",
-                )
-            ],
+            "AwsSolutions-SQS3",
+            "This queue is itself a dead-letter destination (SQS redrive target or the stream "
+            "event source's on-failure destination); a queue for its failures would have no reader.",
         )

@@ -20,17 +20,15 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
-from cdk_nag import NagPackSuppression, NagSuppressions
 from constructs import Construct
 
 from sensor_digest import names
 from sensor_digest.store import schema
-from sensor_digest_cdk.lambda_function import python_function
+from sensor_digest_cdk import nag
+from sensor_digest_cdk.lambda_function import SILENCE, python_function
 from sensor_digest_cdk.shape import PipelineShape
 
 CHECK_EVERY = Duration.hours(1)
-CHECK_TIMEOUT_SECONDS = 300  # 100 sensors a page, about 4 reads each: a fleet of 100,000 in minutes
-CHECK_MEMORY_MB = 256
 # Only what the check calls: a Query of the Profiles index (and of a sensor's partition, for the day
 # it last reported) and BatchGetItem of profiles and day items
 CHECK_ACTIONS = ["dynamodb:Query", "dynamodb:BatchGetItem"]
@@ -54,11 +52,8 @@ class SilenceCheck(Construct):
             "Function",
             shape=shape,
             asset=asset,
-            handler="silence.handler.handler",
-            service=names.SILENCE_SERVICE,
-            timeout_seconds=CHECK_TIMEOUT_SECONDS,
-            memory_mb=CHECK_MEMORY_MB,
-            environment=silence_environment(shape, table.table_name),
+            kind=SILENCE,
+            environment=shape.silence_environment(table=table.table_name),
         )
         self.function.add_to_role_policy(
             iam.PolicyStatement(
@@ -107,34 +102,17 @@ class SilenceCheck(Construct):
 
     def _suppress_nag_findings(self) -> None:
         """The check function's accepted cdk-nag findings (the read API's query function's, alike)."""
-        NagSuppressions.add_resource_suppressions(
+        nag.accept(
             self.function.role,  # type: ignore[arg-type]
-            [
-                NagPackSuppression(
-                    id="AwsSolutions-IAM5",
-                    reason="X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; "
-                    "the check's DynamoDB actions are scoped to the digest table and its Profiles index.",
-                    applies_to=["Resource::*"],
-                ),
-            ],
-            apply_to_children=True,
+            "AwsSolutions-IAM5",
+            "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; "
+            "the check's DynamoDB actions are scoped to the digest table and its Profiles index.",
+            findings=["Resource::*"],
+            nag2_children=True,
         )
-        NagSuppressions.add_resource_suppressions(
+        nag.accept(
             self.function,
-            [
-                NagPackSuppression(
-                    id="AwsSolutions-L1",
-                    reason="Python 3.13, as the pipeline's other functions: the newest Python the project runs "
-                    "its unit tier on (make test-unit-py313).",
-                )
-            ],
+            "AwsSolutions-L1",
+            "Python 3.13, as the pipeline's other functions: the newest Python the project runs "
+            "its unit tier on (make test-unit-py313).",
         )
-
-
-def silence_environment(shape: PipelineShape, table_name: str) -> dict[str, str]:
-    """What the check (and the read API's ``GET /silence``) read: the table, the default threshold
-    (none when 0), and the zone of sensors registered without one."""
-    environment = {"TABLE_NAME": table_name, "DIGEST_TIMEZONE": shape.digest_timezone}
-    if shape.silence_hours:
-        environment["SILENCE_HOURS"] = str(shape.silence_hours)
-    return environment

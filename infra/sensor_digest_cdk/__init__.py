@@ -12,7 +12,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from sensor_digest_cdk.shape import PipelineProps, PipelineShape, ShapeError
+from sensor_digest_cdk.props import PipelineProps
+from sensor_digest_cdk.shape import PipelineShape, ShapeError
 
 if TYPE_CHECKING:
     from sensor_digest_cdk.pipeline import SensorDigestPipeline
