@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.prices import dollars_per_million
 from sensor_digest_cdk.shape import PipelineShape
 
 
@@ -121,11 +122,13 @@ def concurrency_goals(rows: list[dict[str, Any]]) -> list[tuple[str, str, bool]]
         return []
     default, raised = rows
     share = raised["write_units_per_message"] / default["write_units_per_message"]
+    dollars = dollars_per_million(raised) / dollars_per_million(default)
     return [
         (
             f"W1 at {raised['concurrency']} invocations at once: (c) WCU per message within 15% of "
             f"{default['concurrency']} (the default), exact",
-            f"{raised['write_units_per_message']:.3f} / {default['write_units_per_message']:.3f} = {share:.2f}x, "
+            f"{raised['write_units_per_message']:.3f} / {default['write_units_per_message']:.3f} = {share:.2f}x "
+            f"(dollars, the reads of {raised['concurrency']} cold containers included: {dollars:.2f}x), "
             f"{raised['overcount']}/{raised['undercount']} over/under",
             share <= 1.15 and raised["overcount"] == raised["undercount"] == 0,
         )

@@ -23,22 +23,15 @@ from dataclasses import replace
 from typing import Any
 
 from bench import runner
+from bench.prices import PRICE_PER_MILLION, dollars_per_million
 from bench.workloads import Workload, fleet, peer
 from sensor_digest_cdk.shape import PipelineShape
 
-# DynamoDB on-demand, us-east-1, $ per million request units (AWS's price list since November 2024)
-PRICE_PER_MILLION = {"write": 0.625, "read": 0.125}
 PHASES = ("new day", "day under way")
 POWERTOOLS_BATCH = 10
 TARGET = 0.45  # (c)'s dollars at most this share of (b)'s, both phases, both fleets, at the defaults
 TARGET_SMALL_BATCHES = 1.0  # and at most (b)'s at batches of 10
 STRATEGIES = "abcg"
-
-
-def dollars_per_million(result: dict[str, Any]) -> float:
-    """DynamoDB dollars per million messages of a run."""
-    writes, reads = float(result["write_units_per_message"]), float(result["read_units_per_message"])
-    return writes * PRICE_PER_MILLION["write"] + reads * PRICE_PER_MILLION["read"]
 
 
 def settings_variants(settings: PipelineShape, quick: bool) -> list[tuple[str, PipelineShape]]:

@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from bench import runner
-from bench.peer import PRICE_PER_MILLION
+from bench.prices import PRICE_PER_MILLION
 from bench.strategies import STRATEGIES
 from sensor_digest.store import reads, schema
 from sensor_digest_cdk.shape import PipelineShape

@@ -119,7 +119,6 @@ def powertools_idempotency(session: Any, tables: dict[str, str], settings: Pipel
     Each concurrent invocation gets a container of its own (processor, config, persistence layer), as
     on Lambda, where a container runs one invocation at a time."""
     client = session.client("dynamodb")
-    containers = threading.local()
 
     def container() -> Handler:
         layer = DynamoDBPersistenceLayer(table_name=tables["idempotency"], boto3_client=client)
@@ -148,10 +147,25 @@ def powertools_idempotency(session: Any, tables: dict[str, str], settings: Pipel
 
         return lambda_handler
 
+    return per_container(container)
+
+
+def per_container(container: Callable[[], Handler]) -> Handler:
+    """A handler whose every concurrent invocation runs in a container of its own, as on Lambda: one
+    per invocation slot of the event source (``esm``'s thread ``invocation-<i>``), built by
+    ``container`` on its first invocation and warm for every later one in that slot, in this feed or
+    a later one (a warm-up's containers are the measured run's). What a container keeps between
+    invocations (caches, what it learned) is its own, never another's."""
+    containers: dict[str, Handler] = {}
+    lock = threading.Lock()
+
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        if not hasattr(containers, "handler"):
-            containers.handler = container()
-        response: dict[str, Any] = containers.handler(event, context)
+        slot = threading.current_thread().name
+        with lock:
+            if slot not in containers:
+                containers[slot] = container()
+            own = containers[slot]
+        response: dict[str, Any] = own(event, context)
         return response
 
     return handler
@@ -173,7 +187,8 @@ def _ingest_handler(
         )
         if ledger is not None:
             environment["LEDGER_MODE"] = ledger.value
-        return lambda_handler(ingest.build_service(IngestSettings.from_env(environment), session, retry=retry))
+        config = IngestSettings.from_env(environment)
+        return per_container(lambda: lambda_handler(ingest.build_service(config, session, retry=retry)))
 
     return make
 

@@ -182,7 +182,7 @@ class SensorDigestPipeline(Construct):
         which names principals by ARN: ``grantee`` must then be an IAM role or user (or an
         ``ArnPrincipal``)."""
         if self.shape.restrict_producers:
-            self._producers.append(principal_arn(grantee))
+            self._producers.append(principal_arn(grantee, Stack.of(self)))
         return self.queue.grant_send_messages(grantee)
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:

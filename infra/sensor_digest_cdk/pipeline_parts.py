@@ -37,13 +37,25 @@ def pipeline_name(pipeline: Construct, stack: Stack, *, hidden: bool) -> str:
     return name
 
 
-def principal_arn(grantee: iam.IGrantable) -> str:
-    """The ARN the queue policy's ``aws:PrincipalArn`` condition sees for ``grantee``."""
+def principal_arn(grantee: iam.IGrantable, home: Stack) -> str:
+    """The ARN the queue policy's ``aws:PrincipalArn`` condition sees for ``grantee``, whose ARN the
+    policy in stack ``home`` can name: a role or user made in another stack cannot be, since the
+    grant already makes that stack depend on ``home`` (the two would depend on each other)."""
     principal = grantee.grant_principal
     for attribute in ("role_arn", "user_arn", "arn"):
         arn = getattr(principal, attribute, None)
-        if isinstance(arn, str):
-            return arn
+        if not isinstance(arn, str):
+            continue
+        if isinstance(principal, Construct) and Token.is_unresolved(arn):
+            theirs = Stack.of(principal)
+            if theirs.node.path != home.node.path:
+                raise ValueError(
+                    f"grant_send with restrict_producers: {principal.node.path} is made in stack {theirs.stack_name}, "
+                    f"not {home.stack_name}, so the queue policy naming its ARN and its grant would make the two "
+                    "stacks depend on each other; give its ARN as text in producer_arns and grant it in its own "
+                    "stack with pipeline.queue.grant_send_messages(role)"
+                )
+        return arn
     raise TypeError(
         f"grant_send with restrict_producers admits producers by IAM ARN: {principal} is no IAM role, user "
         "or ArnPrincipal"

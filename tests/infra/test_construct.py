@@ -218,3 +218,37 @@ def test_the_construct_takes_the_app_stacks_longest_fifo_stack_name() -> None:
     stack = cdk.Stack(app, "S" * 30)
     SensorDigestPipeline(stack, "Default", queue_type="fifo")
     app.synth()
+
+
+def test_grant_send_with_restricted_producers_refuses_a_role_of_another_stack_in_one_line() -> None:
+    # Given a producer role made in a stack of its own, as apps split producers from the pipeline
+    app = cdk.App()
+    pipeline = SensorDigestPipeline(cdk.Stack(app, "Readings"), "Pipeline", restrict_producers=True)
+    role = iam.Role(cdk.Stack(app, "Producers"), "Sender", assumed_by=iam.AccountRootPrincipal())
+
+    # When it is granted: the queue policy would name its ARN (Readings needs Producers) while its grant
+    # names the queue (Producers needs Readings): refused now, in one line, rather than a cycle at synth
+    with pytest.raises(ValueError, match="would make the two stacks depend on each other") as refused:
+        pipeline.grant_send(role)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_role_of_another_stack_is_admitted_by_its_arn_as_text_and_granted_in_its_own_stack() -> None:
+    # The way the refusal names: the ARN as text in producer_arns, the grant in the producer's stack
+    app = cdk.App()
+    arn = "arn:aws:iam::123456789012:role/sender"
+    pipeline = SensorDigestPipeline(
+        cdk.Stack(app, "Readings"), "Pipeline", restrict_producers=True, producer_arns=[arn]
+    )
+    producers = cdk.Stack(app, "Producers")
+    role = iam.Role(producers, "Sender", role_name="sender", assumed_by=iam.AccountRootPrincipal())
+    pipeline.queue.grant_send_messages(role)
+
+    app.synth()  # no dependency cycle
+
+    statements = [
+        s
+        for p in resources(Template.from_stack(producers), "AWS::IAM::Policy").values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    assert any("sqs:SendMessage" in s["Action"] for s in statements)

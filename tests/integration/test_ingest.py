@@ -28,6 +28,7 @@ from tests.support.tables import Tables, day_counts, identities, markers, scan_a
 pytestmark = pytest.mark.dynamodb_local
 UTC_ZONE = ZoneInfo("UTC")
 WRITES = ("transact_write_items", "update_item", "put_item")
+DAY_ONE = "2024-05-01"
 BOTH = pytest.mark.parametrize("ledger", [LedgerMode.COMPACT, LedgerMode.PER_MESSAGE])
 
 
@@ -168,6 +169,69 @@ def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(
     assert all(len(o.counted) == 1 for o in outcomes)
 
 
+class CreatedAfterLookup:
+    """Delegates to ``inner``; once a lookup has read day items (eventually consistent) and found
+    them missing, ``create`` makes them exist, as another invocation writing the same backlog
+    would between this one's lookup and its write."""
+
+    def __init__(self, inner: Any, table: str, create: Callable[[list[tuple[int, str]]], None]) -> None:
+        self.inner, self.table, self.create, self.on = inner, table, create, True
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+        if name != "batch_get_item":
+            return target
+
+        def read(**kwargs: Any) -> Any:
+            answer = target(**kwargs)
+            request = kwargs["RequestItems"].get(self.table)
+            if self.on and request is not None and not request.get("ConsistentRead"):
+                found = {(k["SensorId"]["N"], k["Date"]["S"]) for k in answer["Responses"].get(self.table, [])}
+                keys = [(int(k["SensorId"]["N"]), k["Date"]["S"]) for k in request["Keys"]]
+                self.create([k for k in keys if (str(k[0]), k[1]) not in found])
+            return answer
+
+        return read
+
+
+@pytest.mark.parametrize(
+    ("mode", "ledger"),
+    [
+        (DeliveryMode.EXACTLY_ONCE, LedgerMode.COMPACT),
+        (DeliveryMode.EXACTLY_ONCE, LedgerMode.PER_MESSAGE),
+        (DeliveryMode.AT_LEAST_ONCE, LedgerMode.COMPACT),
+    ],
+)
+def test_days_found_missing_start_at_the_update_while_most_were_created_meanwhile(
+    ddb: Any, tables: Tables, mode: DeliveryMode, ledger: LedgerMode
+) -> None:
+    # Given a container whose lookups find new days missing that another invocation then creates
+    # before this one writes (several invocations draining one backlog of a new day)
+    other = make_service(ddb, tables, mode, ledger=ledger)
+    client = CreatedAfterLookup(
+        ddb, tables.table, lambda days: other.process([inbound(s, d, count=1) for s, d in days])
+    )
+    steps: list[list[str]] = []
+    service = make_service(client, tables, mode, on_group=lambda outcome: steps.append(outcome.steps), ledger=ledger)
+
+    # When it writes 12 such days, then (nobody else writing any more) 13 days really new, one a batch
+    for sensor in range(12):
+        assert service.process([inbound(100 + sensor, DAY_ONE, count=2)]).counted == 1
+    client.on = False
+    for sensor in range(13):
+        assert service.process([inbound(200 + sensor, DAY_ONE, count=2)]).counted == 1
+
+    # Then its first 8 inserts are refused (each a wasted write), and from then on a day found
+    # missing starts at the update (one write when it was created meanwhile); once most of its
+    # recent bets have met no day item (12 of 24), new days start at the insert again
+    firsts = [s[0] for s in steps]
+    assert firsts == ["insert"] * 8 + ["update"] * 4 + ["update"] * 12 + ["insert"]
+    assert all(s == ["update"] for s in steps[8:12])
+    assert all("insert" in s for s in steps[12:])
+    counts = day_counts(ddb, tables.table)
+    assert counts == {**{(100 + s, DAY_ONE): 3 for s in range(12)}, **{(200 + s, DAY_ONE): 2 for s in range(13)}}
+
+
 def test_same_batch_delivered_twice_counts_once(ddb: Any, tables: Tables, ingest_handler: Any) -> None:
     batch = [QueuedMessage(body=body_of(s, "2024-05-01", count=c)) for s, c in [(1, 2), (2, 1), (1, 1), (3, 7)]]
     event = sqs_event(batch)
@@ -304,24 +368,8 @@ def test_a_redelivered_batch_is_found_in_the_ledger_before_any_write(
     assert day_counts(ddb, tables.table) == {(1, "2024-05-01"): 4, (2, "2024-05-01"): 2, (3, "2024-05-01"): 2}
 
 
-class LedgerReadsFail:
-    """A client whose ``BatchGetItem`` always fails (the other calls go through)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "batch_get_item":
-
-            def throttled(**_: Any) -> Any:
-                raise throttling_error("BatchGetItem")
-
-            return throttled
-        return getattr(self.inner, name)
-
-
 def test_a_failed_marker_lookup_costs_only_what_it_would_have_saved(ddb: Any, tables: Tables) -> None:
-    service = make_service(LedgerReadsFail(ddb), tables)
+    service = make_service(LookupsRefused(ddb), tables)
     batch = [inbound(5, "2024-05-01", mid="a"), inbound(5, "2024-05-01", mid="b")]
 
     first, again = service.process(batch), service.process(batch)

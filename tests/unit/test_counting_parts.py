@@ -1,11 +1,13 @@
-"""Parts of day counting that need no engine: the memory of known day items, the retry backoff."""
+"""Parts of day counting that need no engine: the memory of known day items, the bet on days found
+missing, the retry backoff."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sensor_digest.counting import KnownDays, RetryPolicy
+from sensor_digest.counting import GroupOutcome, KnownDays, RetryPolicy
+from sensor_digest.counting.base import MissingDays
 
 
 def test_known_days_answer_only_the_unknown_sorted_and_forget_the_least_recently_used() -> None:
@@ -28,3 +30,28 @@ def test_the_backoff_waits_at_least_half_the_refused_attempts_span_and_never_pas
     delay = policy.delay(retry, floor=floor)
 
     assert span / 2 <= delay <= span <= policy.cap_seconds
+
+
+def _heard(days: MissingDays, created: bool) -> None:
+    days.heard(GroupOutcome(steps=["insert", "update-again"] if created else ["insert"], insert_refused=created))
+
+
+@given(history=st.lists(st.booleans(), max_size=80))
+def test_a_day_found_missing_is_bet_created_only_while_most_of_the_last_32_were(history: list[bool]) -> None:
+    days = MissingDays()
+    for created in history:
+        _heard(days, created)
+
+    recent = history[-32:]
+    assert days.likely_created() == (len(recent) >= 8 and sum(recent) > len(recent) / 2)
+
+
+def test_a_write_that_found_its_day_item_without_an_insert_was_created_meanwhile() -> None:
+    days = MissingDays(least=1)
+    days.heard(GroupOutcome(steps=["update"]))  # the bet won: the update found the day item
+    assert days.likely_created()
+    days.heard(GroupOutcome(steps=["update", "insert"]))  # the bet lost: the insert created it
+    days.heard(GroupOutcome(steps=["update", "insert", "update-again"]))  # per-message: created, then filled
+    assert not days.likely_created()
+    days.heard(GroupOutcome())  # nothing written (no time left): no evidence either way
+    assert not days.likely_created()

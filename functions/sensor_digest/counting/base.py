@@ -99,6 +99,31 @@ class KnownDays:
             return sorted(d for d in set(days) if d not in self._days)
 
 
+class MissingDays:
+    """What became of the last ``window`` day items a lookup found missing, by the time this
+    container wrote them: whether another invocation had created one meanwhile. Several invocations
+    draining one backlog all read a new day as missing, and all but the first to write it would pay
+    a refused insert; while most recent ones were created meanwhile, a day found missing is bet to
+    exist and starts at the update (1 write when it does; a refused update and the insert when not)."""
+
+    def __init__(self, window: int = 32, least: int = 8) -> None:
+        self._recent: deque[bool] = deque(maxlen=window)
+        self._least = least
+        self._lock = threading.Lock()
+
+    def likely_created(self) -> bool:
+        with self._lock:
+            return len(self._recent) >= self._least and 2 * sum(self._recent) > len(self._recent)
+
+    def heard(self, outcome: GroupOutcome) -> None:
+        """How the write of a day found missing went: created meanwhile when it did without the
+        insert (its update found the day item) or its insert was refused; nothing when it wrote
+        nothing."""
+        if outcome.steps:
+            with self._lock:
+                self._recent.append("insert" not in outcome.steps or outcome.insert_refused)
+
+
 class DayCounter(ABC):
     """Counts the valid messages of a batch into day items; one subclass per mode (``ledger.py``,
     ``ordered.py``, ``plain.py``), chosen once by ``ingest/wiring.py``'s ``MODES``."""
@@ -106,6 +131,7 @@ class DayCounter(ABC):
     def __init__(self, *, max_workers: int = 8, clock: Callable[[], float] = time.monotonic) -> None:
         self._max_workers = max_workers
         self._clock = clock
+        self.missing_days = MissingDays()
 
     @abstractmethod
     def identity(self, message: SensorMessage) -> Hashable | None:
@@ -243,11 +269,17 @@ class DayCounter(ABC):
             deadline is not None and self._clock() >= deadline
         ):  # a batch item failure now rather than cut off by the timeout
             return GroupOutcome(failed=list(messages), reason="no time left in the invocation")
+        bet = missing and self.missing_days.likely_created()  # found missing, created since by another
         try:
-            return self.count_group(Group(key[0], key[1], messages, deadline, missing=missing, may_defer=may_defer))
+            outcome = self.count_group(
+                Group(key[0], key[1], messages, deadline, missing=missing and not bet, may_defer=may_defer)
+            )
         except Exception as exc:  # a bug must fail this group only, never the batch
             LOG.exception("group raised", sensor_id=key[0], day=key[1])
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
+        if missing:
+            self.missing_days.heard(outcome)
+        return outcome
 
 
 class TableCounter(DayCounter):

@@ -29,6 +29,11 @@ from sensor_digest.counting.base import DayKey
 from sensor_digest.errors import MalformedItem
 from sensor_digest.store import schema
 
+IDPAGE_REPAIR = (  # what to do with a day item whose IdPage does not read as one
+    "mend the item (its IdPage must be the number of the sensor-day's highest IDS#<sensor_id>#<day>#<page> "
+    "item in the ledger table, 0 when there is none)"
+)
+
 FROZEN_IDS_KEPT = 500_000
 """Identities of frozen pages a container keeps (about 40 MB at most), least recently used
 forgotten: a hot sensor's pages are read once, not at every batch."""

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
-from sensor_digest.counting.day_views import MISSING, UNSEEN, DayView, FrozenPages, Kind, ids_of
+from sensor_digest.counting.day_views import MISSING, PER_MESSAGE, UNSEEN, DayView, FrozenPages, Kind, ids_of
 from sensor_digest.counting.identities import WRITE_IDS, Entry, identity_hash
 from sensor_digest.counting.ledger_write import LedgerWrite
 from sensor_digest.counting.outcomes import Group
@@ -116,6 +116,12 @@ class LedgerCounter(TableCounter):
     @property
     def client(self) -> DynamoDBClient:
         return self._client
+
+    @property
+    def _unseen(self) -> DayView:
+        """The guess for a day item nobody read (a failed lookup), or found missing and bet created
+        since (``MissingDays``): of the kind this mode creates, the cheapest to be right about."""
+        return UNSEEN if self.creates_compact else PER_MESSAGE
 
     @property
     def creates_compact(self) -> bool:
@@ -235,7 +241,7 @@ class LedgerCounter(TableCounter):
         contention is not retried here."""
         outcome, key, messages = GroupOutcome(), group.key, group.messages
         first, followers = leaders(messages, key=_ledger_key)
-        view = MISSING if group.missing else (self.known_days.get(key) or UNSEEN)
+        view = MISSING if group.missing else (self.known_days.get(key) or self._unseen)
         for start in range(0, len(first), WRITE_IDS):
             chunk = first[start : start + WRITE_IDS]
             try:

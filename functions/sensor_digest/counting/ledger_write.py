@@ -1,8 +1,8 @@
 """One write of the exactly-once ledger: up to ``WRITE_IDS`` messages of one sensor-day, through
 update -> insert -> update, with what each message leaves behind (``ledger.py`` says which).
 
-Each message of the write is an ``Entry``: its identity hash when the day keeps compact identities
-for it, a marker when it needs one, or both. What the write sends follows from the day's view:
+Each message is an ``Entry``: its identity hash when the day keeps compact identities for it, a
+marker when it needs one, or both. What the write sends follows from the day's view:
 
 - a compact day filling page 0 (its own ``Ids``), every identity fitting and no marker: one
   ``UpdateItem`` of the day item, ``ADD DataCount :n, Ids :ids`` on condition that ``IdPage`` is
@@ -10,7 +10,8 @@ for it, a marker when it needs one, or both. What the write sends follows from t
 - otherwise one ``TransactWriteItems``: the day item's ``ADD`` (on condition of its ``IdPage`` and
   that none of the identities is in its page 0), the page being filled (``ADD Ids``, on condition
   that none is there and that they fit), the next page when they do not all fit (the day item's
-  ``IdPage`` moves on in the same transaction), and one marker per message that needs one;
+  ``IdPage`` moves on in the same transaction; read again first, ``_read_again``), and one marker
+  per message that needs one;
 - a per-message day: the day item's ``ADD`` and one marker per message, as the per-message ledger
   always wrote.
 
@@ -19,8 +20,8 @@ in the same ``ADD`` as ``DataCount``; a day item from before hours has its map c
 
 Pages before the one being filled never change again; their identities come from the counter's
 ``frozen_ids`` (read once per container). Every refusal asks for the item as it was
-(``ReturnValuesOnConditionCheckFailure=ALL_OLD``): identities found there are duplicates (a success:
-counted before), dropped; a page seen fuller or an ``IdPage`` moved on corrects the view; the rest is
+(``ReturnValuesOnConditionCheckFailure=ALL_OLD``): identities found there are duplicates (counted
+before), dropped; a page seen fuller or an ``IdPage`` moved on corrects the view; the rest is
 written again. No write is ever retried blind.
 """
 
@@ -31,22 +32,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest.counting.base import DayKey, GroupOutcome
-from sensor_digest.counting.day_views import MISSING, PER_MESSAGE, DayView, Kind, ids_of
-from sensor_digest.counting.hours import HoursWrite, hours_of, update_expression
+from sensor_digest.counting.day_views import IDPAGE_REPAIR, MISSING, PER_MESSAGE, DayView, Kind, ids_of
+from sensor_digest.counting.hours import HoursWrite, hours_of
 from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, Entry
+from sensor_digest.counting.ledger_actions import day_action, page_action
 from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import dynamo, expressions, schema
+from sensor_digest.store import dynamo, expressions, reads, schema
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 if TYPE_CHECKING:
     from sensor_digest.counting.ledger import LedgerCounter
-
-
-IDPAGE_REPAIR = (
-    "mend the item (its IdPage must be the number of the sensor-day's highest IDS#<sensor_id>#<day>#<page> "
-    "item in the ledger table, 0 when there is none)"
-)
 
 
 @dataclass(frozen=True)
@@ -73,6 +69,7 @@ class LedgerWrite(ThreeStepUpsert):
         self.view = view
         self.hours = HoursWrite(missing=day in counter.hourless)
         self.pending = self._distinct(chunk)
+        self._read_before_next_page = True
 
     def settled(self) -> bool:
         return not self.pending
@@ -103,6 +100,7 @@ class LedgerWrite(ThreeStepUpsert):
         self._outcome.requests += 1
         answer = dynamo.single_write(self._counter.client, "PutItem", params)
         if not answer.written:  # somebody else's: step 3 adds to it, as it is
+            self._outcome.insert_refused = True
             self._found(answer.item, [])
             return Answer.NEXT
         self.view = DayView(Kind.COMPACT, day_ids=len(head)) if compact else PER_MESSAGE
@@ -134,6 +132,8 @@ class LedgerWrite(ThreeStepUpsert):
         here, onward = ids[:room], ids[room:]
         following = self.view.next_page
         advance = following if onward else None
+        if onward and self._read_before_next_page:
+            return self._read_again()
         if page == 0 and not onward and not markers:
             return self._single(self._day_action(total, hours, ids, here, None))
         actions = [(Role("day"), self._day_action(total, hours, ids, here if page == 0 else [], advance))]
@@ -146,64 +146,31 @@ class LedgerWrite(ThreeStepUpsert):
     def _day_action(
         self, total: int, hours: dict[str, int], checked: list[bytes], added: list[bytes], advance: int | None
     ) -> dict[str, Any]:
-        """The day item's ``ADD`` of ``total`` and its ``hours``: on condition of its kind (and page),
-        of its hours map (``hours.py``), that none of ``checked`` is in its ``Ids``, and that
-        ``added`` fits there."""
-        names = {"#count": schema.DATA_COUNT}
-        values: dict[str, Any] = {":n": {"N": str(total)}}
-        adds, sets, conditions = ["#count :n"], [], []
-        if self.view.kind is Kind.PER_MESSAGE:
-            names["#pk"] = schema.SENSOR_ID
-            conditions.append("attribute_exists(#pk)")
-        else:
-            names["#page"] = schema.ID_PAGE
-            values[":page"] = {"N": str(self.view.page)}
-            conditions.append("#page = :page")
-            if checked or added:
-                names["#ids"] = schema.IDS
-            conditions += expressions.absent_from_set("#ids", checked, values)
-            if added:
-                adds.append("#ids :added")
-                values[":added"] = {"BS": added}
-                values[":room"] = {"N": str(DAY_IDS - len(added))}
-                conditions.append("(attribute_not_exists(#ids) OR size(#ids) <= :room)")
-            if advance is not None:
-                sets.append("#page = :next")
-                values[":next"] = {"N": str(advance)}
-        hour_adds, hour_sets, hour_condition = self.hours.parts(hours, names, values)
-        conditions.append(hour_condition)
-        expression = update_expression(adds + hour_adds, sets + hour_sets)
-        return {
-            "TableName": self._counter.table,
-            "Key": self._key,
-            "UpdateExpression": expression,
-            "ConditionExpression": " AND ".join(conditions),
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
+        """The day item's update as the view and the hours map stand (``ledger_actions.py``)."""
+        table, key = self._counter.table, self._key
+        return day_action(
+            table, key, self.view, self.hours, total=total, counts=hours, checked=checked, added=added, advance=advance
+        )
 
     def _page_action(self, page: int, checked: list[bytes], added: list[bytes]) -> dict[str, Any]:
-        """Page ``page``'s ``ADD`` of ``added``: on condition that none of ``checked`` is there and
-        that ``added`` fits; its lifetime starts again (``ExpiresAt``)."""
-        values: dict[str, Any] = {
-            ":added": {"BS": added},
-            ":room": {"N": str(PAGE_IDS - len(added))},
-            ":expires": {"N": str(self._counter.expires_at())},
-        }
-        conditions = [
-            *expressions.absent_from_set("#ids", checked, values),
-            "(attribute_not_exists(#ids) OR size(#ids) <= :room)",
-        ]
-        return {
-            "TableName": self._counter.ledger,
-            "Key": schema.id_page_key(*self._day, page),
-            "UpdateExpression": "ADD #ids :added SET #expires = :expires",
-            "ConditionExpression": " AND ".join(conditions),
-            "ExpressionAttributeNames": {"#ids": schema.IDS, "#expires": schema.EXPIRES_AT},
-            "ExpressionAttributeValues": values,
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
+        """Page ``page``'s update (``ledger_actions.py``)."""
+        key = schema.id_page_key(*self._day, page)
+        return page_action(self._counter.ledger, key, self._counter.expires_at(), checked, added)
+
+    def _read_again(self) -> Answer:
+        """Before the chunk's first write that would start the next page, the day item and the page
+        being filled as they are now (consistent reads, a unit each): another container may have
+        filled the page or moved the day on since this view was taken, and a transaction refused
+        for it is charged for every item it names (about 4 units); a page starts once per 72 ids."""
+        self._read_before_next_page = False
+        self._outcome.requests += 1
+        day_item = reads.get_item(self._counter.client, self._counter.table, self._key) or {}
+        seen, pages = DayView.of_item_or_none(day_item), []
+        if seen is not None and seen.kind is Kind.COMPACT and seen.page == self.view.page > 0:
+            self._outcome.requests += 1
+            page_key = schema.id_page_key(*self._day, seen.page)
+            pages.append((seen.page, reads.get_item(self._counter.client, self._counter.ledger, page_key) or {}))
+        return self._found(day_item, pages)
 
     # -- sending and reading the answers ------------------------------------------------------
 

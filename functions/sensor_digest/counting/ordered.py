@@ -189,6 +189,7 @@ class OrderedWrite(ThreeStepUpsert):
         item[schema.applied_sequence_name(self._source)] = {"S": self._last}
         params = {**expressions.put_if_absent(self._table, item), "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
         answer = self._send("Put", params)
+        self._outcome.insert_refused = answer is Answer.AGAIN  # the day item was there (as it was, read back)
         return Answer.NEXT if answer is Answer.AGAIN else answer
 
     def update_if_exists(self) -> Answer:

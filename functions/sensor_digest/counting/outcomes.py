@@ -59,6 +59,7 @@ class GroupOutcome:
     requests: int = 0
     steps: list[str] = field(default_factory=list)
     retries: int = 0
+    insert_refused: bool = False  # the insert found the day item there (another writer created it)
 
 
 @dataclass

@@ -62,7 +62,9 @@ class PlainWrite(ThreeStepUpsert):
     def create_if_missing(self) -> Answer:
         item = schema.day_item(self._sensor_id, self._day, self._total, self._hours)
         params = {**expressions.put_if_absent(self._table, item), "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
-        return self._send("PutItem", partial(self._client.put_item, **params))
+        answer = self._send("PutItem", partial(self._client.put_item, **params))
+        self._outcome.insert_refused = answer is Answer.NEXT
+        return answer
 
     def update_after_race(self) -> Answer:
         return self._update(only_if_exists=False)
