@@ -45,6 +45,11 @@ MEANINGS: dict[tuple[str, ...], str] = {
         "visibility timeout = 6 × function timeout = {fifo_visibility} s"
     ),
     ("unknownSensors", "profileCacheSeconds"): "the [registry](registry.md)'s use in ingest",
+    ("silenceHours",): (
+        "the default [silence](operations.md#silent-sensors) threshold in hours (a sensor's profile may set its "
+        "own); set, the stack runs the silence check every hour, publishes `silentSensors` and alarms on it; "
+        "0 (the default): no check, no alarm"
+    ),
     ("digestTimezone",): "zone of day boundaries; checked at synth against the shipped tzdata's list",
     ("ingestBatchSize", "ingestBatchingWindowSeconds"): (
         "SQS event source; chosen by measurement ([Benchmarks](benchmarks.md)): a message waits at most "

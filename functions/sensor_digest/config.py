@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Self
 from zoneinfo import ZoneInfo
 
@@ -25,6 +25,7 @@ __all__ = [
     "IngestSettings",
     "LedgerMode",
     "QueueType",
+    "SilenceSettings",
     "SummarySettings",
     "TableSettings",
     "pipeline_name",
@@ -121,4 +122,23 @@ class SummarySettings(TableSettings):
 
 @dataclass(frozen=True)
 class ApiSettings(TableSettings):
-    """The read API's: the digest table it reads (and the ``Profiles`` index on it)."""
+    """The read API's: the digest table it reads (and the ``Profiles`` index on it); for
+    ``GET /silence``, the default silence threshold (``SILENCE_HOURS``) and the zone of sensors
+    registered without one (``DIGEST_TIMEZONE``), declared in ``environment.py``."""
+
+    silence_hours: int | None = None
+    timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
+        got = os.environ if env is None else env
+        return cls(
+            table_name=environment.TABLE_NAME.read(got),
+            silence_hours=environment.SILENCE_HOURS.read(got),
+            timezone=_zone(environment.DIGEST_TIMEZONE.read(got)),
+        )
+
+
+@dataclass(frozen=True)
+class SilenceSettings(ApiSettings):
+    """The scheduled silence check's: the same as the read API's ``GET /silence``."""

@@ -1,10 +1,11 @@
-"""The ingest function's environment, declared once: each variable's name, default and range (or
-choices), and the construct prop whose value the construct gives it.
+"""The functions' environment, declared once: each variable's name, default and range (or choices),
+and the construct prop whose value the construct gives it.
 
 The construct reads these declarations for its props' defaults and rules and for the environment it
-deploys (``PipelineShape.ingest_environment``); the runtime's ``IngestSettings.from_env`` reads the
-variables by them. A test holds the props and the settings to the same names, defaults and ranges
-(``tests/unit/test_environment.py``).
+deploys (``PipelineShape.ingest_environment``, and ``PipelineShape.silence_environment`` for the read
+API and the silence check); the runtime's ``IngestSettings.from_env`` and ``ApiSettings.from_env``
+read the variables by them. A test holds the props and the settings to the same names, defaults and
+ranges (``tests/unit/test_environment.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from enum import StrEnum
 
 from sensor_digest import names
 from sensor_digest.errors import ConfigurationError
+from sensor_digest.silence.rules import MAX_HOURS, MIN_HOURS
 
 
 class DeliveryMode(StrEnum):
@@ -68,6 +70,23 @@ class Whole:
         if not self.low <= value <= self.high:
             raise ConfigurationError(f"{self.name} must be between {self.low} and {self.high}, got {value}")
         return value
+
+
+@dataclass(frozen=True)
+class WholeOrNone:
+    """A whole number from ``low`` to ``high``, or none (``None``) when unset or blank; its prop's 0
+    stands for none, and the construct then sets no variable."""
+
+    name: str
+    low: int
+    high: int
+    prop: str = ""
+
+    def read(self, env: Mapping[str, str]) -> int | None:
+        raw = env.get(self.name)
+        if raw is None or raw.strip() == "":
+            return None
+        return Whole(self.name, self.low, self.low, self.high).read(env)
 
 
 @dataclass(frozen=True)
@@ -144,9 +163,17 @@ INGEST: tuple[Whole | Choice | Text, ...] = (
 )
 """Every variable of the ingest function, in the order the construct sets them."""
 
+SILENCE_HOURS = WholeOrNone("SILENCE_HOURS", MIN_HOURS, MAX_HOURS, prop="silence_hours")
+"""The default silence threshold in hours (``silence/rules.py``'s range); none: only sensors with a
+threshold of their own can be silent."""
+
+SILENCE: tuple[Whole | WholeOrNone | Choice | Text, ...] = (TABLE_NAME, DIGEST_TIMEZONE, SILENCE_HOURS)
+"""Every variable of the read API (``GET /silence``) and of the scheduled silence check, in the order
+the construct sets them (``SILENCE_HOURS`` only when ``silence_hours`` is set)."""
+
 BY_PROP = {variable.prop: variable for variable in INGEST if variable.prop}
 """The variables a construct prop sets, by that prop."""
 
-NAMES = frozenset({variable.name for variable in INGEST} | {names.PIPELINE_ENV})
+NAMES = frozenset({variable.name for variable in INGEST + SILENCE} | {names.PIPELINE_ENV})
 """Every variable the settings read: a handler's service is built again when one of them changes
 (``entry.py``), as it does between two tests of a user's suite."""

@@ -39,6 +39,7 @@ class SensorMessage:
     receive_count: int = 1  # how often SQS has handed this message out, this time included
     timed: bool = True  # its body has a ``timestamp`` (else its day comes from the send time)
     named: bool = True  # its body has an ``event_id`` (else its identity is its origin messageId)
+    hour: str = "00"  # ``HH``: the hour of its day it counts toward (``HourCounts``), in the same zone as ``day``
 
     @property
     def sent_again_elsewhere(self) -> bool:
@@ -225,6 +226,17 @@ def _day_of(fields: Mapping[str, Any], sent_timestamp: str | None, zone: tzinfo)
     raise RejectedMessage(f"timestamp must be an ISO-8601 string or epoch seconds, got {_got(value)}")
 
 
+def _hour_of(fields: Mapping[str, Any], sent_timestamp: str | None, zone: tzinfo) -> str:
+    """The hour of its day (``HH``) the message counts toward in ``zone``; called once ``_day_of``
+    accepted the same fields, so it reads them without checking them again."""
+    if "timestamp" not in fields:
+        return timestamps.hour_of_instant(int(str(sent_timestamp)) * 1000, zone)
+    value = fields["timestamp"]
+    if isinstance(value, str):
+        return timestamps.hour_in(timestamps.parse(value), zone)
+    return timestamps.hour_of_instant(timestamps.epoch_micros(value), zone)
+
+
 @dataclass(frozen=True)
 class PendingMessage:
     """A body that passed every rule but the timestamp's: valid but for its day, which needs the
@@ -255,6 +267,7 @@ class PendingMessage:
             receive_count=self.receive_count,
             timed="timestamp" in self.fields,
             named="event_id" in self.fields,
+            hour=_hour_of(self.fields, self.sent_timestamp, zone),
         )
 
 

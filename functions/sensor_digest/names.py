@@ -8,6 +8,7 @@ from __future__ import annotations
 INGEST_SERVICE = "sensor-digest-ingest"
 SUMMARY_SERVICE = "sensor-digest-summary"
 API_SERVICE = "sensor-digest-api"
+SILENCE_SERVICE = "sensor-digest-silence"
 METRICS_NAMESPACE = "SensorDigest"
 # Every metric a pipeline publishes carries the pipeline it belongs to, so that two pipelines in one
 # account (two in a stack, or two stacks) never sum into one graph: the construct sets the variable
@@ -32,6 +33,10 @@ METRIC_SUMMARY_FAILED = "summaryFailed"
 METRIC_API_ANSWERED = "apiAnswered"
 METRIC_API_REFUSED = "apiRefused"
 METRIC_API_FAILED = "apiFailed"
+
+# the silence check (silence/): registered sensors silent past their threshold, at its last run
+METRIC_SILENT_SENSORS = "silentSensors"
+METRIC_SILENCE_CHECKED = "silenceChecked"
 
 # the stack's outputs
 OUTPUT_QUEUE_URL = "QueueUrl"

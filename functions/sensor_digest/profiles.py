@@ -1,8 +1,8 @@
 """Sensor profiles as the ingest path reads them: ``SensorProfile`` (the digest table's item at
-``schema.profile_key``: a name, a unique serial, an IANA time zone and a version), ``Profiles`` (the
-reads) and ``ProfileCache`` (a container's cache of them, which ingest asks for a sensor's zone). The
-writes that keep a serial unique (sentinels, optimistic locking) serve the command line and live in
-``registry.py``.
+``schema.profile_key``: a name, a unique serial, an IANA time zone, a version and, optionally, its
+own silence threshold), ``Profiles`` (the reads) and ``ProfileCache`` (a container's cache of them,
+which ingest asks for a sensor's zone). The writes that keep a serial unique (sentinels, optimistic
+locking) serve the command line and live in ``registry.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 from sensor_digest import zones
 from sensor_digest.errors import InvalidProfile, MalformedItem, RejectedMessage, UnknownTimeZone
 from sensor_digest.messages import CHARACTER_RULE, control_character
+from sensor_digest.silence.rules import check_hours
 from sensor_digest.store import dynamo, reads, schema
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ class SensorProfile:
     serial: str
     timezone: str = "UTC"
     version: int = 1
+    silence_hours: int | None = None  # its own silence threshold (silence/rules.py); None: the stack's
 
     def validate(self) -> SensorProfile:
         if not 0 <= self.sensor_id <= 2**53 - 1:
@@ -46,6 +48,11 @@ class SensorProfile:
             zones.check(self.timezone)
         except UnknownTimeZone as exc:
             raise InvalidProfile(exc.reason) from None
+        if self.silence_hours is not None:
+            try:
+                check_hours(self.silence_hours)
+            except ValueError as exc:
+                raise InvalidProfile(str(exc)) from None
         return self
 
     def item(self) -> dict[str, Any]:
@@ -57,6 +64,7 @@ class SensorProfile:
             schema.SERIAL: {"S": self.serial},
             schema.TIME_ZONE: {"S": self.timezone},
             schema.VERSION: {"N": str(self.version)},
+            **({} if self.silence_hours is None else {schema.SILENCE_HOURS: {"N": str(self.silence_hours)}}),
         }
 
     @classmethod
@@ -69,6 +77,7 @@ class SensorProfile:
             serial=schema.text_of(item, schema.SERIAL),
             timezone=schema.text_of(item, schema.TIME_ZONE),
             version=schema.number_of(item, schema.VERSION),
+            silence_hours=schema.number_of(item, schema.SILENCE_HOURS) if schema.SILENCE_HOURS in item else None,
         )
 
 

@@ -116,6 +116,17 @@ class Timestamp:
         return day_of_instant(micros, zone)
 
 
+def hour_in(stamp: Timestamp, zone: tzinfo) -> str:
+    """``HH``, the hour of the sensor's day ``stamp`` counts toward (``Timestamp.day_in``): the hour as
+    written for a wall-clock time (``24:00``: the next day's ``00``), the instant's wall-clock hour
+    in ``zone`` otherwise. On a daylight-saving change day the hours are the zone's wall-clock
+    hours: the hour skipped in spring never holds a report, the hour repeated in autumn holds both."""
+    micros = stamp.epoch_micros
+    if micros is None:
+        return f"{stamp.time_micros // (3600 * MICROS_PER_SECOND) % 24:02d}"
+    return hour_of_instant(micros, zone)
+
+
 def day_of_instant(micros: int, zone: tzinfo) -> str | None:
     """``YYYY-MM-DD`` of the instant ``micros`` (since 1970-01-01T00:00Z) in ``zone``; ``None`` when
     that day is outside 0001-01-01..9999-12-31."""
@@ -126,6 +137,13 @@ def day_of_instant(micros: int, zone: tzinfo) -> str | None:
     local = (EPOCH + timedelta(microseconds=micros + cycles * _CYCLE)).astimezone(zone)
     year = local.year - 400 * cycles
     return f"{year:04d}-{local.month:02d}-{local.day:02d}" if 1 <= year <= 9999 else None
+
+
+def hour_of_instant(micros: int, zone: tzinfo) -> str:
+    """``HH``, the wall-clock hour of the instant ``micros`` in ``zone`` (its day is
+    ``day_of_instant``'s; converted 400 years inward near either end, as the day is)."""
+    cycles = 1 if micros < _FIRST + _MARGIN else -1 if micros >= _END - _MARGIN else 0
+    return f"{(EPOCH + timedelta(microseconds=micros + cycles * _CYCLE)).astimezone(zone).hour:02d}"
 
 
 def epoch_micros(seconds: int | float) -> int:

@@ -24,22 +24,27 @@ RUNTIME = lambda_.Runtime.PYTHON_3_13
 @dataclass(frozen=True)
 class FunctionKind:
     """One of the pipeline's functions: its handler, its service name, and its props' prefix
-    (``<prefix>_timeout_seconds``, ``<prefix>_memory_mb`` of ``PipelineShape``)."""
+    (``<prefix>_timeout_seconds``, ``<prefix>_memory_mb`` of ``PipelineShape``), or, for a function no
+    prop tunes, its timeout and memory (``fixed``)."""
 
     handler: str
     service: str
-    prefix: str
+    prefix: str = ""
+    fixed: tuple[int, int] | None = None  # (timeout in seconds, memory in MB) when no prop sets them
 
     def timeout_seconds(self, shape: PipelineShape) -> int:
-        return int(getattr(shape, f"{self.prefix}_timeout_seconds"))
+        return self.fixed[0] if self.fixed else int(getattr(shape, f"{self.prefix}_timeout_seconds"))
 
     def memory_mb(self, shape: PipelineShape) -> int:
-        return int(getattr(shape, f"{self.prefix}_memory_mb"))
+        return self.fixed[1] if self.fixed else int(getattr(shape, f"{self.prefix}_memory_mb"))
 
 
 INGEST = FunctionKind("ingest.handler.handler", names.INGEST_SERVICE, "ingest")
 SUMMARY = FunctionKind("summary.handler.handler", names.SUMMARY_SERVICE, "summary")
 API = FunctionKind("api.handler.handler", names.API_SERVICE, "api")
+# the scheduled silence check (silence_check.py): 100 sensors a page, about 4 reads each, so 300 s
+# reads a fleet of 100,000 in minutes
+SILENCE = FunctionKind("silence.handler.handler", names.SILENCE_SERVICE, fixed=(300, 256))
 
 
 def python_function(

@@ -8,7 +8,7 @@ physical names are generated unless given, so two pipelines live in one stack si
 
 What a user wires next is exposed: ``queue``, ``dead_letter_queue``, ``table``, ``ledger``,
 ``ingest_function``, ``summary_function``, ``alarm_topic``, ``dashboard``, ``read_api``, ``iot`` (or
-``None``), and
+``None``), ``silence`` (the scheduled silence check, or ``None`` without ``silence_hours``), and
 the grants ``grant_send`` (producers), ``grant_read`` (consumers of the counts) and
 ``grant_redrive`` (operators of the dead-letter queue).
 """
@@ -32,6 +32,7 @@ from sensor_digest_cdk.pipeline_parts import FifoNamesFit, Producers, SomeProduc
 from sensor_digest_cdk.queue_ingest import QueueIngest
 from sensor_digest_cdk.read_api import ReadApi
 from sensor_digest_cdk.shape import PipelineShape, prop_key
+from sensor_digest_cdk.silence_check import SilenceCheck
 from sensor_digest_cdk.stream_summary import StreamSummary
 from sensor_digest_cdk.workable import overridden_not_applying
 
@@ -146,7 +147,20 @@ class SensorDigestPipeline(Construct):
         self.dashboard: cloudwatch.Dashboard = self.monitoring.dashboard
         self.dashboard_url: str = self.monitoring.dashboard_url
 
-        for function in (ingest.function, summary.function, self.read_api.function):
+        self.silence: SilenceCheck | None = None  # the scheduled silence check, when silence_hours is set
+        if shape.silence_hours:
+            self.silence = SilenceCheck(
+                self,
+                "Silence",
+                shape=shape,
+                asset=asset,
+                table=storage.table,
+                pipeline=self.pipeline_name,
+                alarm_topic=self.monitoring.topic,
+            )
+        functions = [ingest.function, summary.function, self.read_api.function]
+        functions += [self.silence.function] if self.silence is not None else []
+        for function in functions:
             function.add_environment(names.PIPELINE_ENV, self.pipeline_name)  # its metrics' pipeline dimension
         self._grant_functions(ingest, summary)
         self._producers: list[str] = list(shape.producer_arns)

@@ -60,3 +60,4 @@ class PipelineProps(TypedDict, total=False):
     iot_rule_name: str
     restrict_producers: bool
     producer_arns: tuple[str, ...]
+    silence_hours: int

@@ -36,7 +36,13 @@ from sensor_digest_cdk.shape import PipelineShape
 
 # Only what the function calls (one Query a request), on the digest table and its Profiles index
 READ_ACTIONS = ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"]
-ROUTES = ("/sensors", "/sensors/{sensor_id}/days", "/sensors/{sensor_id}/months")
+ROUTES = (
+    "/sensors",
+    "/sensors/{sensor_id}/days",
+    "/sensors/{sensor_id}/months",
+    "/sensors/{sensor_id}/hours",
+    "/silence",
+)
 # the routes as execute-api ARNs name them: a path parameter is a wildcard there
 INVOKED_PATHS = tuple(re.sub(r"\{[^}]+\}", "*", route) for route in ROUTES)
 STAGE = "$default"
@@ -94,7 +100,7 @@ class ReadApi(Construct):
             shape=shape,
             asset=asset,
             kind=API,
-            environment={"TABLE_NAME": table.table_name},
+            environment=shape.silence_environment(table=table.table_name),  # GET /silence: the default threshold
         )
         self.function.add_to_role_policy(
             iam.PolicyStatement(

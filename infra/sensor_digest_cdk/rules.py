@@ -192,6 +192,10 @@ RULES: dict[str, Rule] = {
         "IAM role or user ARNs (arn:aws:iam::123456789012:role/name), comma-separated in context",
         lambda arns: all(IAM_PRINCIPAL_ARN.fullmatch(arn) for arn in arns),
     ),
+    # silence (sensor_digest/silence/): the default threshold; 0 deploys no scheduled check
+    "silence_hours": _between(
+        0, environment.SILENCE_HOURS.high, "hours; 0: no default threshold and no scheduled silence check"
+    ),
 }
 """The rule of every field (a test holds every field to having one)."""
 

@@ -124,6 +124,9 @@ class PipelineShape:
     iot_rule_name: str = ""  # nothing: generated (Basic Ingest devices need it: the IotRuleName output)
     restrict_producers: bool = False  # True: the queue policy denies SendMessage to all but the granted
     producer_arns: tuple[str, ...] = field(default=())  # IAM roles or users allowed to send (with restrict)
+    # silence: a sensor with no report for this many hours is silent (its profile may say otherwise);
+    # 0: no default, and no scheduled check, metric or alarm (silence_check.py)
+    silence_hours: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.producer_arns, list):  # a list given for the tuple
@@ -216,6 +219,18 @@ class PipelineShape:
             environment.MARKER_TTL_SECONDS.name: str(self.marker_ttl_seconds),
         }
         return {v.name: given[v.name] if v.name in given else str(getattr(self, v.prop)) for v in environment.INGEST}
+
+    def silence_environment(self, *, table: str) -> dict[str, str]:
+        """The environment of the read API's function (``GET /silence``) and of the silence check
+        (``sensor_digest.environment.SILENCE``): the table, the zone of sensors registered without one,
+        and the default threshold, set only when ``silence_hours`` is (0: none)."""
+        deployed = {
+            environment.TABLE_NAME.name: table,
+            environment.DIGEST_TIMEZONE.name: self.digest_timezone,
+        }
+        if self.silence_hours:
+            deployed[environment.SILENCE_HOURS.name] = str(self.silence_hours)
+        return deployed
 
     @property
     def iot_rule_sql(self) -> str:

@@ -32,6 +32,8 @@ def test_every_route_of_the_api_takes_iam_callers_only(template: Template) -> No
         "GET /sensors",
         "GET /sensors/{sensor_id}/days",
         "GET /sensors/{sensor_id}/months",
+        "GET /sensors/{sensor_id}/hours",
+        "GET /silence",
     }
     assert {r["Properties"].get("AuthorizationType") for r in routes.values()} == {"AWS_IAM"}
 
@@ -132,7 +134,7 @@ def test_grant_invoke_lets_a_principal_get_the_apis_routes_and_nothing_else() ->
     role = iam.Role(stack, "DashboardRole", assumed_by=iam.AccountRootPrincipal())
     read_api.grant_invoke(role)
 
-    # Then its policy allows execute-api:Invoke on GET of the three routes of the API's stage
+    # Then its policy allows execute-api:Invoke on GET of the five routes of the API's stage
     [policy] = [
         p
         for p in resources(Template.from_stack(stack), "AWS::IAM::Policy").values()
@@ -144,6 +146,8 @@ def test_grant_invoke_lets_a_principal_get_the_apis_routes_and_nothing_else() ->
         "$default/GET/sensors",
         "$default/GET/sensors/*/days",
         "$default/GET/sensors/*/months",
+        "$default/GET/sensors/*/hours",
+        "$default/GET/silence",
     ]
 
 

@@ -48,8 +48,13 @@ def test_the_alarm_topic_is_encrypted_and_tls_only(template: Template) -> None:
 
 QUEUE_TYPES = pytest.mark.parametrize(
     "context",
-    [{}, {"queueType": "fifo"}, {"iotTopic": "sensors/+/reports", "restrictProducers": "true"}],
-    ids=["standard", "fifo", "iot-restricted"],
+    [
+        {},
+        {"queueType": "fifo"},
+        {"iotTopic": "sensors/+/reports", "restrictProducers": "true"},
+        {"silenceHours": "6"},
+    ],
+    ids=["standard", "fifo", "iot-restricted", "silence-check"],
 )
 
 

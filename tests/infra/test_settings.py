@@ -165,6 +165,8 @@ BAD_VALUES: list[tuple[str, object]] = [
     ("logRetentionDays", 60),
     ("iteratorAgeAlarmSeconds", 0),
     ("queueAgeAlarmSeconds", -1),
+    ("silenceHours", 721),
+    ("silenceHours", -1),
     ("alarmEmail", "not-an-email"),
     ("alarmEmail", "me@localhost"),
     ("alarmEmail", "me@example.com "),

@@ -76,3 +76,37 @@ def test_the_page_shows_the_apis_error_for_a_bad_range(server: LocalApi, tmp_pat
 
     assert dom.find("body")[0]["attrs"].get("data-state") == "error"
     assert dom.find("p", id="status")[0]["text"] == "Error: from 2024-05-03 is after to 2024-05-01"
+
+
+def test_the_page_opens_a_days_hours_and_marks_a_silent_sensor_with_its_last_hour_as_text(
+    ddb: Any, tables: Tables, session: LocalSession, tmp_path: Path
+) -> None:
+    # Given sensor 9 (a hostile name), registered with a silence threshold of 1 hour, whose last
+    # reports were in hour 09 of 2024-05-03 (long ago: it is silent now)
+    registry = Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb)
+    registry.register(SensorProfile(sensor_id=9, name=HOSTILE, serial="S-9", silence_hours=1))
+    hours = {"07": 2, "09": 3}
+    ddb.put_item(TableName=tables.table, Item=schema.day_item(9, "2024-05-03", 5, hours))
+    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
+    local.start()
+    try:
+        # When Chromium opens the page with that day's hours open (as a click on its cell leaves the URL)
+        query = "from=2024-05-01&to=2024-05-03&hsensor=9&hday=2024-05-03"
+        dom = Dom(render(f"{local.url}/?{query}", tmp_path / "profile"))
+    finally:
+        local.stop()
+
+    # Then the day's 24 hours are drawn, each count in its hour
+    assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
+    cells = [e for e in dom.elements if e["tag"] == "td" and "data-hour" in e["attrs"]]
+    assert len(cells) == 24
+    counted = {c["attrs"]["data-hour"]: int(c["attrs"]["data-count"]) for c in cells}
+    assert {hour: n for hour, n in counted.items() if n} == hours
+    # And the sensor's row is marked silent, since the end of its last hour, its name still text
+    [row] = [r for r in dom.find("tr") if r["attrs"].get("data-silent") == "1"]
+    assert row["attrs"]["data-sensor"] == "9"
+    [label] = dom.find("th", **{"class": "sensor-name"})
+    [silence] = dom.find("span", **{"class": "silence"})
+    assert label["text"] == f"9 · {HOSTILE}"
+    assert silence["text"].startswith(" · silent since 2024-05-03T09:00 (")
+    assert dom.find("img") == []

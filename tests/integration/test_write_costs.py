@@ -185,7 +185,8 @@ def test_a_day_item_created_but_never_filled_is_no_day_for_any_reader(
     result = service_on(always, tables, mode=PER_MESSAGE).process([report("a")])
     assert result.failed_ids == ["m-a-1"]  # to be redelivered
     items = scan_all(ddb, tables.table)
-    assert [sorted(i) for i in items] == [["Date", "SensorId"]]
+    assert [sorted(i) for i in items] == [["Date", "HourCounts", "SensorId"]]  # hours: an empty map to add to
+    assert items[0]["HourCounts"] == {"M": {}}
 
     # Then no reader sees a day, and its stream record does not reach the summary
     records = StreamReader(engine_endpoint, tables.table).poll()

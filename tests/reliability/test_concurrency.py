@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage, sqs_record
+from tests.support.hours import hour_counts, hour_truth, hours_match_counts
 from tests.support.tables import Tables, day_counts, identities
 from tests.support.workers import run_handler_on_batches
 
@@ -24,11 +25,12 @@ def test_four_processes_on_overlapping_batches_of_the_same_sensor_days_count_exa
     # Given 2,000 messages over only 4 sensors and 2 days, and every process delivering all of them
     rng = random.Random(21)
     truth: Counter[tuple[int, str]] = Counter()
-    records = []
+    records, queued = [], []
     for i in range(2000):
         sensor, day, count = rng.randrange(4), rng.choice(["2024-05-01", "2024-05-02"]), rng.randint(1, 3)
         body = {"sensor_id": sensor, "timestamp": f"{day}T10:00:00Z", "count": count, "event_id": f"c-{i}"}
-        records.append(sqs_record(QueuedMessage(body=json.dumps(body))))
+        queued.append(QueuedMessage(body=json.dumps(body)))
+        records.append(sqs_record(queued[-1]))
         truth[(sensor, day)] += count
     env = {
         "AWS_ENDPOINT_URL_DYNAMODB": engine_endpoint,
@@ -54,5 +56,7 @@ def test_four_processes_on_overlapping_batches_of_the_same_sensor_days_count_exa
 
     # Then every count is exact (each message was delivered four times) and each has one identity
     assert day_counts(ddb, tables.table) == dict(truth)
+    assert hour_counts(ddb, tables.table) == dict(hour_truth(queued))
+    assert hours_match_counts(ddb, tables.table) == []
     assert identities(ddb, tables) == 2000
     assert len(results) == 4

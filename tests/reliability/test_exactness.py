@@ -22,6 +22,7 @@ from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.delivery import deliver_until_drained
 from tests.support.faults import FaultPlan
+from tests.support.hours import hour_counts, hour_truth, hours_match_counts
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts, identities, scan_all
 
@@ -70,6 +71,8 @@ def test_twenty_thousand_messages_with_duplicates_and_faults_are_counted_exactly
     assert all(faults.injected[k] > 0 for k in ("throttle", "timeout_after", "conflict", "crash"))
     assert (lost, double) == (0, 0)
     assert counts == dict(truth)
+    assert hour_counts(ddb, tables.table) == dict(hour_truth(messages))  # every hour exact too
+    assert hours_match_counts(ddb, tables.table) == []
     assert kept == len(messages)  # one identity per counted report
 
 

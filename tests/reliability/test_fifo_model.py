@@ -41,6 +41,7 @@ from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_AT
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN, FakeContext, QueuedMessage, sqs_event
 from tests.support.faults import Crash
 from tests.support.fifo import FIRST_SEQUENCE, Sequencer
+from tests.support.hours import hours_match_counts
 from tests.support.model import (
     CONTEXT,
     SCRIPT,
@@ -191,6 +192,7 @@ class FifoMachine(RuleBasedStateMachine):
         counts = day_counts(self.ddb, self.table)
         for key in set(counts) | set(exact):
             assert exact[key] <= counts.get(key, 0) <= exact[key] + unknowable[key], (key, counts.get(key), exact[key])
+        assert hours_match_counts(self.ddb, self.table) == []  # the hours travel with every count
 
 
 def test_fifo_counts_always_agree_with_the_model(machine_context: None) -> None:

@@ -31,6 +31,7 @@ from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event, stream_event
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.faults import Crash
+from tests.support.hours import hours_match_counts
 from tests.support.model import (
     CONTEXT,
     SCRIPT,
@@ -144,6 +145,7 @@ class PipelineMachine(RuleBasedStateMachine):
             self.redeliver_failures()
         assert not self.pending
         assert day_counts(self.ddb, self.table) == dict(model_counts(self.sent, set(self.sent)))
+        assert hours_match_counts(self.ddb, self.table) == []  # every hour exact: they sum to the exact counts
         self.records += [r for r in self.reader.poll() if matches_filter(r)]
         for start in range(0, len(self.records), 50):
             self.summary(stream_event(self.records[start : start + 50], "arn:stream"), FakeContext())

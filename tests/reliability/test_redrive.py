@@ -19,6 +19,7 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.ops.dlq import redrive
 from tests.support.faults import FaultySession, touches_sensor
+from tests.support.hours import hour_counts, hours_match_counts
 from tests.support.tables import Tables, day_counts, identities
 
 pytestmark = pytest.mark.dynamodb_local
@@ -83,4 +84,8 @@ def test_messages_that_exhausted_their_receives_are_counted_once_when_redriven(
     assert during == {(6, "2024-05-01"): 5, (8, "2024-05-01"): 6}  # sensor 8 committed, unacknowledged
     assert day_counts(ddb, tables.table) == {(6, "2024-05-01"): 5, (7, "2024-05-01"): 5, (8, "2024-05-01"): 6}
     assert identities(ddb, tables) == 16
+    day = "2024-05-01"
+    hours = {(6, day, "12"): 5, (7, day, "12"): 5, (8, day, "01"): 1, (8, day, "12"): 5}
+    assert hour_counts(ddb, tables.table) == hours
+    assert hours_match_counts(ddb, tables.table) == []
     assert broker.counts(dlq) == (0, 0)

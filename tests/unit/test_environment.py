@@ -1,6 +1,7 @@
-"""The construct's props and the ingest function's settings agree: every variable the construct sets
-is one the settings read, under the same name, with the same default, and every value a prop allows
-is one the settings accept (both read ``sensor_digest.environment``, where each is declared once)."""
+"""The construct's props and the functions' settings agree: every variable the construct sets is one
+the settings read, under the same name, with the same default, and every value a prop allows is one
+the settings accept (both read ``sensor_digest.environment``, where each is declared once): the
+ingest function's, and the read API's and silence check's ``SILENCE_HOURS``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import get_args
 import pytest
 
 from sensor_digest import environment
-from sensor_digest.config import ENVIRONMENT_VARIABLES, IngestSettings
+from sensor_digest.config import ENVIRONMENT_VARIABLES, ApiSettings, IngestSettings
 from sensor_digest.errors import ConfigurationError
 from sensor_digest_cdk import props
 from sensor_digest_cdk.rules import RULES
@@ -81,3 +82,22 @@ def test_the_deployed_defaults_read_back_as_the_settings_defaults() -> None:
     settings = IngestSettings.from_env(PipelineShape().ingest_environment(**RESOURCES))
     assert settings.marker_ttl_seconds == PipelineShape().marker_ttl_seconds
     assert str(settings.timezone) == "UTC"
+
+
+def test_the_silence_threshold_prop_and_the_read_apis_settings_agree() -> None:
+    variable = environment.SILENCE_HOURS
+    off = PipelineShape().silence_environment(table="Digest")
+    assert variable.name not in off  # 0: no default threshold, no variable
+    assert ApiSettings.from_env(off).silence_hours is None
+    assert set(PipelineShape(silence_hours=6).silence_environment(table="Digest")) == {
+        v.name for v in environment.SILENCE
+    }
+    assert {v.name for v in environment.SILENCE} <= ENVIRONMENT_VARIABLES
+    allowed = [n for n in range(variable.low - 1, variable.high + 2) if RULES["silence_hours"].ok(n)]
+    assert allowed == [0, *range(variable.low, variable.high + 1)]  # the prop's 0 is "none"
+    for hours in (variable.low, variable.high):
+        deployed = PipelineShape(silence_hours=hours).silence_environment(table="Digest")
+        assert ApiSettings.from_env(deployed).silence_hours == hours
+    for refused in ("0", str(variable.high + 1), "six"):
+        with pytest.raises(ConfigurationError):
+            variable.read({variable.name: refused})

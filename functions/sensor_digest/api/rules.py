@@ -77,6 +77,11 @@ def month_range(first: str | None, last: str | None) -> Range:
     return Range(str(first), str(last))
 
 
+def day(text: str | None, name: str = "day") -> str:
+    """``day``: a real calendar day ``YYYY-MM-DD`` (``GET /sensors/{id}/hours``)."""
+    return _day(text, name).isoformat()
+
+
 def _day(text: str | None, name: str) -> date:
     if text is None:
         raise BadRequest(f"{name} is required: a day YYYY-MM-DD")

@@ -6,7 +6,9 @@ answer is JSON (``application/json``): the data, or ``{"error": "..."}`` with 40
 broke a rule: ``rules.py``, ``tokens.py``), 404 (no such route), 405 (a route, another method),
 500 (a fault of the code) or 503 (DynamoDB failed or throttled: try again). Each request is one
 ``Query``: of the sensor's partition for ``days`` and ``months``, of the ``Profiles`` index for
-``sensors``; never a ``Scan``.
+``sensors``; ``hours`` is one ``GetItem`` of the day item; never a ``Scan``. ``silence`` checks a
+page of the ``Profiles`` index (up to 100 registered sensors) with the silence check's reads
+(``silence/check.py``: batched reads of their profiles and day items).
 
 An item without the contract's shape (a day's ``DataCount`` that is no whole number or is negative, a
 month's ``DailyCounts`` that is no map or an element that is no number, a profile whose ``SensorId``
@@ -27,14 +29,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
 from sensor_digest import names
 from sensor_digest.api import rules, tokens
-from sensor_digest.errors import BadRequest, TransientFault
+from sensor_digest.errors import BadRequest, MalformedItem, TransientFault
 from sensor_digest.logs import LOG
+from sensor_digest.silence.check import SilenceCheck
 from sensor_digest.store import reads, repairs, schema
 
 if TYPE_CHECKING:
@@ -43,8 +47,13 @@ if TYPE_CHECKING:
 DAYS_ROUTE = "/sensors/<sensor_id>/days"
 MONTHS_ROUTE = "/sensors/<sensor_id>/months"
 SENSORS_ROUTE = "/sensors"
+HOURS_ROUTE = "/sensors/<sensor_id>/hours"
+SILENCE_ROUTE = "/silence"
 # the paths of the routes, for telling a wrong method (405) from a wrong path (404)
-ROUTE_PATHS = tuple(re.compile(p) for p in (r"/sensors", r"/sensors/[^/]+/days", r"/sensors/[^/]+/months"))
+ROUTE_PATHS = tuple(
+    re.compile(p)
+    for p in (r"/sensors", r"/sensors/[^/]+/days", r"/sensors/[^/]+/months", r"/sensors/[^/]+/hours", r"/silence")
+)
 LOGGED_PATH_CHARS = 200
 MALFORMED = "malformed"  # the answer's field beside the contract's: what was left out, why, and its repair
 
@@ -114,9 +123,12 @@ class ApiReport:
 
 
 class ApiService:
-    def __init__(self, *, table_name: str, client: DynamoDBClient) -> None:
+    def __init__(self, *, table_name: str, client: DynamoDBClient, silence: SilenceCheck | None = None) -> None:
         self._table = table_name
         self._client = client
+        self._silence = silence or SilenceCheck(
+            table_name=table_name, client=client, default_hours=None, default_zone=ZoneInfo("UTC")
+        )
         self._lock = threading.Lock()
         self.app = self._resolver()
 
@@ -186,6 +198,28 @@ class ApiService:
         last = page.last_key and _raw_sensor_id(page.last_key)
         return self._continued(answer, digest, (int(last) if rules.is_sensor_id(last) else last) if last else None)
 
+    def hours(self, sensor: int, day: str | None) -> dict[str, Any]:
+        """One day's ``HourCounts``: one ``GetItem`` (eventually consistent) of the day item. Hours
+        without reports are absent; a day without reports, or counted before hours were kept, has none."""
+        wanted = rules.day(day)
+        item = reads.get_item(self._client, self._table, schema.day_key(sensor, wanted), consistent=False) or {}
+        answer: dict[str, Any] = {"sensor_id": sensor, "day": wanted, "hours": {}}
+        try:
+            kept = schema.hour_counts_of_item(item) if schema.DATA_COUNT in item else None
+        except MalformedItem as bad:
+            _note_malformed(answer, [{"day": wanted, "error": str(bad), "repair": repairs.day_item(sensor, wanted)}])
+            return answer
+        answer["hours"] = {hour: n for hour, n in (kept or {}).items() if n > 0}
+        return answer
+
+    def silence(self, limit: str | None, token: str | None) -> dict[str, Any]:
+        """The silent sensors among a page of registered sensors (``silence/check.py``)."""
+        digest = tokens.request_digest("silence")
+        after = tokens.after_sensor(token, digest, rules.MAX_SENSOR_ID) if token is not None else None
+        page = self._silence.page(limit=rules.limit(limit, rules.MAX_SENSORS), after=after)
+        answer: dict[str, Any] = {"sensors": [s.as_json() for s in page.silent]}
+        return self._continued(answer, digest, page.after)
+
     @staticmethod
     def _continued(answer: dict[str, Any], digest: str, after: str | int | None) -> dict[str, Any]:
         """The answer, with ``next_token`` when DynamoDB stopped before the end of the range."""
@@ -210,6 +244,8 @@ class ApiService:
         app.get(DAYS_ROUTE)(ranged(self.days))
         app.get(MONTHS_ROUTE)(ranged(self.months))
         app.get(SENSORS_ROUTE)(lambda: self.sensors(query("limit"), query("token")))
+        app.get(HOURS_ROUTE)(lambda sensor_id: self.hours(rules.sensor_id(sensor_id), query("day")))
+        app.get(SILENCE_ROUTE)(lambda: self.silence(query("limit"), query("token")))
 
         @app.not_found
         def not_found(_: NotFoundError) -> Response[Any]:
@@ -219,7 +255,9 @@ class ApiService:
                     HTTPStatus.METHOD_NOT_ALLOWED, f"{method[:16]} is not allowed here: only GET", {"Allow": "GET"}
                 )
             return error(
-                HTTPStatus.NOT_FOUND, "no such route: GET /sensors, /sensors/{id}/days or /sensors/{id}/months"
+                HTTPStatus.NOT_FOUND,
+                "no such route: GET /sensors, /sensors/{id}/days, /sensors/{id}/months, /sensors/{id}/hours"
+                " or /silence",
             )
 
         def bad_request(exc: BadRequest) -> Response[Any]:

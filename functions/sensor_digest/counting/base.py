@@ -31,6 +31,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from sensor_digest.counting.hours import HourlessDays
 from sensor_digest.counting.outcomes import (
     BatchCount,
     DayKey,
@@ -308,6 +309,7 @@ class TableCounter(DayCounter):
         self._table = table_name
         self._client = client
         self.known_days = KnownDays()
+        self.hourless = HourlessDays()  # day items read without HourCounts (counting/hours.py)
 
     def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
         return self.lookup_days(messages, Lookup())
@@ -321,9 +323,15 @@ class TableCounter(DayCounter):
         if days:
             keys = [schema.day_key(sensor, day) for sensor, day in days]
             items = dynamo.batch_get(
-                self._client, self._table, keys, consistent=False, projection=[schema.SENSOR_ID, schema.DATE]
+                self._client,
+                self._table,
+                keys,
+                consistent=False,
+                projection=[schema.SENSOR_ID, schema.DATE, schema.HOUR_COUNTS],
             )
             present = {(schema.sensor_of_item(item), str(item[schema.DATE]["S"])) for item in items}
+            for item in items:
+                self.hourless.note((schema.sensor_of_item(item), str(item[schema.DATE]["S"])), item)
             self.known_days.add(present)
             found.missing_days = set(days) - present
             found.requests += (len(keys) + 99) // 100

@@ -209,6 +209,8 @@ class LedgerCounter(TableCounter):
         found.requests += (len(days) + 99) // 100
         day_items = {(schema.sensor_of_item(item), schema.text_of(item, schema.DATE)): item for item in read}
         found.missing_days = days - set(day_items)
+        for day, item in day_items.items():
+            self.hourless.note(day, item)
         views = {day: DayView.of_item_or_none(item) for day, item in day_items.items()}
         for day, view in views.items():
             if view is not None:
@@ -273,6 +275,7 @@ class LedgerCounter(TableCounter):
             step = UpsertStep.CREATE_IF_MISSING if write.view.kind is Kind.MISSING else UpsertStep.UPDATE_IF_EXISTS
             try:  # each attempt succeeds, drops at least one duplicate, or learns more of the day
                 write.run(max_attempts=len(chunk) + 7, start=step)  # the 7th: the read before a next page
+                self.hourless.written(key)  # a write of the day item leaves its map there
                 if write.view.kind is not Kind.MISSING:
                     self.known_days.add([key], write.view)
                 return write.view

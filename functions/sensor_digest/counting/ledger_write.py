@@ -15,6 +15,9 @@ marker when it needs one, or both. What the write sends follows from the day's v
 - a per-message day: the day item's ``ADD`` and one marker per message, as the per-message ledger
   always wrote.
 
+The day item's write carries its messages' hours (``hours.py``): in the put of a new day item, or
+in the same ``ADD`` as ``DataCount``; a day item from before hours has its map created in it.
+
 Pages before the one being filled never change again; their identities come from the counter's
 ``frozen_ids`` (read once per container). Every refusal asks for the item as it was
 (``ReturnValuesOnConditionCheckFailure=ALL_OLD``): identities found there are duplicates (counted
@@ -30,7 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 from sensor_digest.counting.base import DayKey, GroupOutcome
 from sensor_digest.counting.day_views import IDPAGE_REPAIR, PER_MESSAGE, DayView, Kind, ids_of
+from sensor_digest.counting.hours import HoursWrite, hours_of
 from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, Entry
+from sensor_digest.counting.ledger_actions import day_action, page_action
 from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, expressions, reads, schema
@@ -62,6 +67,7 @@ class LedgerWrite(ThreeStepUpsert):
         self._key = schema.day_key(*day)
         self._outcome = outcome
         self.view = view
+        self.hours = HoursWrite(missing=day in counter.hourless)
         self.pending = self._distinct(chunk)
         self._read_before_next_page = True
 
@@ -88,6 +94,7 @@ class LedgerWrite(ThreeStepUpsert):
         if head:
             item[schema.DATA_COUNT] = {"N": str(sum(e.message.count for e in head))}
             item[schema.IDS] = {"BS": [e.id for e in head]}
+        item[schema.HOUR_COUNTS] = self.hours.put_value(hours_of(e.message for e in head))
         params = expressions.put_if_absent(self._counter.table, item)
         params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         self._outcome.requests += 1
@@ -97,6 +104,7 @@ class LedgerWrite(ThreeStepUpsert):
             self._found(answer.item, [])
             return Answer.NEXT
         self.view = DayView(Kind.COMPACT, day_ids=len(head)) if compact else PER_MESSAGE
+        self.hours.missing = False
         done = {e.message.message_id for e in head}
         self._outcome.counted.extend(m for m in self.pending if m.message_id in done)
         self.pending = [m for m in self.pending if m.message_id not in done]
@@ -116,8 +124,9 @@ class LedgerWrite(ThreeStepUpsert):
         ids = [e.id for e in entries if e.id is not None]
         markers = [e.message for e in entries if e.marker]
         total = sum(e.message.count for e in entries)
+        hours = hours_of(e.message for e in entries)
         if self.view.kind is Kind.PER_MESSAGE:
-            return self._transact([(Role("day"), self._day_action(total, [], [], None))], markers)
+            return self._transact([(Role("day"), self._day_action(total, hours, [], [], None))], markers)
         page, seen = self.view.page, (self.view.day_ids if self.view.page == 0 else self.view.page_ids)
         room = max(0, (DAY_IDS if page == 0 else PAGE_IDS) - seen)
         here, onward = ids[:room], ids[room:]
@@ -126,70 +135,27 @@ class LedgerWrite(ThreeStepUpsert):
         if onward and self._read_before_next_page:
             return self._read_again()
         if page == 0 and not onward and not markers:
-            return self._single(self._day_action(total, ids, here, None))
-        actions = [(Role("day"), self._day_action(total, ids, here if page == 0 else [], advance))]
+            return self._single(self._day_action(total, hours, ids, here, None))
+        actions = [(Role("day"), self._day_action(total, hours, ids, here if page == 0 else [], advance))]
         if page > 0 and here:
             actions.append((Role("page", page), self._page_action(page, ids, here)))
         if onward:
             actions.append((Role("page", following), self._page_action(following, onward, onward)))
         return self._transact(actions, markers)
 
-    def _day_action(self, total: int, checked: list[bytes], added: list[bytes], advance: int | None) -> dict[str, Any]:
-        """The day item's ``ADD`` of ``total``: on condition of its kind (and page), that none of
-        ``checked`` is in its ``Ids``, and that ``added`` fits there."""
-        names = {"#count": schema.DATA_COUNT}
-        values: dict[str, Any] = {":n": {"N": str(total)}}
-        adds, sets, conditions = ["#count :n"], [], []
-        if self.view.kind is Kind.PER_MESSAGE:
-            names["#pk"] = schema.SENSOR_ID
-            conditions.append("attribute_exists(#pk)")
-        else:
-            names["#page"] = schema.ID_PAGE
-            values[":page"] = {"N": str(self.view.page)}
-            conditions.append("#page = :page")
-            if checked or added:
-                names["#ids"] = schema.IDS
-            conditions += expressions.absent_from_set("#ids", checked, values)
-            if added:
-                adds.append("#ids :added")
-                values[":added"] = {"BS": added}
-                values[":room"] = {"N": str(DAY_IDS - len(added))}
-                conditions.append("(attribute_not_exists(#ids) OR size(#ids) <= :room)")
-            if advance is not None:
-                sets.append("#page = :next")
-                values[":next"] = {"N": str(advance)}
-        expression = "ADD " + ", ".join(adds) + (" SET " + ", ".join(sets) if sets else "")
-        return {
-            "TableName": self._counter.table,
-            "Key": self._key,
-            "UpdateExpression": expression,
-            "ConditionExpression": " AND ".join(conditions),
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
+    def _day_action(
+        self, total: int, hours: dict[str, int], checked: list[bytes], added: list[bytes], advance: int | None
+    ) -> dict[str, Any]:
+        """The day item's update as the view and the hours map stand (``ledger_actions.py``)."""
+        table, key = self._counter.table, self._key
+        return day_action(
+            table, key, self.view, self.hours, total=total, counts=hours, checked=checked, added=added, advance=advance
+        )
 
     def _page_action(self, page: int, checked: list[bytes], added: list[bytes]) -> dict[str, Any]:
-        """Page ``page``'s ``ADD`` of ``added``: on condition that none of ``checked`` is there and
-        that ``added`` fits; its lifetime starts again (``ExpiresAt``)."""
-        values: dict[str, Any] = {
-            ":added": {"BS": added},
-            ":room": {"N": str(PAGE_IDS - len(added))},
-            ":expires": {"N": str(self._counter.expires_at())},
-        }
-        conditions = [
-            *expressions.absent_from_set("#ids", checked, values),
-            "(attribute_not_exists(#ids) OR size(#ids) <= :room)",
-        ]
-        return {
-            "TableName": self._counter.ledger,
-            "Key": schema.id_page_key(*self._day, page),
-            "UpdateExpression": "ADD #ids :added SET #expires = :expires",
-            "ConditionExpression": " AND ".join(conditions),
-            "ExpressionAttributeNames": {"#ids": schema.IDS, "#expires": schema.EXPIRES_AT},
-            "ExpressionAttributeValues": values,
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
+        """Page ``page``'s update (``ledger_actions.py``)."""
+        key = schema.id_page_key(*self._day, page)
+        return page_action(self._counter.ledger, key, self._counter.expires_at(), checked, added)
 
     def _read_again(self) -> Answer:
         """Before the chunk's first write that would start a next page, the day item and its page being
@@ -264,6 +230,8 @@ class LedgerWrite(ThreeStepUpsert):
     ) -> Answer:
         """A refusal by the day item: ``item`` as it was (``{}``: none). Its kind and page correct the
         view; identities found in it or in a refused page are counted before."""
+        self.hours.saw(item)
+        self._counter.hourless.note(self._day, item)
         try:
             seen = DayView.of_item(item)
         except MalformedItem as bad:  # a hand-made item: retrying cannot help, its reports wait mended

@@ -11,7 +11,9 @@ being the message's ``source``); the condition also honours the single pair (``A
 ``SequenceSource``) that the first ordered-mode release kept. When the condition fails, the item as
 it was (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) says what was applied: those messages are
 duplicates, the rest are written on the same condition. A missing day item takes the same three
-steps, the insert carrying the sequence number too.
+steps, the insert carrying the sequence number too. The write carries the group's hours
+(``hours.py``): in the insert, or in the same ``ADD`` as the count (a day item from before hours
+has its map created in that write).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from sensor_digest.backoff import Backoff
 from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
+from sensor_digest.counting.hours import HoursWrite, hours_of, update_expression
 from sensor_digest.counting.outcomes import Group
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
@@ -144,12 +147,14 @@ class OrderedCounter(TableCounter):
         outcome = GroupOutcome()
         first, followers = leaders(group.messages, key=sequence_of)
         write = OrderedWrite(self, group.key, sorted(first, key=sequence_of), outcome)
+        write.hours.missing = group.key in self.hourless
         try:  # each attempt succeeds, drops the applied messages, or advances the step
             write.run(max_attempts=len(first) + 3, start=self.first_step(group.missing))
         except TransientFault as fault:
             outcome.give_up(write.pending, fault)
         else:
             self.known_days.add([group.key])
+            self.hourless.written(group.key)
         outcome.steps += write.steps
         settle_followers(followers, outcome, key=sequence_of)
         return outcome
@@ -174,12 +179,13 @@ class OrderedWrite(ThreeStepUpsert):
         self.pending = pending
         self._outcome = outcome
         self._source = pending[0].source if pending else ""
+        self.hours = HoursWrite()
 
     def settled(self) -> bool:
         return not self.pending  # every message turned out to be applied already
 
     def create_if_missing(self) -> Answer:
-        item = schema.day_item(self._sensor_id, self._day, self._total)
+        item = schema.day_item(self._sensor_id, self._day, self._total, hours_of(self.pending))
         item[schema.applied_sequence_name(self._source)] = {"S": self._last}
         params = {**expressions.put_if_absent(self._table, item), "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
         answer = self._send("Put", params)
@@ -189,27 +195,31 @@ class OrderedWrite(ThreeStepUpsert):
     def update_if_exists(self) -> Answer:
         """The guarded ``ADD`` (steps 1 and 3 alike: an update after a race must still skip what
         the winner applied)."""
+        names = {
+            "#pk": schema.SENSOR_ID,
+            "#count": schema.DATA_COUNT,
+            "#applied": schema.applied_sequence_name(self._source),
+            "#seq": schema.APPLIED_SEQUENCE,
+            "#src": schema.SEQUENCE_SOURCE,
+        }
+        values = {
+            ":n": {"N": str(self._total)},
+            ":last": {"S": self._last},
+            ":first": {"S": schema.sequence_text(sequence_of(self.pending[0]))},
+            ":src": {"S": self._source},
+        }
+        hour_adds, hour_sets, hour_condition = self.hours.parts(hours_of(self.pending), names, values)
         params = {
             "TableName": self._table,
             "Key": schema.day_key(self._sensor_id, self._day),
-            "UpdateExpression": "ADD #count :n SET #applied = :last",
+            "UpdateExpression": update_expression(["#count :n", *hour_adds], ["#applied = :last", *hour_sets]),
             # this queue's own number, and the single pair the first release kept
             "ConditionExpression": "attribute_exists(#pk)"
             " AND (attribute_not_exists(#applied) OR #applied < :first)"
-            " AND (attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)",
-            "ExpressionAttributeNames": {
-                "#pk": schema.SENSOR_ID,
-                "#count": schema.DATA_COUNT,
-                "#applied": schema.applied_sequence_name(self._source),
-                "#seq": schema.APPLIED_SEQUENCE,
-                "#src": schema.SEQUENCE_SOURCE,
-            },
-            "ExpressionAttributeValues": {
-                ":n": {"N": str(self._total)},
-                ":last": {"S": self._last},
-                ":first": {"S": schema.sequence_text(sequence_of(self.pending[0]))},
-                ":src": {"S": self._source},
-            },
+            " AND (attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)"
+            f" AND {hour_condition}",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
         return self._send("Update", params)
@@ -238,6 +248,7 @@ class OrderedWrite(ThreeStepUpsert):
             return Answer.DONE
         if not old:  # no day item yet
             return Answer.NEXT
+        self.hours.saw(old)  # a day item from before hours: the next write creates its map
         applied = schema.applied_sequence_of_item(old, self._source)
         done = [m for m in self.pending if applied is not None and sequence_of(m) <= applied]
         self._outcome.duplicates.extend(done)

@@ -231,9 +231,9 @@ def months_of_items(sensor_id: int, items: Iterable[schema.Item]) -> dict[str, d
     return months
 
 
-def get_item(client: Any, table: str, key: schema.Item) -> schema.Item | None:
-    """One item by its key (a consistent read); ``None`` when there is none."""
-    response = dynamo.call("GetItem", lambda: client.get_item(TableName=table, Key=key, ConsistentRead=True))
+def get_item(client: Any, table: str, key: schema.Item, *, consistent: bool = True) -> schema.Item | None:
+    """One item by its key (a consistent read unless told); ``None`` when there is none."""
+    response = dynamo.call("GetItem", lambda: client.get_item(TableName=table, Key=key, ConsistentRead=consistent))
     item: schema.Item | None = response.get("Item")
     return item or None
 

@@ -38,6 +38,9 @@ Item = dict[str, Any]
 SENSOR_ID = "SensorId"
 DATE = "Date"
 DATA_COUNT = "DataCount"
+# a day item's counts per hour of the sensor's own day: {"HH": N}, written in the same write as
+# DataCount (absent on day items written before it existed); see counting/hours.py
+HOUR_COUNTS = "HourCounts"
 # a day item counted from a FIFO queue (``QUEUE_TYPE=fifo``) keeps, per queue, the highest SQS
 # sequence number of that queue applied to it: ``AppliedSequence#<queue ARN>`` (sequence numbers of
 # two queues do not compare, and during a queue replacement both queues deliver)
@@ -54,6 +57,7 @@ NAME = "Name"
 SERIAL = "Serial"
 TIME_ZONE = "TimeZone"
 VERSION = "Version"
+SILENCE_HOURS = "SilenceHours"  # optional: the sensor's own silence threshold, in hours (silence/)
 # the sparse global secondary index of profiles: partition key ``ProfileList`` (only profile items
 # carry it, always ``PROFILE_LIST``), sort key ``SensorId``; it projects the name and time zone
 PROFILE_LIST = "ProfileList"
@@ -153,8 +157,26 @@ def sentinel_key(serial: str) -> Item:
 # -- items --------------------------------------------------------------------------------------
 
 
-def day_item(sensor_id: int, day: str, count: int) -> Item:
-    return {**day_key(sensor_id, day), DATA_COUNT: {"N": str(count)}}
+def day_item(sensor_id: int, day: str, count: int, hours: Mapping[str, int] | None = None) -> Item:
+    """A new day item: its count and, when given, its ``HourCounts`` (summing to ``count``)."""
+    item: Item = {**day_key(sensor_id, day), DATA_COUNT: {"N": str(count)}}
+    if hours is not None:
+        item[HOUR_COUNTS] = hour_counts_value(hours)
+    return item
+
+
+def hour_counts_value(hours: Mapping[str, int]) -> dict[str, Any]:
+    """``HourCounts`` as an attribute value: ``{"M": {"HH": {"N": ...}}}``."""
+    return {"M": {hour: {"N": str(n)} for hour, n in sorted(hours.items())}}
+
+
+def hour_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
+    """A day item's ``HourCounts`` by hour; ``None`` when it has none (written before hours were
+    kept); ``MalformedItem`` when it is no map or an element is not an integer."""
+    if HOUR_COUNTS not in item:
+        return None
+    elements = _attribute(item, HOUR_COUNTS, "M")
+    return {hour: number_of(elements, hour, within=item) for hour in sorted(elements)}
 
 
 def sequence_text(sequence: int) -> str:

@@ -24,6 +24,7 @@ from sensor_digest_tools.ops.dlq import queue_depth
 from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, running_local, save_local
 
 if TYPE_CHECKING:
+    from sensor_digest.silence.check import SilencePage
     from sensor_digest_tools.local.pipeline import PipelineOptions
 
 
@@ -149,6 +150,24 @@ def up(
             help="The read API's port on 127.0.0.1, and its page (default: a free one).",
         ),
     ] = None,
+    silence_hours: Annotated[
+        int,
+        typer.Option(
+            envvar="SILENCE_HOURS",
+            min=0,
+            max=720,
+            metavar="HOURS",
+            help="The default silence threshold (the stack's silenceHours); 0: only sensors with their own.",
+        ),
+    ] = 0,
+    silence_every: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            metavar="SECONDS",
+            help="Run the silence check this often (the stack runs it hourly); 0: never.",
+        ),
+    ] = 60,
     verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
 ) -> None:
     """Keep a local pipeline running (engine, queue, both handlers, the read API) for send/counts/summary/dlq.
@@ -188,6 +207,7 @@ def up(
             ledger_mode=ledger_mode.value,  # type: ignore[arg-type]
             unknown_sensors=unknown_sensors.value,  # type: ignore[arg-type]
             digest_timezone=timezone,
+            silence_hours=silence_hours,
         )
         option = {"ledger_mode": "--ledger-mode", "delivery_mode": "--mode"}
         skipped = not_applying(shape, lambda name: option.get(name, name))
@@ -197,6 +217,7 @@ def up(
             )
         options = PipelineOptions(
             shape=shape,
+            silence_every=silence_every,
             dynamodb_port=dynamodb_port or 0,
             sqs_port=sqs_port or 0,
             api=True,
@@ -205,6 +226,7 @@ def up(
             sqs="server",
         )
         pipeline = LocalPipeline(options, engine_endpoint=engine_endpoint)
+        pipeline.on_silence = SilenceNotes()
         target: Target | None = None
         with stopped_by_signals():
             try:
@@ -224,6 +246,33 @@ def up(
                 pipeline.stop()
 
 
+class SilenceNotes:
+    """What `up` says of each silence check: a line on stderr whenever the silent sensors change."""
+
+    def __init__(self) -> None:
+        self._last: list[tuple[int, str | None]] | None = None
+
+    def __call__(self, found: SilencePage) -> None:
+        now = [(s.sensor_id, s.last_report_hour) for s in found.silent]
+        if now == self._last:
+            return
+        self._last = now
+        if not found.silent:
+            note(f"silence check: no registered sensor is silent ({found.checked} checked)")
+            return
+        shown = "; ".join(
+            f"{s.sensor_id} (never reported)"
+            if s.last_report_hour is None
+            else f"{s.sensor_id} (last report {s.last_report_hour}, {s.silent_hours} h)"
+            for s in found.silent[:10]
+        )
+        more = f"; and {len(found.silent) - 10} more" if len(found.silent) > 10 else ""
+        note(
+            f"silence check: {len(found.silent)} of {found.checked} registered sensor(s) silent: {shown}{more} "
+            "(sensor-digest silence)"
+        )
+
+
 def _tell_up(target: Target, options: PipelineOptions, path: Path) -> None:
     """What runs where, on stderr (stdout gets only the client's settings)."""
     shape = options.shape
@@ -236,6 +285,9 @@ def _tell_up(target: Target, options: PipelineOptions, path: Path) -> None:
     if options.delivery_mode is DeliveryMode.EXACTLY_ONCE and options.queue_type is QueueType.STANDARD:
         counting += f" ({shape.ledger_mode} ledger)"
     note(f"ingest: {counting}, reports of unregistered sensors {unknown}")
+    if options.silence_every > 0:
+        default = f"{shape.silence_hours} h by default" if shape.silence_hours else "sensors' own thresholds only"
+        note(f"silence check every {options.silence_every:g} s ({default}); it says here when sensors fall silent")
     note(f"state {path}")
     note("other commands now act on it; Ctrl-C (or SIGTERM, SIGHUP) stops it")
     note(CLIENT_NOTE)

@@ -165,6 +165,20 @@ def demo(result: DemoResult) -> list[RenderableType]:
         (f"every poison message is in the DLQ with its reason ({len(result.poison_ids)})", result.poison_kept),
         ("no emulator error", not result.errors),
     ]
+    if result.quiet_day is not None:
+        checks.insert(-1, ("the silence check finds the sensor that fell silent, and only it", result.silence_found))
+        for entry in result.silent:
+            shown_parts.append(
+                Text.assemble(
+                    "Silence: sensor ",
+                    data(entry["sensor_id"]),
+                    f" stopped reporting at noon of {result.quiet_day}; at 23:30 the silence check finds it silent: "
+                    "last report in hour ",
+                    data(entry["last_report_hour"]),
+                    f", {entry['silent_hours']} h without a report (its threshold: {entry['threshold_hours']} h). "
+                    "Under `sensor-digest up`: `sensor-digest silence`, GET /silence, the page.",
+                )
+            )
     for text, ok in checks:
         shown_parts.append(Text.assemble(("PASS", "green") if ok else ("FAIL", "bold red"), " ", text))
     if stats.stream_given_up and not result.summaries_exact:
@@ -194,9 +208,45 @@ def profile(profile: SensorProfile, title: str) -> Table:
         ("name", profile.name),
         ("serial", profile.serial),
         ("time zone", profile.timezone),
+        ("silence after", "the stack's default" if profile.silence_hours is None else f"{profile.silence_hours} h"),
         ("version", profile.version),
     ):
         out.add_row(field, data(value))
+    return out
+
+
+def hours_table(title: str, days: list[tuple[str, int]], hours: dict[str, dict[str, int] | None]) -> Table:
+    """A sensor's days, each with its hours: one row per hour with reports, under its day's row."""
+    out = titled(title)
+    out.add_column("day")
+    out.add_column("hour")
+    out.add_column("count", justify="right")
+    for day, n in days:
+        out.add_row(data(day), Text("all day", style="bold"), Text(str(n), style="bold"))
+        by_hour = hours.get(day)
+        if by_hour is None:
+            out.add_row("", Text("(no hours: counted before hours were kept)", style="dim"), "")
+            continue
+        for hour, count in sorted(by_hour.items()):
+            if count:
+                out.add_row("", data(f"{hour}:00"), str(count))
+    return out
+
+
+def silent_sensors(title: str, silent: list[dict[str, Any]]) -> Table:
+    """The silent sensors (``GET /silence``'s entries): since when, how long, against which threshold."""
+    out = titled(title)
+    for column in ("sensor", "last report hour", "silent (h)", "threshold (h)"):
+        out.add_column(column, justify="right" if column != "last report hour" else "left")
+    for entry in silent:
+        last = entry["last_report_hour"]
+        silent_hours = entry["silent_hours"]
+        out.add_row(
+            data(entry["sensor_id"]),
+            data(last) if last is not None else Text("never reported", style="dim"),
+            data(silent_hours if silent_hours is not None else "-"),
+            data(entry["threshold_hours"]),
+        )
     return out
 
 

@@ -36,6 +36,11 @@ from sensor_digest_tools.cli.output import (
 from sensor_digest_tools.ops.sensors import DeletionPlan, plan_delete
 from sensor_digest_tools.ops.targets import Target
 
+SilenceHours = Annotated[
+    int | None,
+    typer.Option(help="Its own silence threshold in hours (1 to 720); without it, the stack's default applies."),
+]
+
 
 def _where(stack: str | None, region: str | None, table: str | None, ledger: str | None) -> Target:
     return resolve_target(stack, region, table=table, ledger=ledger).need("table", "ledger")
@@ -52,6 +57,7 @@ def sensors_register(
     name: Annotated[str, typer.Option(help="A name for people.")],
     serial: Annotated[str, typer.Option(help="The serial number (unique across sensors).")],
     timezone: Annotated[str, typer.Option(help="IANA time zone its days are counted in.")] = "UTC",
+    silence_hours: SilenceHours = None,
     stack: Stack = None,
     region: Region = None,
     table: TableOpt = None,
@@ -60,7 +66,9 @@ def sensors_register(
     """Register a sensor; a taken sensor id or serial is refused and named."""
     with errors():
         registry = _registry(stack, region, table, ledger)
-        profile = registry.register(SensorProfile(sensor_id=sensor, name=name, serial=serial, timezone=timezone))
+        profile = registry.register(
+            SensorProfile(sensor_id=sensor, name=name, serial=serial, timezone=timezone, silence_hours=silence_hours)
+        )
     console.print(render.profile(profile, f"registered sensor {sensor}"))
 
 
@@ -70,14 +78,18 @@ def sensors_update(
     name: Annotated[str | None, typer.Option(help="New name.")] = None,
     serial: Annotated[str | None, typer.Option(help="New serial (its sentinel moves with it).")] = None,
     timezone: Annotated[str | None, typer.Option(help="New IANA time zone.")] = None,
+    silence_hours: Annotated[
+        int | None,
+        typer.Option(help="New silence threshold in hours (1 to 720); 0: none of its own (the stack's default)."),
+    ] = None,
     stack: Stack = None,
     region: Region = None,
     table: TableOpt = None,
     ledger: LedgerOpt = None,
 ) -> None:
     """Change a profile with optimistic locking (retried from a fresh read if someone else won)."""
-    if name is None and serial is None and timezone is None:
-        raise typer.BadParameter("nothing to change: give --name, --serial or --timezone")
+    if name is None and serial is None and timezone is None and silence_hours is None:
+        raise typer.BadParameter("nothing to change: give --name, --serial, --timezone or --silence-hours")
 
     before: list[str] = []
 
@@ -88,6 +100,7 @@ def sensors_update(
             name=current.name if name is None else name,
             serial=current.serial if serial is None else serial,
             timezone=current.timezone if timezone is None else timezone,
+            silence_hours=current.silence_hours if silence_hours is None else (silence_hours or None),
         )
 
     with errors():
@@ -146,10 +159,11 @@ def sensors_list(
             raise typer.Exit(1)
         return
     out = render.titled(f"{len(profiles)} registered sensor(s)")
-    for column in ("sensor", "name", "serial", "time zone", "version"):
+    for column in ("sensor", "name", "serial", "time zone", "silence after", "version"):
         out.add_column(column)
     for p in profiles:
-        out.add_row(*(render.data(v) for v in (p.sensor_id, p.name, p.serial, p.timezone, p.version)))
+        silence = "default" if p.silence_hours is None else f"{p.silence_hours} h"
+        out.add_row(*(render.data(v) for v in (p.sensor_id, p.name, p.serial, p.timezone, silence, p.version)))
     console.print(out)
     if malformed:
         raise typer.Exit(1)

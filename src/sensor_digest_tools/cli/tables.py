@@ -33,8 +33,11 @@ def counts(
     region: Region = None,
     table: TableOpt = None,
     as_json: AsJson = False,
+    hourly: Annotated[
+        bool, typer.Option("--hourly", help="Each day's counts per hour of the sensor's own day (HourCounts) too.")
+    ] = False,
 ) -> None:
-    """A sensor's day counts over a date range.
+    """A sensor's day counts over a date range (with --hourly, each day's hours too).
 
     Exit code 0 with a note when the sensor has no day counts in the range (like `summary`);
     1 on an error.
@@ -43,15 +46,23 @@ def counts(
         raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
     with errors():
         target = resolve_target(stack, region, table=table).need("table")
-        rows, unreadable = reads.days_read(reads.sensor_items(target.dynamodb(), str(target.table), sensor, start, end))
+        items = list(reads.sensor_items(target.dynamodb(), str(target.table), sensor, start, end))
+        rows, unreadable = reads.days_read(items)
+        hours = hours_by_day(items) if hourly else {}
         if unreadable:  # a day item written by hand: named, with what mends it
             fail(f"{unreadable[0].reason}; {repairs.day_item(sensor, str(unreadable[0].day))}")
     if as_json:
         days = dict(rows)
-        print_json({"sensor_id": sensor, "from": start, "to": end, "days": days, "total": sum(days.values())})
+        answer: dict[str, Any] = {"sensor_id": sensor, "from": start, "to": end, "days": days}
+        if hourly:  # a day from before hours were kept: null
+            answer["hours"] = {day: hours.get(day) for day in days}
+        print_json({**answer, "total": sum(days.values())})
         return
     if not rows:
         note(f"sensor {sensor} has no day counts from {start} to {end}")
+        return
+    if hourly:
+        console.print(render.hours_table(f"Sensor {sensor}, {start} to {end}, by hour", rows, hours))
         return
     out = render.titled(f"Sensor {sensor}, {start} to {end}")
     out.add_column("day")
@@ -60,6 +71,22 @@ def counts(
         out.add_row(render.data(day), str(n))
     out.add_row(Text("total", style="bold"), Text(str(sum(n for _, n in rows)), style="bold"))
     console.print(out)
+
+
+def hours_by_day(items: list[dict[str, Any]]) -> dict[str, dict[str, int] | None]:
+    """Each day item's ``HourCounts`` by day (``None``: a day item from before hours; a map that
+    cannot be read is named on stderr and shown as ``None``)."""
+    out: dict[str, dict[str, int] | None] = {}
+    for item in items:
+        day = item.get(schema.DATE, {}).get("S")
+        if not (isinstance(day, str) and schema.is_day(day)) or schema.DATA_COUNT not in item:
+            continue
+        try:
+            out[day] = schema.hour_counts_of_item(item)
+        except MalformedItem as bad:
+            note(f"warning: {bad}")
+            out[day] = None
+    return out
 
 
 @summary_app.callback(invoke_without_command=True)

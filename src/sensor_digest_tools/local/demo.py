@@ -15,6 +15,7 @@ from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.store.reads import by_sensor, day_counts, summaries
 from sensor_digest_cdk.shape import FIFO_MAX_BATCH, PipelineShape
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
+from sensor_digest_tools.local.quiet import QUIET_SENSOR, fall_silent, registered_silence
 from sensor_digest_tools.local.traffic import Traffic, generate
 from sensor_digest_tools.ops.dlq import DeadLetter, drain_dead_letters, redrive
 from sensor_digest_tools.ops.producer import batch_entry, is_fifo
@@ -95,6 +96,13 @@ class DemoResult:
     figures: DemoFigures
     stats: DemoStats
     errors: list[str] = field(default_factory=list)
+    silent: list[dict[str, Any]] = field(default_factory=list)  # the check's answer (quiet.py)
+    quiet_day: str | None = None  # the day the quiet sensor fell silent at noon
+
+    @property
+    def silence_found(self) -> bool:
+        """The silence check found the quiet sensor, and only it (the one sensor registered)."""
+        return self.quiet_day is None or [s["sensor_id"] for s in self.silent] == [QUIET_SENSOR]
 
     @property
     def counts_exact(self) -> bool:
@@ -122,7 +130,9 @@ class DemoResult:
 
     @property
     def ok(self) -> bool:
-        return self.counts_exact and self.summaries_exact and self.poison_kept and not self.errors
+        return (
+            self.counts_exact and self.summaries_exact and self.poison_kept and self.silence_found and not self.errors
+        )
 
 
 @dataclass
@@ -213,6 +223,7 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
         poison_rate=options.poison_rate,
         seed=options.seed,
     )
+    quiet_day = fall_silent(traffic)
     pipeline = LocalPipeline(
         PipelineOptions(
             shape=options.shape,
@@ -305,6 +316,10 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
             ),
             errors=[repr(e) for e in pipeline.errors],
         )
+        if quiet_day is not None:
+            result.quiet_day = quiet_day
+            silent = registered_silence(ddb, str(target.table), str(target.ledger), quiet_day)
+            result.silent = [s.as_json() for s in silent]
         if not drained:
             result.errors.append("the pipeline did not drain within the time limit")
     return result

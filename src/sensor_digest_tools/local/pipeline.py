@@ -19,8 +19,10 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
@@ -29,6 +31,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sensor_digest import api, ingest, summary
 from sensor_digest.config import ApiSettings, DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.logs import LOG
+from sensor_digest.silence.check import SilencePage
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, create_tables, running_engine, start_engine
@@ -44,6 +47,7 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
 from sensor_digest_tools.local.api_server import LocalApi
+from sensor_digest_tools.local.silence_watch import watch_silence
 from sensor_digest_tools.ops.targets import Target
 
 LOCAL_TIME_SCALE = 0.01
@@ -69,6 +73,7 @@ class PipelineOptions:
     sqs_port: int = 0  # moto's SQS server (sqs="server"); 0: a free one
     api: bool = False  # serve the read API (and its page) on a loopback port
     api_port: int = 0  # its port; 0: a free one
+    silence_every: float = 0.0  # run the silence check every so many seconds (`up`); 0: never
 
     @property
     def delivery_mode(self) -> DeliveryMode:
@@ -147,6 +152,7 @@ class LocalPipeline:
         self.conflicts = ConflictEmulator()
         self.errors: list[BaseException] = []
         self.broker: LocalSqsBroker | None = None
+        self.on_silence: Callable[[SilencePage], None] | None = None  # hears each silence check's answer
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -212,6 +218,19 @@ class LocalPipeline:
             thread = threading.Thread(target=self._loop, args=(source,), name=f"sensor-digest-{name}", daemon=True)
             thread.start()
             self._threads.append(thread)
+        if self.options.silence_every > 0:  # the stack's hourly check, on a short period
+            watch = partial(
+                watch_silence,
+                self._api_settings(table),
+                self.session,
+                every=self.options.silence_every,
+                stop=self._stop,
+                errors=self.errors,
+                heard=lambda: self.on_silence,
+            )
+            thread = threading.Thread(target=watch, name="sensor-digest-silence", daemon=True)
+            thread.start()
+            self._threads.append(thread)
         return self.target
 
     def _check_ports(self) -> None:
@@ -227,10 +246,15 @@ class LocalPipeline:
 
     def _start_api(self, table: str) -> str:
         """The read API's service, as its handler builds it, served on loopback: its URL."""
-        self.api_service = api.build_service(ApiSettings(table_name=table), self.session)
+        self.api_service = api.build_service(self._api_settings(table), self.session)
         server = LocalApi(lambda_handler(self.api_service), port=self.options.api_port)
         self._stack.callback(server.stop)
         return server.start()
+
+    def _api_settings(self, table: str) -> ApiSettings:
+        """The read API's settings read from the environment the construct gives it
+        (``PipelineShape.silence_environment``), as its function reads them."""
+        return ApiSettings.from_env(self.options.shape.silence_environment(table=table))
 
     def _start_engine(self) -> LocalEngine:
         """The engine at the endpoint given, else one of this pipeline's own (stopped with it)."""

@@ -6,7 +6,9 @@
 // 400 sensors over a year, 5,000 over 30 days); past that, the first sensors that fit are drawn and
 // the page says how many it left out. Rows are fetched a few at a time; a row whose request fails is
 // drawn with the API's reason and the others stand; a day or month the API could not read (its
-// `malformed` entries) is marked in its cell with the repair the API names.
+// `malformed` entries) is marked in its cell with the repair the API names. A click on a day's cell
+// opens its 24 hours (GET /sensors/{id}/hours); the sensors GET /silence lists are marked in the
+// heatmap (their label says since when), and the page says how many are silent.
 "use strict";
 
 const DAY_MS = 86400000;
@@ -100,6 +102,68 @@ async function registeredSensors() {
   return { sensors, leftOut };
 }
 
+// The silent registered sensors (GET /silence, every page), by id; a failure only loses the marks.
+async function silentSensors() {
+  const silent = new Map();
+  try {
+    await allPages("/silence", {}, (page) => {
+      for (const entry of page.sensors) silent.set(entry.sensor_id, entry);
+    });
+    return { silent, error: null };
+  } catch (problem) {
+    return { silent, error: problem.message };
+  }
+}
+
+function silenceText(entry) {
+  if (entry.last_report_hour === null) return `silent: never reported (threshold ${entry.threshold_hours} h)`;
+  return (
+    `silent since ${entry.last_report_hour}:00 (${entry.silent_hours} h without a report, ` +
+    `threshold ${entry.threshold_hours} h)`
+  );
+}
+
+async function dayHours(sensorId, day) {
+  return api(`/sensors/${encodeURIComponent(sensorId)}/hours`, { day });
+}
+
+// A day's 24 hours of one sensor: one cell per hour 00-23, darker for more reports.
+async function drawHours(sensorId, day) {
+  const table = byId("hours");
+  table.replaceChildren();
+  const title = byId("hours-title-line");
+  title.textContent = `Sensor ${sensorId}, ${day}: loading its hours…`;
+  try {
+    const { hours } = await dayHours(sensorId, day);
+    const counts = Array.from({ length: 24 }, (_, h) => hours[String(h).padStart(2, "0")] || 0);
+    const most = largest(counts, 1);
+    const head = element("tr");
+    const row = element("tr");
+    row.dataset.sensor = String(sensorId);
+    row.dataset.day = day;
+    counts.forEach((count, h) => {
+      const hour = String(h).padStart(2, "0");
+      head.append(element("th", hour));
+      const td = cell(day, count, most);
+      td.dataset.hour = hour;
+      td.title = `${day} ${hour}:00-${hour}:59: ${count}`;
+      row.append(td);
+    });
+    const thead = element("thead");
+    thead.append(head);
+    const body = element("tbody");
+    body.append(row);
+    table.replaceChildren(thead, body);
+    const reported = Object.keys(hours).sort();
+    title.textContent =
+      reported.length === 0
+        ? `Sensor ${sensorId}, ${day}: no hours (no report that day, or counted before hours were kept).`
+        : `Sensor ${sensorId}, ${day}: ${counts.reduce((a, b) => a + b, 0)} report(s), last in hour ${reported[reported.length - 1]}.`;
+  } catch (problem) {
+    title.textContent = `Sensor ${sensorId}, ${day}: the hours could not be read: ${problem.message}`;
+  }
+}
+
 async function dayCounts(sensorId, from, to) {
   const days = {};
   const malformed = {};
@@ -171,10 +235,16 @@ function sensorLabel(sensor) {
   return label;
 }
 
-function sensorRow(sensor, outcome, days, most) {
+function sensorRow(sensor, outcome, days, most, silence) {
   const row = element("tr");
   row.dataset.sensor = String(sensor.sensor_id);
-  row.append(sensorLabel(sensor));
+  const label = sensorLabel(sensor);
+  if (silence) {
+    row.dataset.silent = "1";
+    row.classList.add("silent");
+    label.append(element("span", ` · ${silenceText(silence)}`, "silence"));
+  }
+  row.append(label);
   if (outcome.error !== undefined) {
     row.dataset.failed = "1";
     const reason = element("td", `could not be read: ${outcome.error}`, "failed");
@@ -205,7 +275,7 @@ function tell(lines) {
 }
 
 async function drawHeatmap(from, to, extra) {
-  const { sensors: registered, leftOut } = await registeredSensors();
+  const [{ sensors: registered, leftOut }, silence] = await Promise.all([registeredSensors(), silentSensors()]);
   const rows = new Map(registered.map((s) => [s.sensor_id, s]));
   for (const id of extra) if (!rows.has(id)) rows.set(id, { sensor_id: id, name: null, timezone: null });
   const every = [...rows.values()].sort((a, b) => a.sensor_id - b.sensor_id);
@@ -225,7 +295,9 @@ async function drawHeatmap(from, to, extra) {
   head.append(headRow(days));
   const body = element("tbody");
   const built = document.createDocumentFragment();
-  sensors.forEach((sensor, i) => built.append(sensorRow(sensor, outcomes[i], days, most)));
+  sensors.forEach((sensor, i) =>
+    built.append(sensorRow(sensor, outcomes[i], days, most, silence.silent.get(sensor.sensor_id)))
+  );
   body.append(built);
   table.replaceChildren(head, body);
 
@@ -253,6 +325,14 @@ async function drawHeatmap(from, to, extra) {
   const failed = outcomes.filter((o) => o.error !== undefined).length;
   if (failed) lines.push(`${failed} sensor(s) could not be read: their rows say why.`);
   for (const bad of leftOut) lines.push(`A profile left out of the list (${bad.error}): ${bad.repair}.`);
+  if (silence.error !== null) lines.push(`The silent sensors could not be read: ${silence.error}`);
+  else if (silence.silent.size > 0) {
+    lines.push(
+      `${silence.silent.size} registered sensor(s) silent past their threshold, marked in red: ` +
+        [...silence.silent.values()].map((e) => `${e.sensor_id} (${silenceText(e)})`).join("; ") +
+        ". Click a day of one to see its hours."
+    );
+  }
   tell(lines);
   return { shown: sensors.length, failed };
 }
@@ -304,10 +384,16 @@ function defaults(params) {
   const start = new Date(Date.parse(mto + "-01T00:00:00Z"));
   start.setUTCMonth(start.getUTCMonth() - 5);
   const mfrom = params.get("mfrom") || isoDay(start).slice(0, 7);
-  return { from, to, sensors: params.get("sensors") || "", sensor: params.get("sensor") || "", mfrom, mto };
+  const hours = { hsensor: params.get("hsensor") || "", hday: params.get("hday") || "" };
+  return { from, to, sensors: params.get("sensors") || "", sensor: params.get("sensor") || "", mfrom, mto, ...hours };
 }
 
+// The day whose hours are open (from the URL, or the cell clicked last): kept in the URL with the rest.
+const openHours = { hsensor: "", hday: "" };
+
 function fill(values) {
+  openHours.hsensor = values.hsensor;
+  openHours.hday = values.hday;
   byId("from").value = values.from;
   byId("to").value = values.to;
   byId("sensors").value = values.sensors;
@@ -324,6 +410,7 @@ function read() {
     sensor: byId("month-sensor").value.trim(),
     mfrom: byId("month-from").value,
     mto: byId("month-to").value,
+    ...openHours,
   };
 }
 
@@ -336,6 +423,7 @@ async function render() {
   try {
     const drawn = await drawHeatmap(values.from, values.to, extraIds(values.sensors));
     await drawMonths(values.sensor, values.mfrom, values.mto);
+    if (SENSOR_ID.test(values.hsensor) && values.hday) await drawHours(values.hsensor, values.hday);
     const failed = drawn.failed ? `, ${drawn.failed} of them not read` : "";
     status.textContent = `${drawn.shown} sensor(s)${failed}, ${values.from} to ${values.to}.`;
     document.body.dataset.state = drawn.shown === 0 ? "empty" : "ready";
@@ -356,6 +444,11 @@ document.addEventListener("DOMContentLoaded", () => {
   byId("heatmap").addEventListener("click", (event) => {
     const row = event.target.closest("tr[data-sensor]");
     if (!row) return;
+    const day = event.target.closest("td[data-day]");
+    if (day && !day.dataset.malformed) {
+      openHours.hsensor = row.dataset.sensor;
+      openHours.hday = day.dataset.day;
+    }
     byId("month-sensor").value = row.dataset.sensor;
     render();
   });

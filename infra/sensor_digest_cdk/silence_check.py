@@ -1,0 +1,118 @@
+"""``SilenceCheck``: the scheduled silence check (``sensor_digest/silence/``), deployed when the
+shape's ``silence_hours`` is set (off by default: see docs/operations.md, "Silent sensors").
+
+An EventBridge rule runs the check function every hour (a threshold is whole hours of the sensors'
+``HourCounts``: checking more often finds nothing new); the function reads the ``Profiles`` index,
+the profiles and the day items (``Query`` and ``BatchGetItem``, on the digest table and that index
+only: no ``Scan``, no write), and publishes ``silentSensors`` with the pipeline's dimension; an alarm
+on it notifies the pipeline's alarm topic while any registered sensor is silent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from sensor_digest import names
+from sensor_digest.store import schema
+from sensor_digest_cdk import nag
+from sensor_digest_cdk.lambda_function import SILENCE, python_function
+from sensor_digest_cdk.shape import PipelineShape
+
+CHECK_EVERY = Duration.hours(1)
+# Only what the check calls: a Query of the Profiles index (and of a sensor's partition, for the day
+# it last reported) and BatchGetItem of profiles and day items
+CHECK_ACTIONS = ["dynamodb:Query", "dynamodb:BatchGetItem"]
+
+
+class SilenceCheck(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        shape: PipelineShape,
+        asset: Path,
+        table: dynamodb.ITable,
+        pipeline: str,
+        alarm_topic: sns.ITopic,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.function = python_function(
+            self,
+            "Function",
+            shape=shape,
+            asset=asset,
+            kind=SILENCE,
+            environment=shape.silence_environment(table=table.table_name),
+        )
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=CHECK_ACTIONS,
+                resources=[table.table_arn, f"{table.table_arn}/index/{schema.PROFILE_INDEX}"],
+            )
+        )
+        self.rule = events.Rule(
+            self,
+            "Schedule",
+            description="SensorDigest: find the registered sensors silent past their threshold",
+            schedule=events.Schedule.rate(CHECK_EVERY),
+            targets=[targets.LambdaFunction(self.function, retry_attempts=2)],
+        )
+        self.metric = cloudwatch.Metric(
+            namespace=names.METRICS_NAMESPACE,
+            metric_name=names.METRIC_SILENT_SENSORS,
+            dimensions_map={"service": names.SILENCE_SERVICE, names.PIPELINE_DIMENSION: pipeline},
+            statistic="Maximum",
+            period=CHECK_EVERY,
+        )
+        self.alarm = cloudwatch.Alarm(
+            self,
+            "SilentSensorsAlarm",
+            metric=self.metric,
+            threshold=0,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description="Registered sensors sent no report for longer than their silence threshold "
+            "(sensor-digest silence, or GET /silence, names them and since when)",
+        )
+        self.alarm.add_alarm_action(actions.SnsAction(alarm_topic))
+        self.errors_alarm = cloudwatch.Alarm(
+            self,
+            "SilenceCheckErrorsAlarm",
+            metric=self.function.metric_errors(period=CHECK_EVERY),
+            threshold=0,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description="The silence check failed: silent sensors would go unreported",
+        )
+        self.errors_alarm.add_alarm_action(actions.SnsAction(alarm_topic))
+        self._suppress_nag_findings()
+
+    def _suppress_nag_findings(self) -> None:
+        """The check function's accepted cdk-nag findings (the read API's query function's, alike)."""
+        nag.accept(
+            self.function.role,  # type: ignore[arg-type]
+            "AwsSolutions-IAM5",
+            "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; "
+            "the check's DynamoDB actions are scoped to the digest table and its Profiles index.",
+            findings=["Resource::*"],
+            nag2_children=True,
+        )
+        nag.accept(
+            self.function,
+            "AwsSolutions-L1",
+            "Python 3.13, as the pipeline's other functions: the newest Python the project runs "
+            "its unit tier on (make test-unit-py313).",
+        )

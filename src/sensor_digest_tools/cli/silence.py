@@ -1,0 +1,66 @@
+"""``silence``: the registered sensors silent past their threshold, and since when.
+
+The same check as the stack's scheduled one and the read API's ``GET /silence``
+(``sensor_digest/silence/``), run from here against the tables: reads only, the ``Profiles`` index
+and the day items of today and yesterday in each sensor's zone.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sensor_digest import zones
+from sensor_digest.errors import UnknownTimeZone
+from sensor_digest.silence.check import SilenceCheck
+from sensor_digest.silence.rules import MAX_HOURS, MIN_HOURS
+from sensor_digest_tools.cli import render
+from sensor_digest_tools.cli.apps import app
+from sensor_digest_tools.cli.options import AsJson, Region, Stack, TableOpt
+from sensor_digest_tools.cli.output import console, errors, note, print_json, resolve_target
+
+
+@app.command()
+def silence(
+    default_hours: Annotated[
+        int | None,
+        typer.Option(
+            "--default-hours",
+            min=MIN_HOURS,
+            max=MAX_HOURS,
+            help="The stack's default threshold (its silenceHours); without it, only sensors with their own.",
+        ),
+    ] = None,
+    timezone: Annotated[
+        str, typer.Option(help="The zone of sensors registered without one (the stack's digestTimezone).")
+    ] = "UTC",
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    as_json: AsJson = False,
+) -> None:
+    """The registered sensors silent past their threshold: their last report hour and how long ago.
+
+    Exit code 0 whatever it finds (a note when none is silent); 1 on an error.
+    """
+    try:
+        zone = zones.load(timezone)
+    except UnknownTimeZone as exc:
+        raise typer.BadParameter(exc.reason, param_hint="--timezone") from None
+    with errors():
+        target = resolve_target(stack, region, table=table).need("table")
+        found = SilenceCheck(
+            table_name=str(target.table), client=target.dynamodb(), default_hours=default_hours, default_zone=zone
+        ).run()
+    silent = [s.as_json() for s in found.silent]
+    if as_json:
+        print_json({"sensors": silent, "checked": found.checked})
+        return
+    if not silent:
+        note(f"no registered sensor is silent past its threshold ({found.checked} checked)")
+        return
+    console.print(render.silent_sensors(f"{len(silent)} of {found.checked} registered sensor(s) silent", silent))
+
+
+__all__ = ["silence"]
