@@ -1,6 +1,6 @@
 """MkDocs hook: the context options table of ``docs/configuration.md``, rendered at build time from
 the deployment model (``sensor_digest_cdk.shape``: the ``PipelineShape`` fields a context key sets,
-with their defaults; ``RULES`` with what each key allows; ``context_key``; ``stackName`` from
+with their defaults and, ``RULES``, what each key allows; ``context_key``; ``stackName`` from
 ``AppSettings``), so the page cannot go stale.
 
 What a key means is written here, once per group of keys (``MEANINGS``); ``{s}`` in a meaning is

@@ -1,8 +1,10 @@
-"""The rules of the pipeline's props: what each one takes (``RULES``, one per field of
-``PipelineShape``), the limits of AWS they come from, and how a refusal is worded (one line naming the
-key as its caller wrote it, the value given and what the key allows). The ranges of the props the ingest
-function reads from its environment come from that environment's declaration
-(``sensor_digest.environment``), so the construct and the runtime cannot drift apart.
+"""The rules of the pipeline's props: how what each one takes is stated (``Rule``, the builders
+``between``, ``one_of``, ``physical_name`` and ``variable``, and the rules several fields share; each
+field of ``PipelineShape`` declares its own, and ``RULES`` has them by name), the limits of AWS they
+come from, and how a refusal is worded (one line naming the key as its caller wrote it, the value
+given and what the key allows). The ranges of the props the ingest function reads from its
+environment come from that environment's declaration (``sensor_digest.environment``), so the
+construct and the runtime cannot drift apart.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import Field, dataclass
 from typing import TYPE_CHECKING, Any
 
-from sensor_digest import environment, zones
+from sensor_digest import zones
 from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES, SQS_MAX_MESSAGE_BYTES
 from sensor_digest.environment import Whole
 from sensor_digest.messages import control_character
@@ -49,6 +51,9 @@ IOT_TOPIC_MAX_BYTES = 256
 IOT_TOPIC_MAX_SLASHES = 7
 
 
+RULE = "rule"  # where a field of PipelineShape keeps its Rule (its metadata)
+
+
 class ShapeError(ValueError):
     """A shape that cannot be built: ``problems`` holds one line per problem, each naming the key,
     the value given and what the key allows."""
@@ -68,22 +73,22 @@ class Rule:
     hint: Callable[[Any], str] | None = None
 
 
-def _between(low: int, high: int, why: str = "") -> Rule:
+def between(low: int, high: int, why: str = "") -> Rule:
     allowed = f"a whole number from {low} to {high}" + (f" ({why})" if why else "")
     return Rule(allowed, lambda value: low <= value <= high)
 
 
-def _variable(variable: Whole, why: str = "") -> Rule:
+def variable(variable: Whole, why: str = "") -> Rule:
     """The range of an environment variable the prop sets (``environment.py``)."""
-    return _between(variable.low, variable.high, why)
+    return between(variable.low, variable.high, why)
 
 
-def _one_of(*choices: object) -> Rule:
+def one_of(*choices: object) -> Rule:
     *first, last = map(str, choices)
     return Rule(f"{', '.join(first)} or {last}", lambda value: value in choices)
 
 
-def _name(pattern: re.Pattern[str], allowed: str) -> Rule:
+def physical_name(pattern: re.Pattern[str], allowed: str) -> Rule:
     return Rule(f"nothing (a generated name) or {allowed}", lambda name: name == "" or bool(pattern.fullmatch(name)))
 
 
@@ -114,90 +119,43 @@ def iot_topic_ok(topic: str) -> bool:
     return True
 
 
-_FUNCTION_MEMORY = _between(128, 10_240, "Lambda's memory sizes, in MB")
-_FUNCTION_TIMEOUT = _between(1, LAMBDA_MAX_TIMEOUT_SECONDS, "Lambda's longest timeout")
-_RETENTION_DAYS = _between(1, SQS_MAX_RETENTION_DAYS, "SQS keeps a message at most 14 days")
-_BATCHING_WINDOW = _between(0, 300, "Lambda's longest batching window")
-_EVENT_SOURCE_CONCURRENCY = _between(2, 1000, "the SQS event source's maximum concurrency")
-_CAPACITY = _between(1, 40_000, "DynamoDB's default quota per table; with billing=provisioned")
-_TABLE_NAME = _name(TABLE_NAME, "3 to 255 letters, digits, '_', '-' and '.' (DynamoDB's table names)")
+FUNCTION_MEMORY = between(128, 10_240, "Lambda's memory sizes, in MB")
+FUNCTION_TIMEOUT = between(1, LAMBDA_MAX_TIMEOUT_SECONDS, "Lambda's longest timeout")
+RETENTION_DAYS = between(1, SQS_MAX_RETENTION_DAYS, "SQS keeps a message at most 14 days")
+BATCHING_WINDOW = between(0, 300, "Lambda's longest batching window")
+EVENT_SOURCE_CONCURRENCY = between(2, 1000, "the SQS event source's maximum concurrency")
+CAPACITY = between(1, 40_000, "DynamoDB's default quota per table; with billing=provisioned")
+TABLE = physical_name(TABLE_NAME, "3 to 255 letters, digits, '_', '-' and '.' (DynamoDB's table names)")
+DEAD_LETTER_MESSAGE_BYTES = between(
+    1024 + DEAD_LETTER_OVERHEAD_BYTES,
+    SQS_MAX_MESSAGE_BYTES,
+    "SQS's largest message; the ingest queue keeps room for a rejected body's reason and origin",
+)
+# the functions load zones from the tzdata the asset ships (lambda_asset.py), nothing else
+TIME_ZONE = Rule(
+    f"an IANA time zone of tzdata {zones.TZDATA_VERSION}, the zone data the functions ship "
+    "(UTC, Europe/Berlin, America/New_York, ...)",
+    zones.is_known,
+    _zone_hint,
+)
+EMAIL_ADDRESS = Rule(
+    "an email address (name@example.com), or nothing for no subscription",
+    lambda email: email == "" or (len(email) <= EMAIL_MAX and EMAIL.fullmatch(email) is not None),
+)
+IOT_TOPIC = Rule(
+    "nothing (no IoT rule) or an MQTT topic filter of at most 256 bytes and 7 slashes, '+' and '#' each a "
+    "whole level ('#' the last), no quote, backslash or control character, not $aws/rules/...",
+    iot_topic_ok,
+)
+TRUE_OR_FALSE = Rule("true or false", lambda value: isinstance(value, bool))
+PRINCIPAL_ARNS = Rule(
+    "IAM role or user ARNs (arn:aws:iam::123456789012:role/name), comma-separated in context",
+    lambda arns: all(IAM_PRINCIPAL_ARN.fullmatch(arn) for arn in arns),
+)
 
-RULES: dict[str, Rule] = {
-    "table_name": _TABLE_NAME,
-    "ledger_table_name": _TABLE_NAME,
-    "dashboard_name": _name(DASHBOARD_NAME, "1 to 255 letters, digits, '_' and '-' (CloudWatch's dashboard names)"),
-    "billing": _one_of("on-demand", "provisioned"),
-    "read_capacity": _CAPACITY,
-    "write_capacity": _CAPACITY,
-    "removal": _one_of("retain", "destroy"),
-    "queue_type": _one_of(*environment.QUEUE_TYPE.choices),
-    "queue_retention_days": _RETENTION_DAYS,
-    "dead_letter_retention_days": _RETENTION_DAYS,
-    "max_receive_count": _between(
-        5, environment.MAX_RECEIVE_COUNT.high, "AWS advises at least 5 for a Lambda event source; SQS allows 1,000"
-    ),
-    "dead_letter_max_message_bytes": _between(
-        1024 + DEAD_LETTER_OVERHEAD_BYTES,
-        SQS_MAX_MESSAGE_BYTES,
-        "SQS's largest message; the ingest queue keeps room for a rejected body's reason and origin",
-    ),
-    "ingest_timeout_seconds": _between(
-        workable.INGEST_MIN_TIMEOUT_SECONDS, LAMBDA_MAX_TIMEOUT_SECONDS, workable.INGEST_TIMEOUT_WHY
-    ),
-    "ingest_memory_mb": _FUNCTION_MEMORY,
-    "ingest_batch_size": _between(1, 10_000, "Lambda's limit for a standard queue"),
-    "ingest_batching_window_seconds": _BATCHING_WINDOW,
-    "ingest_max_concurrency": _EVENT_SOURCE_CONCURRENCY,
-    "ingest_max_workers": _variable(environment.INGEST_MAX_WORKERS, "the ingest function's INGEST_MAX_WORKERS"),
-    "fifo_batch_size": _between(1, FIFO_MAX_BATCH, "Lambda's limit for FIFO queues"),
-    "fifo_max_concurrency": _EVENT_SOURCE_CONCURRENCY,
-    "delivery_mode": _one_of(*environment.DELIVERY_MODE.choices),
-    "ledger_mode": _one_of(*environment.LEDGER_MODE.choices),
-    # the functions load zones from the tzdata the asset ships (lambda_asset.py), nothing else
-    "digest_timezone": Rule(
-        f"an IANA time zone of tzdata {zones.TZDATA_VERSION}, the zone data the functions ship "
-        "(UTC, Europe/Berlin, America/New_York, ...)",
-        zones.is_known,
-        _zone_hint,
-    ),
-    "unknown_sensors": _one_of(*environment.UNKNOWN_SENSORS.choices),
-    "profile_cache_seconds": _variable(environment.PROFILE_CACHE_SECONDS),
-    "summary_timeout_seconds": _FUNCTION_TIMEOUT,
-    "summary_memory_mb": _FUNCTION_MEMORY,
-    "summary_batch_size": _between(1, 10_000, "Lambda's limit for a DynamoDB stream"),
-    "summary_batching_window_seconds": _BATCHING_WINDOW,
-    "summary_retry_attempts": _between(0, 10_000, "Lambda's most; -1, retrying forever, would block the stream"),
-    "summary_max_record_age_hours": _between(
-        1, workable.STREAM_RETENTION_HOURS, "a DynamoDB stream keeps its records 24 hours: none grows older"
-    ),
-    "api_timeout_seconds": _between(1, API_MAX_TIMEOUT_SECONDS, "an HTTP API waits at most 30 s for its integration"),
-    "api_memory_mb": _FUNCTION_MEMORY,
-    "api_throttle_rate_limit": _between(1, 10_000, "requests per second; API Gateway's default account quota"),
-    "api_throttle_burst_limit": _between(1, 5_000, "requests at once; API Gateway's default account quota"),
-    "log_retention_days": _one_of(*LOG_RETENTION_DAYS),
-    "iterator_age_alarm_seconds": _between(1, 7 * 24 * 3600),
-    "queue_age_alarm_seconds": _between(0, SQS_MAX_RETENTION_DAYS * 24 * 3600, "0 derives it"),
-    "alarm_email": Rule(
-        "an email address (name@example.com), or nothing for no subscription",
-        lambda email: email == "" or (len(email) <= EMAIL_MAX and EMAIL.fullmatch(email) is not None),
-    ),
-    "iot_topic": Rule(
-        "nothing (no IoT rule) or an MQTT topic filter of at most 256 bytes and 7 slashes, '+' and '#' each a "
-        "whole level ('#' the last), no quote, backslash or control character, not $aws/rules/...",
-        iot_topic_ok,
-    ),
-    "iot_rule_name": _name(IOT_RULE_NAME, "1 to 128 letters, digits and '_' (AWS IoT's rule names)"),
-    "restrict_producers": Rule("true or false", lambda value: isinstance(value, bool)),
-    "producer_arns": Rule(
-        "IAM role or user ARNs (arn:aws:iam::123456789012:role/name), comma-separated in context",
-        lambda arns: all(IAM_PRINCIPAL_ARN.fullmatch(arn) for arn in arns),
-    ),
-    # silence (sensor_digest/silence/): the default threshold; 0 deploys no scheduled check
-    "silence_hours": _between(
-        0, environment.SILENCE_HOURS.high, "hours; 0: no default threshold and no scheduled silence check"
-    ),
-}
-"""The rule of every field (a test holds every field to having one)."""
+RULES: dict[str, Rule] = {}
+"""The rule of every field of ``PipelineShape``, by name: each field declares its own
+(``shape.option``), and ``shape.py`` fills this from them once the class is defined."""
 
 NAME_FIELDS = ("table_name", "ledger_table_name", "dashboard_name")
 """Physical names: generated unless given. The app derives them from ``stackName``; no context key."""
@@ -220,7 +178,7 @@ PROP_TYPES: dict[str, Callable[[object], bool]] = {
 
 def acceptable(f: Field[Any], value: object) -> bool:
     """Whether ``value`` is of field ``f``'s type and passes its rule."""
-    return PROP_TYPES.get(str(f.type), is_text)(value) and RULES[f.name].ok(value)
+    return PROP_TYPES.get(str(f.type), is_text)(value) and f.metadata[RULE].ok(value)
 
 
 def context_key(field_name: str) -> str:

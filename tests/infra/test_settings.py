@@ -17,7 +17,7 @@ from aws_cdk.assertions import Match
 from sensor_digest.ingest.service import DEADLINE_MARGIN_SECONDS
 from sensor_digest_cdk.context import CONTEXT_FIELDS, STACK_NAME_RULE, AppSettings
 from sensor_digest_cdk.lambda_function import RETENTION
-from sensor_digest_cdk.rules import LOG_RETENTION_DAYS, NAME_FIELDS, RULES, context_key
+from sensor_digest_cdk.rules import LOG_RETENTION_DAYS, NAME_FIELDS, RULES, Rule, context_key
 from sensor_digest_cdk.shape import PipelineShape, ShapeError
 from sensor_digest_cdk.workable import INGEST_MIN_TIMEOUT_SECONDS
 from tests.support.templates import DAY, ROOT, cdk_synth, error_lines
@@ -106,7 +106,8 @@ def test_bad_context_is_refused_with_the_reason() -> None:
 
 
 def test_every_setting_has_a_rule_and_the_defaults_pass_it() -> None:
-    assert set(RULES) == {field.name for field in fields(PipelineShape)}
+    assert all(isinstance(RULES[f.name], Rule) and RULES[f.name].allowed for f in fields(PipelineShape))
+    assert all(RULES[f.name].ok(f.default) for f in fields(PipelineShape))
     assert PipelineShape().problems() == []
     assert set(CONTEXT_FIELDS) == set(RULES) - set(NAME_FIELDS)  # the names follow stackName
     assert context_key("ingest_batch_size") == "ingestBatchSize"
