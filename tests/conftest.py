@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -39,6 +40,9 @@ os.environ["AWS_SECRET_ACCESS_KEY"] = "local"
 os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
 os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
+# Nor the user's own local pipeline: a `sensor-digest up` running on this machine keeps its endpoints
+# in the user's cache, where the command line (run by the tests) would find it and act on it.
+os.environ["SENSOR_DIGEST_STATE"] = os.path.join(tempfile.mkdtemp(prefix="sensor-digest-tests-"), "local-pipeline.json")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "SensorDigest")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
