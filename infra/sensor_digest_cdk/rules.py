@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import Field, dataclass
+from dataclasses import Field, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest import zones
@@ -66,16 +66,18 @@ class ShapeError(ValueError):
 @dataclass(frozen=True)
 class Rule:
     """What one key takes: ``allowed`` as an error states it, ``ok`` the test of a parsed value,
-    ``hint`` (optional) a suggestion for a refused one."""
+    ``hint`` (optional) a suggestion for a refused one, ``refuses`` values it refuses (the tests
+    try each, so an option built with a builder below needs no test of its own range)."""
 
     allowed: str
     ok: Callable[[Any], bool]
     hint: Callable[[Any], str] | None = None
+    refuses: tuple[object, ...] = ()
 
 
 def between(low: int, high: int, why: str = "") -> Rule:
     allowed = f"a whole number from {low} to {high}" + (f" ({why})" if why else "")
-    return Rule(allowed, lambda value: low <= value <= high)
+    return Rule(allowed, lambda value: low <= value <= high, refuses=(low - 1, high + 1))
 
 
 def variable(variable: Whole, why: str = "") -> Rule:
@@ -85,11 +87,15 @@ def variable(variable: Whole, why: str = "") -> Rule:
 
 def one_of(*choices: object) -> Rule:
     *first, last = map(str, choices)
-    return Rule(f"{', '.join(first)} or {last}", lambda value: value in choices)
+    return Rule(f"{', '.join(first)} or {last}", lambda value: value in choices, refuses=(f"not-{last}",))
 
 
 def physical_name(pattern: re.Pattern[str], allowed: str) -> Rule:
-    return Rule(f"nothing (a generated name) or {allowed}", lambda name: name == "" or bool(pattern.fullmatch(name)))
+    return Rule(
+        f"nothing (a generated name) or {allowed}",
+        lambda name: name == "" or bool(pattern.fullmatch(name)),
+        refuses=("a name!",),
+    )
 
 
 def _zone_hint(name: str) -> str:
@@ -280,6 +286,31 @@ def combinations(self: PipelineShape, key: Callable[[str], str]) -> list[tuple[t
         ),
         *workable.combinations(self, k),
     ]
+
+
+def problems(shape: PipelineShape, key: Callable[[str], str], skip: Iterable[str], what: str) -> list[str]:
+    """One line per problem, keys named by ``key``: a value of the wrong type or out of its range,
+    a combination AWS refuses. The fields in ``skip`` were unreadable (their defaults stand in),
+    so neither they nor a combination involving them is judged."""
+    bad = set(skip)
+    found: list[str] = []
+    types = {f.name: str(f.type) for f in fields(shape)}
+    for name, rule in RULES.items():
+        value = getattr(shape, name)
+        if name in bad:
+            continue
+        if not PROP_TYPES.get(types[name], is_text)(value):
+            found.append(refused(what, key, name, value))
+            bad.add(name)
+        elif not rule.ok(value):
+            hint = rule.hint(value) if rule.hint else ""
+            found.append(refused(what, key, name, value) + hint)
+            bad.add(name)
+    for names, ok, allowed in combinations(shape, key):
+        if not ok and not bad.intersection(names):
+            given = " with ".join(f"{key(n)}={shown(getattr(shape, n), key)!r}" for n in names)
+            found.append(f"{what} {given} is not allowed: {allowed}")
+    return found
 
 
 def unknown_key_problems(

@@ -38,19 +38,15 @@ from sensor_digest_cdk.rules import (
     MODE_FIELDS,
     POWERTOOLS_LAYER_ACCOUNT,
     POWERTOOLS_LAYER_VERSION,
-    PROP_TYPES,
     RULE,
     RULES,
     Rule,
     ShapeError,
     acceptable,
-    combinations,
     context_key,
     iot_topic_ok,
-    is_text,
+    problems,
     prop_key,
-    refused,
-    shown,
     unknown_key_problems,
 )
 
@@ -324,27 +320,8 @@ class PipelineShape:
 
     def problems(self, key: Callable[[str], str] = prop_key, skip: Iterable[str] = (), what: str = "prop") -> list[str]:
         """One line per problem, keys named by ``key``: a value of the wrong type or out of its range,
-        a combination AWS refuses. The fields in ``skip`` were unreadable (their defaults stand in),
-        so neither they nor a combination involving them is judged."""
-        bad = set(skip)
-        problems = []
-        types = {f.name: str(f.type) for f in fields(self)}
-        for name, rule in RULES.items():
-            value = getattr(self, name)
-            if name in bad:
-                continue
-            if not PROP_TYPES.get(types[name], is_text)(value):
-                problems.append(refused(what, key, name, value))
-                bad.add(name)
-            elif not rule.ok(value):
-                hint = rule.hint(value) if rule.hint else ""
-                problems.append(refused(what, key, name, value) + hint)
-                bad.add(name)
-        for names, ok, allowed in combinations(self, key):
-            if not ok and not bad.intersection(names):
-                given = " with ".join(f"{key(n)}={shown(getattr(self, n), key)!r}" for n in names)
-                problems.append(f"{what} {given} is not allowed: {allowed}")
-        return problems
+        a combination AWS refuses; the fields in ``skip`` were unreadable (``rules.problems``)."""
+        return problems(self, key, skip, what)
 
 
 RULES.update({f.name: f.metadata[RULE] for f in fields(PipelineShape)})

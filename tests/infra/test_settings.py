@@ -6,6 +6,7 @@ deployer meets it: ``cdk synth -c ...`` in a process of its own."""
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
@@ -17,6 +18,7 @@ from aws_cdk.assertions import Match
 from sensor_digest.ingest.service import DEADLINE_MARGIN_SECONDS
 from sensor_digest_cdk.context import CONTEXT_FIELDS, STACK_NAME_RULE, AppSettings
 from sensor_digest_cdk.lambda_function import RETENTION
+from sensor_digest_cdk.props import PipelineProps
 from sensor_digest_cdk.rules import LOG_RETENTION_DAYS, NAME_FIELDS, RULES, Rule, context_key
 from sensor_digest_cdk.shape import PipelineShape, ShapeError
 from sensor_digest_cdk.workable import INGEST_MIN_TIMEOUT_SECONDS
@@ -105,6 +107,14 @@ def test_bad_context_is_refused_with_the_reason() -> None:
 # -- every key checked ---------------------------------------------------------------------------
 
 
+def test_the_construct_props_type_names_every_field_with_its_type() -> None:
+    # PipelineProps types the construct's keyword props: a field it lacks could not be passed by a
+    # type-checked app, a key it has that no field has would be refused at run time
+    props = typing.get_type_hints(PipelineProps)
+    shape = typing.get_type_hints(PipelineShape)
+    assert props == shape
+
+
 def test_every_setting_has_a_rule_and_the_defaults_pass_it() -> None:
     assert all(isinstance(RULES[f.name], Rule) and RULES[f.name].allowed for f in fields(PipelineShape))
     assert all(RULES[f.name].ok(f.default) for f in fields(PipelineShape))
@@ -178,11 +188,15 @@ BAD_VALUES: list[tuple[str, object]] = [
 ]
 
 
-def test_every_key_has_a_bad_value_here() -> None:
-    assert {key for key, _ in BAD_VALUES} == set(KEYS)
+# and the values each key's rule says it refuses (a rule built by rules.between, one_of, ...)
+REFUSED = BAD_VALUES + [(key, value) for key, name in KEYS.items() for value in ALL_RULES[name].refuses]
 
 
-@pytest.mark.parametrize(("key", "value"), BAD_VALUES, ids=[f"{k}={v!r}"[:40] for k, v in BAD_VALUES])
+def test_every_key_has_a_bad_value_here_or_from_its_rule() -> None:
+    assert {key for key, _ in REFUSED} == set(KEYS)
+
+
+@pytest.mark.parametrize(("key", "value"), REFUSED, ids=[f"{k}={v!r}"[:40] for k, v in REFUSED])
 def test_a_value_out_of_its_range_is_refused_naming_key_value_and_what_is_allowed(key: str, value: object) -> None:
     [problem] = refusals({key: value})
     assert problem.startswith(
