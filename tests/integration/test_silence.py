@@ -90,6 +90,29 @@ def test_without_a_default_only_sensors_with_their_own_threshold_can_be_silent(d
     assert silent == {1, 4, 6, 7}
 
 
+def test_hand_written_and_far_past_day_items_neither_stop_the_check_nor_hide_a_silent_sensor(
+    ddb: Any, fleet: Tables
+) -> None:
+    # Given, beside the fleet, day items a hand or a stray producer wrote: an hour that is none ("24"),
+    # a report of the year 1 (ingest takes any instant it can date), and a map the upgrade began late
+    # (DataCount 22 of which one report has an hour: the 21 before the map were at hours unknown)
+    registry = Registry(table_name=fleet.table, ledger_table_name=fleet.ledger, client=ddb)
+    for sensor, zone in ((20, "UTC"), (21, "Asia/Tokyo"), (22, "UTC")):
+        register(registry, sensor, zone=zone, hours=6)
+    ddb.put_item(TableName=fleet.table, Item=schema.day_item(20, "2024-11-03", 3, {"24": 3}))
+    ddb.put_item(TableName=fleet.table, Item=schema.day_item(21, "0001-01-01", 1, {"00": 1}))
+    ddb.put_item(TableName=fleet.table, Item=schema.day_item(22, "2024-11-03", 22, {"03": 1}))
+
+    # When the check runs
+    found = {s.sensor_id: s for s in check(ddb, fleet, default=12).run().silent}
+
+    # Then it ran through: the fleet's silent sensors are all there; the year-1 sensor is silent;
+    # the other two count as reported until the day's last hour (their hours are not all known)
+    assert {1, 4, 5, 6, 7} <= set(found)
+    assert found[21].last_report_hour == "0001-01-01T00"
+    assert 20 not in found and 22 not in found
+
+
 def test_a_threshold_outside_one_to_720_hours_is_refused_like_the_other_profile_fields(
     ddb: Any, tables: Tables
 ) -> None:

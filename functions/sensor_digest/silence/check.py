@@ -60,10 +60,15 @@ class SilencePage:
 
 def hours_of_day_item(item: Mapping[str, Any]) -> Mapping[str, int] | None:
     """What a day item says of its reports by hour: ``{}`` none (no count), ``None`` some at unknown
-    hours (a day item from before hours, or a map that is not one)."""
+    hours (a day item from before hours, a map that is not one, or one holding fewer reports than
+    ``DataCount``: the map was created by a write after the upgrade, the day's earlier reports
+    have no hour)."""
     try:
         found = schema.day_count_of_item(item) if item else None
-        return {} if found is None or found[2] <= 0 else schema.hour_counts_of_item(item)
+        if found is None or found[2] <= 0:
+            return {}
+        hours = schema.hour_counts_of_item(item)
+        return hours if hours is not None and sum(hours.values()) >= found[2] else None
     except MalformedItem as bad:
         LOG.warning("day item read as reported at unknown hours", reason=str(bad))
         return None

@@ -74,9 +74,12 @@ def last_report_hour(days: Sequence[tuple[str, Mapping[str, int] | None]]) -> st
 def hours_since(last: str, now: datetime, zone: tzinfo) -> int:
     """Whole hours from the end of the wall-clock hour ``last`` (``YYYY-MM-DDTHH``) in ``zone`` to ``now``."""
     day, hour = last.split("T")
-    start = datetime.combine(date.fromisoformat(day), time(int(hour)), tzinfo=zone).replace(fold=1)
-    end = start.astimezone(UTC) + HOUR
-    return max(0, (now.astimezone(UTC) - end) // HOUR)
+    wall = datetime.combine(date.fromisoformat(day), time(int(hour)))
+    try:
+        start = wall.replace(tzinfo=zone, fold=1).astimezone(UTC)
+    except (OverflowError, ValueError):  # an hour at the calendar's ends (year 1, 9999): its zone no longer matters
+        start = wall.replace(tzinfo=UTC)
+    return max(0, (now.astimezone(UTC) - start) // HOUR - 1)
 
 
 def silence_of(

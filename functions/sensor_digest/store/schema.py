@@ -172,11 +172,18 @@ def hour_counts_value(hours: Mapping[str, int]) -> dict[str, Any]:
 
 def hour_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
     """A day item's ``HourCounts`` by hour; ``None`` when it has none (written before hours were
-    kept); ``MalformedItem`` when it is no map or an element is not an integer."""
+    kept); ``MalformedItem`` when it is no map, or an element is no hour ``00``-``23`` of a whole
+    number of at least 0 (a map written by hand)."""
     if HOUR_COUNTS not in item:
         return None
     elements = _attribute(item, HOUR_COUNTS, "M")
-    return {hour: number_of(elements, hour, within=item) for hour in sorted(elements)}
+    hours = {hour: number_of(elements, hour, within=item) for hour in sorted(elements)}
+    for hour, count in hours.items():
+        if not (len(hour) == 2 and hour.isdigit() and hour.isascii() and int(hour) < 24) or count < 0:
+            raise MalformedItem(
+                f"{describe(item)}: {HOUR_COUNTS} element {hour!r}: {count} is no count of an hour 00-23"
+            )
+    return hours
 
 
 def sequence_text(sequence: int) -> str:
