@@ -120,7 +120,8 @@ def hour_in(stamp: Timestamp, zone: tzinfo) -> str:
     """``HH``, the hour of the sensor's day ``stamp`` counts toward (``Timestamp.day_in``): the hour as
     written for a wall-clock time (``24:00``: the next day's ``00``), the instant's wall-clock hour
     in ``zone`` otherwise. On a daylight-saving change day the hours are the zone's wall-clock
-    hours: the hour skipped in spring never holds a report, the hour repeated in autumn holds both."""
+    hours: the hour skipped in spring holds no instant (only a time written in it without offset),
+    the hour repeated in autumn holds both."""
     micros = stamp.epoch_micros
     if micros is None:
         return f"{stamp.time_micros // (3600 * MICROS_PER_SECOND) % 24:02d}"

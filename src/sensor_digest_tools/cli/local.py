@@ -162,11 +162,7 @@ def up(
     ] = 0,
     silence_every: Annotated[
         float,
-        typer.Option(
-            min=0,
-            metavar="SECONDS",
-            help="Run the silence check this often (the stack runs it hourly); 0: never.",
-        ),
+        typer.Option(metavar="SECONDS", help="Run the silence check this often: 0 (never), or 1 to 86,400."),
     ] = 60,
     verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
 ) -> None:
@@ -180,6 +176,8 @@ def up(
     from sensor_digest_cdk.workable import not_applying
     from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 
+    if silence_every != 0 and not 1 <= silence_every <= 86_400:  # nan and inf fail both
+        raise typer.BadParameter(f"{silence_every:g} is neither 0 nor 1 to 86400", param_hint="--silence-every")
     engine_endpoint = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
     if dynamodb_port is not None and engine_endpoint:
         raise typer.BadParameter(
