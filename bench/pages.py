@@ -198,7 +198,8 @@ def render(report: dict[str, Any], source: str = "benchmark-results.json") -> st
         "    A full run writes this page again; [Benchmarks](benchmarks.md) explains the method, the",
         "    strategies (a)–(g), the workloads and how to read the figures.",
         "",
-        f"- **Run**: {report['date']} (UTC), {report['messages']:,} messages per workload",
+        f"- **Run**: {report['date']} (UTC), {report['messages']:,} messages per workload"
+        + (f"; {report['merged']}" if report.get("merged") else ""),
         f"- **Machine**: {_machine(report)}",
         "- **Settings**: " + (", ".join(f"{SETTINGS.get(k, k)} {v:,}" for k, v in settings.items()) or "not recorded"),
         "- **Defaults?** "
