@@ -72,9 +72,13 @@ def state_file() -> Path:
 
 
 def save_local(target: Target) -> Path:
+    """The state file, written whole or not at all: a reader that finds the file (another command,
+    a test waiting for ``up``) never reads it empty or half written."""
     path = state_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(asdict(target), indent=2))
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(asdict(target), indent=2))
+    partial.replace(path)  # a rename within one folder: atomic
     return path
 
 
