@@ -54,6 +54,25 @@ def accept(
             )
 
 
+def accept_table_reader(function: IConstruct, role: IConstruct, who: str) -> None:
+    """The two findings every function that only reads the digest table is accepted with: X-Ray's
+    actions on ``*`` (its DynamoDB actions scoped to the table and its index) and Python 3.13."""
+    accept(
+        role,
+        "AwsSolutions-IAM5",
+        "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; "
+        f"{who}'s DynamoDB actions are scoped to the digest table and its Profiles index.",
+        findings=["Resource::*"],
+        nag2_children=True,
+    )
+    accept(
+        function,
+        "AwsSolutions-L1",
+        "Python 3.13, as the pipeline's other functions: the newest Python the project runs its "
+        "unit tier on (make test-unit-py313).",
+    )
+
+
 def check(app: App) -> None:
     """Run cdk-nag's AWS Solutions checks on ``app`` at synth: a finding not accepted fails it."""
     if NAG_2:

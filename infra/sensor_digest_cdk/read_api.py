@@ -206,17 +206,4 @@ class ReadApi(Construct):
 
     def _suppress_nag_findings(self) -> None:
         """The query function's accepted cdk-nag findings, each with its reason and what it applies to."""
-        nag.accept(
-            self.function.role,  # type: ignore[arg-type]
-            "AwsSolutions-IAM5",
-            "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; "
-            "the function's DynamoDB actions are scoped to the digest table and its Profiles index.",
-            findings=["Resource::*"],
-            nag2_children=True,
-        )
-        nag.accept(
-            self.function,
-            "AwsSolutions-L1",
-            "Python 3.13, as the pipeline's two functions: the newest Python the project runs its "
-            "unit tier on (make test-unit-py313).",
-        )
+        nag.accept_table_reader(self.function, self.function.role, "the function")  # type: ignore[arg-type]

@@ -102,17 +102,4 @@ class SilenceCheck(Construct):
 
     def _suppress_nag_findings(self) -> None:
         """The check function's accepted cdk-nag findings (the read API's query function's, alike)."""
-        nag.accept(
-            self.function.role,  # type: ignore[arg-type]
-            "AwsSolutions-IAM5",
-            "X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; "
-            "the check's DynamoDB actions are scoped to the digest table and its Profiles index.",
-            findings=["Resource::*"],
-            nag2_children=True,
-        )
-        nag.accept(
-            self.function,
-            "AwsSolutions-L1",
-            "Python 3.13, as the pipeline's other functions: the newest Python the project runs "
-            "its unit tier on (make test-unit-py313).",
-        )
+        nag.accept_table_reader(self.function, self.function.role, "the check")  # type: ignore[arg-type]
