@@ -47,7 +47,16 @@ def send_process(endpoint: str, tmp_path: Path, *args: str) -> subprocess.Popen[
         SENSOR_DIGEST_STATE=str(tmp_path / "no-local-pipeline.json"),
     )
     command = [str(Path(sys.executable).with_name("sensor-digest")), "send", "--queue-url", QUEUE, *args]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as a person's terminal delivers it: a suite started in the background (`make test &`, a CI
+    # runner without job control) hands its children SIGINT ignored, and Python then keeps it ignored
+    return subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - no threads in the child
+    )
 
 
 @pytest.mark.parametrize(
