@@ -104,3 +104,25 @@ def test_a_profile_item_with_its_index_attribute_does_not_reach_the_summary() ->
     record = {"eventName": "INSERT", "dynamodb": {"NewImage": SensorProfile(7, "roof", "S-7").item()}}
 
     assert not matches_filter(record)
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        ("-5", True),
+        ("0", True),
+        ("1" + "0" * 40, True),  # one significant digit
+        ("9" * 38, True),
+        ("9" * 39, False),  # more than DynamoDB's 38 significant digits
+        ("9" * 126, False),
+        ("1E+999", False),
+        ("9.9E+125", True),
+        ("1E+126", False),
+        ("1E-130", True),
+        ("1E-131", False),
+        ("1e5", False),  # DynamoDB writes E
+    ],
+)
+def test_a_page_token_holds_only_a_number_dynamodb_would_take(text: str, taken: bool) -> None:
+    # a forged token with a number DynamoDB refuses is a bad request (400), never a failed query (503)
+    assert tokens.dynamodb_number(text) is taken

@@ -16,6 +16,7 @@ import binascii
 import hashlib
 import json
 import re
+from decimal import Decimal
 from typing import Any
 
 from sensor_digest.errors import BadRequest
@@ -62,11 +63,23 @@ DYNAMODB_NUMBER = re.compile(r"-?[0-9]{1,126}(?:\.[0-9]{1,130})?(?:E[+-]?[0-9]{1
 whose ``SensorId`` is no sensor id (a restore or another writer put it there), the token holds it so."""
 
 
+def dynamodb_number(text: str) -> bool:
+    """Whether DynamoDB takes ``text`` as a number: its shape, at most 38 significant digits, and a
+    magnitude from 1E-130 to under 1E126 (or 0); anything else it refuses as invalid input."""
+    if not DYNAMODB_NUMBER.fullmatch(text):
+        return False
+    number = Decimal(text)
+    if number == 0:
+        return True
+    significant = "".join(map(str, number.as_tuple().digits)).strip("0")  # exact: no context rounding
+    return len(significant) <= 38 and Decimal("1E-130") <= abs(number) < Decimal("1E126")
+
+
 def after_sensor(token: str, digest: str, highest: int) -> int | str:
     """The sensor a page of the sensors stopped at: an id from 0 to ``highest``, or the ``SensorId``
     of an item that is no sensor's, as DynamoDB writes the number (``DYNAMODB_NUMBER``)."""
     after = decode(token, digest)
-    if isinstance(after, str) and DYNAMODB_NUMBER.fullmatch(after):
+    if isinstance(after, str) and dynamodb_number(after):
         return after
     if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after <= highest:
         raise BadRequest(REFUSED)
