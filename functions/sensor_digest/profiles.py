@@ -68,16 +68,25 @@ class SensorProfile:
         }
 
     @classmethod
-    def from_item(cls, item: dict[str, Any]) -> SensorProfile:
+    def from_item(cls, item: dict[str, Any], *, strict_silence: bool = True) -> SensorProfile:
         """The profile an item holds; ``MalformedItem`` (naming the item and the attribute) for an
-        item without a profile's shape: every profile the registry writes has all five."""
+        item without a profile's shape: every profile the registry writes has all five. Without
+        ``strict_silence`` (ingest's and the silence check's reads), a ``SilenceHours`` that is no
+        whole number reads as none (the stack's default): it never stops a sensor's counts."""
+        silence = None
+        if schema.SILENCE_HOURS in item:
+            try:
+                silence = schema.number_of(item, schema.SILENCE_HOURS)
+            except MalformedItem:
+                if strict_silence:
+                    raise
         return cls(
             sensor_id=schema.sensor_of_item(item),
             name=schema.text_of(item, schema.NAME),
             serial=schema.text_of(item, schema.SERIAL),
             timezone=schema.text_of(item, schema.TIME_ZONE),
             version=schema.number_of(item, schema.VERSION),
-            silence_hours=schema.number_of(item, schema.SILENCE_HOURS) if schema.SILENCE_HOURS in item else None,
+            silence_hours=silence,
         )
 
 
@@ -98,7 +107,8 @@ class Profiles:
         """Profiles of these sensors (those registered): one ``BatchGetItem`` per 100 sensors."""
         keys = [schema.profile_key(i) for i in sorted(set(sensor_ids))]
         items = dynamo.batch_get(self._client, self._table, keys, consistent=True, backoff=self._unprocessed)
-        return {profile.sensor_id: profile for profile in map(SensorProfile.from_item, items)}
+        found = (SensorProfile.from_item(item, strict_silence=False) for item in items)
+        return {profile.sensor_id: profile for profile in found}
 
     def all_profiles(self) -> list[SensorProfile]:
         """Every profile (a Scan: for the command line, never for the Lambda functions);

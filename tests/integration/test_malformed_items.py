@@ -154,3 +154,28 @@ def test_the_map_upsert_replaces_an_element_that_is_no_number_and_only_raises_a_
     assert (replaced.written, replaced.stale) == (True, False)
     assert (stale.written, stale.stale) == (False, True)
     assert reads.summary_months(ddb, tables.table, 9) == {"2024-05": {"2024-05-01": 2, "2024-05-02": 8}}
+
+
+@pytest.mark.parametrize("value", [{"S": "6"}, {"N": "1.5"}, {"NULL": True}])
+def test_a_hand_written_silence_threshold_never_stops_a_sensors_counts(
+    ddb: Any, tables: Tables, registry: Registry, value: dict[str, Any], ingest_handler: Any, dead_letters: Any
+) -> None:
+    # Given a registered sensor whose SilenceHours was written by hand as no whole number
+    registry.register(SensorProfile(sensor_id=5, name="five", serial="S-5", timezone="Asia/Tokyo"))
+    ddb.update_item(
+        TableName=tables.table,
+        Key=schema.profile_key(5),
+        UpdateExpression="SET SilenceHours = :v",
+        ExpressionAttributeValues={":v": value},
+    )
+
+    # When a report of it arrives
+    body = json.dumps({"sensor_id": 5, "timestamp": "2024-05-01T20:00:00Z", "event_id": "a"})
+    answer = ingest_handler(sqs_event([QueuedMessage(body=body)]), FakeContext())
+
+    # Then it counts, on its zone's day (ingest reads the threshold as none: the stack's default);
+    # the command line still names the malformed profile
+    assert answer == {"batchItemFailures": []} and dead_letters.drain() == []
+    assert reads.day_counts(ddb, tables.table) == {(5, "2024-05-02"): 1}
+    listed = CliRunner().invoke(app, ["sensors", "list", "--table", tables.table, "--ledger", tables.ledger])
+    assert listed.exit_code == 1 and "SilenceHours" in listed.stderr
