@@ -200,16 +200,26 @@ class ApiService:
 
     def hours(self, sensor: int, day: str | None) -> dict[str, Any]:
         """One day's ``HourCounts``: one ``GetItem`` (eventually consistent) of the day item. Hours
-        without reports are absent; a day without reports, or counted before hours were kept, has none."""
+        without reports are absent; a day without reports, or counted before hours were kept, has none.
+        ``count`` is the day's count and ``complete`` whether the hours hold all of it: a day counted
+        partly before hours were kept (or partly by a release that kept none, rolled back to) holds
+        the hours of only some of its reports, and says so rather than pass them off as the day's split."""
         wanted = rules.day(day)
         item = reads.get_item(self._client, self._table, schema.day_key(sensor, wanted), consistent=False) or {}
-        answer: dict[str, Any] = {"sensor_id": sensor, "day": wanted, "hours": {}}
+        answer: dict[str, Any] = {"sensor_id": sensor, "day": wanted, "hours": {}, "count": 0, "complete": True}
         try:
-            kept = schema.hour_counts_of_item(item) if schema.DATA_COUNT in item else None
+            found = schema.day_count_of_item(item)
+            kept = schema.hour_counts_of_item(item) if found is not None else None
         except MalformedItem as bad:
-            _note_malformed(answer, [{"day": wanted, "error": str(bad), "repair": repairs.day_item(sensor, wanted)}])
+            _note_malformed(
+                answer, [{"day": wanted, "error": str(bad), "repair": repairs.day_item(sensor, wanted, bad.attribute)}]
+            )
+            answer["complete"] = False
             return answer
+        count = found[2] if found is not None else 0
         answer["hours"] = {hour: n for hour, n in (kept or {}).items() if n > 0}
+        answer["count"] = count
+        answer["complete"] = sum(answer["hours"].values()) == count
         return answer
 
     def silence(self, limit: str | None, token: str | None) -> dict[str, Any]:
