@@ -24,11 +24,11 @@ import pytest
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting import GroupOutcome, LedgerCounter
 from sensor_digest.counting import ledger as ledger_module
-from sensor_digest.counting.day_views import FrozenPages
-from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, identity_hash
+from sensor_digest.counting.memory import FrozenPages
 from sensor_digest.dead_letter_format import Origin
 from sensor_digest.ingest import InboundMessage, IngestService
 from sensor_digest.store import schema
+from sensor_digest.store.identities import DAY_IDS, PAGE_IDS, identity_hash
 from sensor_digest.store.sizes import WRITE_UNIT_BYTES
 from tests.support.counting import KeptRejects, recording
 from tests.support.faults import Crash, FaultyClient

@@ -1,10 +1,12 @@
 """Day counting: the valid messages of a batch become writes to their sensor-days' day items.
 
+A counter decides what to write; ``store/day_writes.py`` builds every write and its conditions.
 One counter per mode, behind ``DayCounter`` (``base.py``: the batch's lookup and its concurrent
-group writes, ``count_batch``):
+group writes, ``count_batch``, in the order and with the savings of ``policies.py``; what a
+container remembers between batches is ``memory.py``'s):
 
 - ``ledger.py``: exactly once on a standard queue, the identities counted kept with the count
-  (compact, in the day item and ledger pages; or a marker per message), ``ledger_write.py`` its writes;
+  (compact, in the day item and ledger pages; or a marker per message);
 - ``ordered.py``: exactly once on a FIFO queue, the applied sequence number on the day item;
 - ``plain.py``: at least once, the count alone.
 
@@ -19,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import IngestSettings
-from sensor_digest.counting.base import DayCounter, KnownDays
+from sensor_digest.counting.base import DayCounter
 from sensor_digest.counting.ledger import LedgerCounter
+from sensor_digest.counting.memory import KnownDays
 from sensor_digest.counting.ordered import OrderedCounter
 from sensor_digest.counting.outcomes import BatchCount, Group, GroupOutcome, Lookup, leaders
 from sensor_digest.counting.plain import PlainCounter
+from sensor_digest.counting.policies import Policies
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -38,6 +42,7 @@ __all__ = [
     "Lookup",
     "OrderedCounter",
     "PlainCounter",
+    "Policies",
     "RetryPolicy",
     "leaders",
     "ledger_counter",

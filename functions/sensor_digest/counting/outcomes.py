@@ -11,9 +11,7 @@ from dataclasses import dataclass, field
 
 from sensor_digest.errors import RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
-
-DayKey = tuple[int, str]
-"""A sensor-day: (sensor id, ``YYYY-MM-DD``)."""
+from sensor_digest.store.day_writes import DayKey
 
 
 @dataclass(frozen=True)
