@@ -20,8 +20,8 @@ from sensor_digest import zones
 from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
 from sensor_digest.messages import read_pending
 from sensor_digest.registry import Registry
-from sensor_digest_tools.cli.apps import app
 from sensor_digest_tools.cli.options import (
+    PLAIN,
     QueueUrl,
     Region,
     Sensor,
@@ -32,8 +32,10 @@ from sensor_digest_tools.cli.output import errors, fail, note, resolve_target, s
 from sensor_digest_tools.ops.producer import batch_entry, is_fifo
 from sensor_digest_tools.ops.targets import Target
 
+commands = typer.Typer(**PLAIN)  # send, at the command line's top level (app.py)
 
-@app.command()
+
+@commands.command()
 def send(
     sensor: Sensor,
     count: Annotated[int, typer.Option(min=1, max=1_000_000, help="Data points in the report.")] = 1,
