@@ -1,4 +1,5 @@
-"""DynamoDB Local: find or fetch it, start it on a free port, create the contract's tables.
+"""DynamoDB Local: find or fetch it, start it on a free port (or tell a port in use), create the
+contract's tables and drop those a pipeline made on an engine it joined.
 
 The engine is AWS's own ``DynamoDBLocal.jar``, which ships inside the npm package
 ``amplify-dynamodb-simulator`` (folder ``emulator/``). ``fetch_engine`` takes that package's
