@@ -17,7 +17,7 @@ from sensor_digest.config import QueueType
 from sensor_digest.store.reads import day_counts, summaries
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools.instruments.faults import THROTTLED, FaultInjector, error_response
-from sensor_digest_tools.local.demo import DemoOptions, run_demo, send_traffic
+from sensor_digest_tools.local.demo import SENDER_THREAD, DemoOptions, run_demo, send_traffic
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.quiet import QUIET_SENSOR
 from sensor_digest_tools.local.traffic import generate
@@ -104,7 +104,7 @@ class DemoCallsThrottled(FaultInjector):
 
     def _demo_call(self, model: Any = None, **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
         thread = threading.current_thread()
-        if thread is not self.demo_thread and thread.name != "sensor-digest-sender":
+        if thread is not self.demo_thread and thread.name != SENDER_THREAD:
             return None  # the pipeline's own threads: only the random throttling of writes
         if _starting_the_pipeline():
             return None  # the pipeline's own start on the demo's thread (its event source reads its queue)

@@ -214,6 +214,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 REDRIVE_ROUNDS = 5
+SENDER_THREAD = "sensor-digest-sender"  # the demo's producer: a thread of the demo's own, outside the pipeline
 
 
 def run_demo(
@@ -258,7 +259,7 @@ def run_demo(
                 seed=options.seed,
             )
 
-        sending = threading.Thread(target=sender, name="sensor-digest-sender")
+        sending = threading.Thread(target=sender, name=SENDER_THREAD)
         sending.start()
 
         def tick() -> None:
