@@ -39,7 +39,9 @@ def demo(
     poison_rate: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Share of reports that break the schema.")
     ] = 0.01,
-    fault_rate: Annotated[float, typer.Option(min=0.0, max=0.5, help="Share of DynamoDB writes throttled.")] = 0.01,
+    fault_rate: Annotated[
+        float, typer.Option(min=0.0, max=0.5, help="Share of the pipeline's DynamoDB writes throttled.")
+    ] = 0.01,
     seed: Annotated[int, typer.Option(help="Random seed of the traffic and the faults.")] = 7,
     mode: Annotated[DeliveryMode, typer.Option(help="How ingest counts.")] = DeliveryMode.EXACTLY_ONCE,
     queue: Annotated[
