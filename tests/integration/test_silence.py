@@ -131,7 +131,7 @@ def test_the_hours_route_answers_a_days_hours_from_one_read(ddb: Any, fleet: Tab
 
     assert get(service, "/sensors/1/hours?day=2024-11-03")[:2] == (
         200,
-        {"sensor_id": 1, "day": "2024-11-03", "hours": {"02": 4, "06": 1}},
+        {"sensor_id": 1, "day": "2024-11-03", "hours": {"02": 4, "06": 1}, "count": 5, "complete": True},
     )
     assert calls == ["GetItem"]
     assert get(service, "/sensors/1/hours?day=2024-11-04")[1]["hours"] == {}  # no day item
