@@ -18,7 +18,7 @@ import pytest
 from sensor_digest.config import DeliveryMode, LedgerMode
 from sensor_digest.counting import DayCounter, GroupOutcome, LedgerCounter, PlainCounter, RetryPolicy
 from sensor_digest.ingest import InboundMessage, IngestService
-from tests.support.counting import KeptRejects, recording
+from tests.support.counting import DeadLettered, recording
 from tests.support.faults import FaultyClient, PauseAfterFirstCall, throttling_error, touches_sensor
 from tests.support.messages import FakeContext, QueuedMessage, body_of, sqs_event
 from tests.support.scenarios import deliver, generate
@@ -56,7 +56,7 @@ def make_service(
             **counter_options,
         )
     counter = recording(counter, on_group)
-    sink: Any = KeptRejects()
+    sink: Any = DeadLettered()
     return IngestService(counter=counter, dead_letters=sink, default_zone=UTC_ZONE)
 
 

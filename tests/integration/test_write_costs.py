@@ -35,7 +35,7 @@ PER_MESSAGE = LedgerMode.PER_MESSAGE
 
 
 class Kept:
-    def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
+    def send(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
         return {r.message.message_id for r in rejections}
 
 

@@ -30,7 +30,7 @@ from sensor_digest.counting.outcomes import (
     GroupOutcome,
     Lookup,
     leaders,
-    settle_followers,
+    share_leaders_fate,
 )
 from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import MalformedItem, TransientFault
@@ -53,7 +53,7 @@ __all__ = [
     "Lookup",
     "TableCounter",
     "leaders",
-    "settle_followers",
+    "share_leaders_fate",
 ]
 
 
@@ -108,7 +108,7 @@ class DayCounter(ABC):
         single-item write, so that a lost bet costs one refused write (here: never)."""
         return False
 
-    def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
+    def remember_counted(self, messages: Sequence[SensorMessage]) -> None:
         """Messages that ended counted but may come back through the dead-letter queue: what a mode
         must remember of them so that they never count twice (nothing, here: a marker was written
         with each count, or nothing guards at all)."""

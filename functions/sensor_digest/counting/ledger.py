@@ -36,7 +36,7 @@ from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting.base import Expired, TableCounter
 from sensor_digest.counting.memory import FrozenPages
-from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, settle_followers
+from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate
 from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
@@ -251,9 +251,9 @@ class LedgerCounter(TableCounter):
             chunk = first[start : start + WRITE_IDS]
             try:
                 view = self._count_chunk(key, chunk, outcome, view, deadline=group.deadline, may_defer=group.may_defer)
-            except Deferred:  # what the chunk settled so far stays settled; the rest waits, repeats too
-                settled = {m.ledger_key for m in outcome.counted + outcome.duplicates}
-                handed_back = {m.ledger_key for m in first[start:]} - settled
+            except Deferred:  # what the chunk wrote so far stands; the rest waits, repeats too
+                ended = {m.ledger_key for m in outcome.counted + outcome.duplicates}
+                handed_back = {m.ledger_key for m in first[start:]} - ended
                 outcome.deferred = [m for m in messages if m.ledger_key in handed_back]
                 followers = {k: v for k, v in followers.items() if k not in handed_back}
                 break
@@ -261,7 +261,7 @@ class LedgerCounter(TableCounter):
                 done = {m.message_id for m in outcome.counted + outcome.duplicates}
                 outcome.give_up([m for m in first[start:] if m.message_id not in done], fault)
                 break
-        settle_followers(followers, outcome, key=_ledger_key)
+        share_leaders_fate(followers, outcome, key=_ledger_key)
         return outcome
 
     def _count_chunk(
@@ -333,7 +333,7 @@ class LedgerWrite(ThreeStepUpsert):
         self.pending = self._distinct(chunk)
         self._read_before_next_page = True
 
-    def settled(self) -> bool:
+    def nothing_left(self) -> bool:
         return not self.pending
 
     # -- the three steps ---------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 
 from sensor_digest.backoff import Backoff
 from sensor_digest.counting.base import Expired, TableCounter
-from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, settle_followers
+from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate
 from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
@@ -50,7 +50,7 @@ class OrderedCounter(TableCounter):
 
     The sequence number cannot follow a message through the dead-letter queue: a redrive sends it
     again, with a new number. So a message that ended counted but may still come back leaves a
-    marker in the ledger (``FIFO#<sensor_id>#<messageId>``, ``remember_settled``): one listed
+    marker in the ledger (``FIFO#<sensor_id>#<messageId>``, ``remember_counted``): one listed
     behind a failed message of its group, and one SQS has handed out before (its delete or its
     answer was lost once, and may be again). On its last receives (``maxReceiveCount - 1`` and
     more: one more without a delete and SQS moves it away) a message is counted with its marker in
@@ -123,7 +123,7 @@ class OrderedCounter(TableCounter):
         )
         return expressions.put(params)
 
-    def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
+    def remember_counted(self, messages: Sequence[SensorMessage]) -> None:
         """A marker for each of these counted messages (see the class), each on its own: one that
         is refused (throttled) is tried again, up to ``MARKER_ATTEMPTS`` times, and one refused every
         time does not keep the others from being written; ``TransientFault`` names how many."""
@@ -157,7 +157,7 @@ class OrderedCounter(TableCounter):
             self.known_days.add([group.key])
             self.hourless.written(group.key)
         outcome.steps += write.steps
-        settle_followers(followers, outcome, key=sequence_of)
+        share_leaders_fate(followers, outcome, key=sequence_of)
         return outcome
 
 
@@ -182,7 +182,7 @@ class OrderedWrite(ThreeStepUpsert):
         self._source = pending[0].source if pending else ""
         self.hours = HoursMap.ADD
 
-    def settled(self) -> bool:
+    def nothing_left(self) -> bool:
         return not self.pending  # every message turned out to be applied already
 
     def create_if_missing(self) -> Answer:

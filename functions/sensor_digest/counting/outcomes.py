@@ -1,6 +1,6 @@
 """What counting hands back and how repeats are decided: a sensor-day (``DayKey``), one group's
 parameters (``Group``) and outcome (``GroupOutcome``), the lookup before a batch's writes
-(``Lookup``), a batch's count (``BatchCount``), and ``leaders`` / ``settle_followers``: which message
+(``Lookup``), a batch's count (``BatchCount``), and ``leaders`` / ``share_leaders_fate``: which message
 of a repeated identity is written, and the fate its repeats share.
 """
 
@@ -103,7 +103,7 @@ def leaders(
     return order, followers
 
 
-def settle_followers(
+def share_leaders_fate(
     followers: dict[Hashable, list[SensorMessage]],
     outcome: GroupOutcome,
     *,
