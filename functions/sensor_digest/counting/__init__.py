@@ -27,7 +27,7 @@ from sensor_digest.counting.memory import KnownDays
 from sensor_digest.counting.ordered import OrderedCounter
 from sensor_digest.counting.outcomes import BatchCount, Group, GroupOutcome, Lookup, leaders
 from sensor_digest.counting.plain import PlainCounter
-from sensor_digest.counting.policies import Policies
+from sensor_digest.counting.policies import ALL, Policies
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -62,16 +62,26 @@ def _with_ledger(settings: IngestSettings, client: DynamoDBClient) -> dict[str, 
     }
 
 
-def ledger_counter(settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None) -> DayCounter:
+def ledger_counter(
+    settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None, policies: Policies = ALL
+) -> DayCounter:
     """Exactly once on a standard queue (``retry``: the ledger's, see ``RetryPolicy``)."""
-    return LedgerCounter(mode=settings.ledger_mode, retry=retry, **_with_ledger(settings, client))
+    return LedgerCounter(mode=settings.ledger_mode, retry=retry, policies=policies, **_with_ledger(settings, client))
 
 
-def plain_counter(settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None) -> DayCounter:
+def plain_counter(
+    settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None, policies: Policies = ALL
+) -> DayCounter:
     """At least once: the count alone (nothing to retry on contention)."""
-    return PlainCounter(table_name=settings.table_name, client=client, max_workers=settings.max_workers)
+    return PlainCounter(
+        table_name=settings.table_name, client=client, max_workers=settings.max_workers, policies=policies
+    )
 
 
-def ordered_counter(settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None) -> DayCounter:
+def ordered_counter(
+    settings: IngestSettings, client: DynamoDBClient, retry: RetryPolicy | None = None, policies: Policies = ALL
+) -> DayCounter:
     """Exactly once on a FIFO queue, by sequence number."""
-    return OrderedCounter(max_receive_count=settings.max_receive_count, **_with_ledger(settings, client))
+    return OrderedCounter(
+        max_receive_count=settings.max_receive_count, policies=policies, **_with_ledger(settings, client)
+    )
