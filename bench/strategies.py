@@ -29,7 +29,7 @@ from botocore.exceptions import ClientError
 from bench.esm import Handler
 from sensor_digest import ingest
 from sensor_digest.config import DeliveryMode, IngestSettings, LedgerMode, QueueType
-from sensor_digest.counting import RetryPolicy
+from sensor_digest.counting import Policies, RetryPolicy
 from sensor_digest.messages import SensorMessage, read_pending
 from sensor_digest.store import schema
 from sensor_digest_cdk.shape import PipelineShape
@@ -176,6 +176,7 @@ def _ingest_handler(
     queue_type: QueueType = QueueType.STANDARD,
     retry: RetryPolicy | None = None,
     ledger: LedgerMode | None = None,
+    policies: Policies | None = None,
 ) -> StrategyFactory:
     def make(session: Any, tables: dict[str, str], settings: PipelineShape) -> Handler:
         # the deployed function's environment (PipelineShape.ingest_environment), this strategy's mode and queue
@@ -188,7 +189,9 @@ def _ingest_handler(
         if ledger is not None:
             environment["LEDGER_MODE"] = ledger.value
         config = IngestSettings.from_env(environment)
-        return per_container(lambda: lambda_handler(ingest.build_service(config, session, retry=retry)))
+        return per_container(
+            lambda: lambda_handler(ingest.build_service(config, session, retry=retry, policies=policies))
+        )
 
     return make
 
@@ -212,4 +215,13 @@ STRATEGIES: dict[str, tuple[str, StrategyFactory]] = {
         _ingest_handler(DeliveryMode.EXACTLY_ONCE, retry=RetryPolicy(attempts=0)),
     ),
 }
+POLICY_STRATEGIES = {
+    f"c-{name}": (
+        f"(c) without {name.replace('_', ' ')}",
+        _ingest_handler(DeliveryMode.EXACTLY_ONCE, policies=Policies(**{name: False})),
+    )
+    for name in Policies.__dataclass_fields__
+}
+"""(c) with one of the counter's savings switched off (``counting/policies.py``), for ``python -m bench.policies``."""
+STRATEGIES.update(POLICY_STRATEGIES)
 FIFO_STRATEGIES = "e"  # read a FIFO queue: the event source's FIFO settings and drain

@@ -69,7 +69,7 @@ class ThreeStepUpsert(ABC):
         """Step 3: the update once another writer created the target (by default, step 1 again)."""
         return self.update_if_exists()
 
-    def settled(self) -> bool:
+    def nothing_left(self) -> bool:
         """Whether nothing is left to write (every message turned out to be applied already)."""
         return False
 
@@ -79,7 +79,7 @@ class ThreeStepUpsert(ABC):
         if it was created meanwhile, step 2's condition fails and step 3 follows, as after any race."""
         self.step = start
         for _ in range(max_attempts):
-            if self.settled():
+            if self.nothing_left():
                 return
             self.steps.append(self.labels[self.step])
             answer = self._attempt(self.step)

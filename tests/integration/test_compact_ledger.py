@@ -24,13 +24,13 @@ import pytest
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting import GroupOutcome, LedgerCounter
 from sensor_digest.counting import ledger as ledger_module
-from sensor_digest.counting.day_views import FrozenPages
-from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, identity_hash
+from sensor_digest.counting.memory import FrozenPages
 from sensor_digest.dead_letter_format import Origin
 from sensor_digest.ingest import InboundMessage, IngestService
 from sensor_digest.store import schema
+from sensor_digest.store.identities import DAY_IDS, PAGE_IDS, identity_hash
 from sensor_digest.store.sizes import WRITE_UNIT_BYTES
-from tests.support.counting import KeptRejects, recording
+from tests.support.counting import DeadLettered, recording
 from tests.support.faults import Crash, FaultyClient
 from tests.support.messages import body_of
 from tests.support.tables import Tables, day_counts, identities, largest_item, markers, scan_all
@@ -51,7 +51,9 @@ def service_on(
     counter = counter_class(
         table_name=tables.table, ledger_table_name=tables.ledger, client=client, marker_ttl_seconds=3600, **options
     )
-    return IngestService(counter=recording(counter, on_group), dead_letters=KeptRejects(), default_zone=ZoneInfo("UTC"))
+    return IngestService(
+        counter=recording(counter, on_group), dead_letters=DeadLettered(), default_zone=ZoneInfo("UTC")
+    )
 
 
 def report(

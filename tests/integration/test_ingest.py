@@ -18,7 +18,7 @@ import pytest
 from sensor_digest.config import DeliveryMode, LedgerMode
 from sensor_digest.counting import DayCounter, GroupOutcome, LedgerCounter, PlainCounter, RetryPolicy
 from sensor_digest.ingest import InboundMessage, IngestService
-from tests.support.counting import KeptRejects, recording
+from tests.support.counting import DeadLettered, recording
 from tests.support.faults import FaultyClient, PauseAfterFirstCall, throttling_error, touches_sensor
 from tests.support.messages import FakeContext, QueuedMessage, body_of, sqs_event
 from tests.support.scenarios import deliver, generate
@@ -41,6 +41,9 @@ def make_service(
     **counter_options: Any,
 ) -> Any:
     counter: DayCounter
+    if "sleep" in counter_options:  # how the ledger's retries wait: its RetryPolicy's
+        retry = counter_options.pop("retry", None) or RetryPolicy()
+        counter_options["retry"] = replace(retry, sleep=counter_options.pop("sleep"))
     if mode is DeliveryMode.AT_LEAST_ONCE:
         counter = PlainCounter(table_name=tables.table, client=client, **counter_options)
     else:
@@ -53,7 +56,7 @@ def make_service(
             **counter_options,
         )
     counter = recording(counter, on_group)
-    sink: Any = KeptRejects()
+    sink: Any = DeadLettered()
     return IngestService(counter=counter, dead_letters=sink, default_zone=UTC_ZONE)
 
 
@@ -193,7 +196,7 @@ class CreatedAfterLookup:
 
 def bet_on(service: Any, client: CreatedAfterLookup, first_sensor: int = 100) -> None:
     """Eight new days, each created by another invocation between the lookup and the write: the
-    container then bets that a day found missing was created meanwhile (``MissingDays``)."""
+    container then bets that a day found missing was created meanwhile (``memory.CreatedDays``)."""
     for sensor in range(first_sensor, first_sensor + 8):
         assert service.process([inbound(sensor, DAY_ONE, count=1)]).counted == 1
     client.on = False

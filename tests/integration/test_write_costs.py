@@ -35,7 +35,7 @@ PER_MESSAGE = LedgerMode.PER_MESSAGE
 
 
 class Kept:
-    def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
+    def send(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
         return {r.message.message_id for r in rejections}
 
 
@@ -218,7 +218,7 @@ def test_an_empty_day_item_an_earlier_release_left_is_no_day_for_any_reader(
 def test_with_no_retries_allowed_a_contended_group_is_deferred_once_then_listed(ddb: Any, tables: Tables) -> None:
     # Given every transaction conflicting, time to spare, and a policy of no retries
     always = FaultyClient(inner=ddb, rule=lambda op, kw: "conflict" if op == "transact_write_items" else None)
-    service = service_on(always, tables, mode=PER_MESSAGE, retry=RetryPolicy(attempts=0), sleep=lambda _: None)
+    service = service_on(always, tables, mode=PER_MESSAGE, retry=RetryPolicy(attempts=0, sleep=lambda _: None))
 
     result = service.process([report("a"), report("b")], deadline=time.monotonic() + 30)
 

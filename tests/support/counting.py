@@ -9,13 +9,13 @@ from sensor_digest.counting import DayCounter, Group, GroupOutcome
 from sensor_digest.ingest import Rejection
 
 
-class KeptRejects:
+class DeadLettered:
     """A fake dead-letter sink for service-level tests (the handler tests use moto's SQS)."""
 
     def __init__(self) -> None:
         self.kept: list[tuple[str, str]] = []
 
-    def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
+    def send(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
         self.kept += [(r.message.message_id, r.reason) for r in rejections]
         return {r.message.message_id for r in rejections}
 

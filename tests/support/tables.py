@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sensor_digest.counting.identities import identity_hash
 from sensor_digest.store import schema
+from sensor_digest.store.identities import identity_hash
 from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
 from sensor_digest.store.sizes import item_bytes
 

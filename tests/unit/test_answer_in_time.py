@@ -48,13 +48,13 @@ class HangingSink:
     def __init__(self, released: threading.Event) -> None:
         self.released = released
 
-    def keep(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]:
+    def send(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]:
         self.released.wait()
         return {r.message.message_id for r in rejections}
 
 
 class KeepingSink:
-    def keep(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]:
+    def send(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]:
         return {r.message.message_id for r in rejections}
 
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sensor_digest.counting import GroupOutcome, KnownDays, RetryPolicy
-from sensor_digest.counting.base import MissingDays
+from sensor_digest.counting.memory import CreatedDays
 
 
 def test_known_days_answer_only_the_unknown_sorted_and_forget_the_least_recently_used() -> None:
@@ -40,13 +40,13 @@ def _outcome(steps: list[str], insert_refused: bool = False, written: bool = Tru
     return GroupOutcome(steps=steps, insert_refused=insert_refused, counted=counted)
 
 
-def _heard(days: MissingDays, created: bool) -> None:
+def _heard(days: CreatedDays, created: bool) -> None:
     days.heard(_outcome(["insert", "update-again"] if created else ["insert"], insert_refused=created))
 
 
 @given(history=st.lists(st.booleans(), max_size=80))
 def test_a_day_found_missing_is_bet_created_only_while_most_of_the_last_32_were(history: list[bool]) -> None:
-    days = MissingDays()
+    days = CreatedDays()
     for created in history:
         _heard(days, created)
 
@@ -55,7 +55,7 @@ def test_a_day_found_missing_is_bet_created_only_while_most_of_the_last_32_were(
 
 
 def test_a_day_was_created_meanwhile_when_it_was_there_at_the_first_write() -> None:
-    days = MissingDays(least=1)
+    days = CreatedDays(least=1)
     days.heard(_outcome(["update"]))  # the bet won: the update found the day item
     assert days.likely_created()
     days.heard(_outcome(["update", "insert"]))  # the bet lost: the insert created it

@@ -81,7 +81,7 @@ def test_the_longest_reason_and_id_still_fit_beside_the_largest_body(sqs: Any, q
     body = body_of_exactly(SETTINGS.ingest_max_message_bytes)
     sink = DeadLetterSink(queue_url=dlq, client=sqs)
     worst = InboundMessage(message_id="\U0001f525" * 500, body=body, sent_timestamp="9" * 15)
-    assert sink.keep([Rejection(worst, "\U0001f525" * 5000)]) == {worst.message_id}
+    assert sink.send([Rejection(worst, "\U0001f525" * 5000)]) == {worst.message_id}
     [kept] = sqs.receive_message(QueueUrl=dlq, MessageAttributeNames=["All"])["Messages"]
     assert message_size(kept["Body"], kept["MessageAttributes"]) <= SETTINGS.dead_letter_max_message_bytes
 
@@ -91,7 +91,7 @@ def test_without_the_derived_maximum_the_reason_would_not_fit(sqs: Any, broker: 
     # and the message could only reach the dead-letter queue later by redrive, without its reason.
     dlq = broker.create_queue("dlq-same-size", max_message_bytes=SQS_MAX_MESSAGE_BYTES)
     sink = DeadLetterSink(queue_url=dlq, client=sqs)
-    assert not sink.keep(
+    assert not sink.send(
         [Rejection(InboundMessage(message_id="m", body=body_of_exactly(SQS_MAX_MESSAGE_BYTES)), "bad")]
     )
 

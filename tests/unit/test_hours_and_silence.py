@@ -11,9 +11,10 @@ from zoneinfo import ZoneInfo
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sensor_digest.counting.hours import HoursWrite, hours_of
 from sensor_digest.messages import read_pending
 from sensor_digest.silence.rules import hours_since, last_report_hour, silence_of
+from sensor_digest.store import day_writes
+from sensor_digest.store.day_writes import Anyway, HoursMap, Tally
 
 ZONES = [ZoneInfo(z) for z in ("UTC", "America/New_York", "Asia/Tokyo", "Australia/Lord_Howe", "Asia/Kathmandu")]
 
@@ -48,14 +49,15 @@ def test_a_groups_hours_sum_to_its_count_and_a_missing_map_is_created_not_added_
         ).in_zone(ZoneInfo("UTC"))
         for i, t in enumerate(stamps)
     ]
-    hours = hours_of(messages)
-    assert hours == {"09": 3, "23": 3} and sum(hours.values()) == sum(m.count for m in messages)
-    names: dict[str, str] = {}
-    values: dict[str, object] = {}
-    adds, sets, condition = HoursWrite().parts(hours, names, values)
-    assert (adds, sets, condition) == (["#hours.#h09 :h09", "#hours.#h23 :h23"], [], "attribute_type(#hours, :mtype)")
-    adds, sets, condition = HoursWrite(missing=True).parts(hours, {}, {})
-    assert adds == [] and sets == ["#hours = :hmap"] and condition.startswith("(attribute_not_exists(#hours)")
+    tally = Tally.of(messages)
+    assert tally.hours == {"09": 3, "23": 3} and tally.count == sum(m.count for m in messages)
+    added = day_writes.update("t", (1, "2024-05-01"), tally, HoursMap.ADD, Anyway())
+    assert added["UpdateExpression"] == "ADD #count :n, #hours.#h09 :h09, #hours.#h23 :h23"
+    assert added["ConditionExpression"] == "attribute_type(#hours, :mtype)"
+    created = day_writes.update("t", (1, "2024-05-01"), tally, HoursMap.CREATE, Anyway())
+    assert created["UpdateExpression"] == "ADD #count :n SET #hours = :hmap"
+    assert created["ExpressionAttributeValues"][":hmap"] == {"M": {"09": {"N": "3"}, "23": {"N": "3"}}}
+    assert created["ConditionExpression"].startswith("(attribute_not_exists(#hours)")
 
 
 def test_the_silence_after_the_autumn_change_counts_real_hours_from_the_later_end_of_the_repeated_hour() -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import hashlib
 
-from sensor_digest.counting.identities import (
+from sensor_digest.store import schema
+from sensor_digest.store.identities import (
     DAY_IDS,
     ID_BYTES,
     PAGE_IDS,
@@ -14,7 +15,6 @@ from sensor_digest.counting.identities import (
     collision_chance,
     identity_hash,
 )
-from sensor_digest.store import schema
 from sensor_digest.store.sizes import WRITE_UNIT_BYTES, item_bytes
 
 LARGEST_SENSOR = 2**53 - 1  # the contract's largest sensor id: 16 digits

@@ -1,8 +1,10 @@
-"""The layers read one way: no import cycle among the modules of ``infra/`` and ``src/`` (every import
-counts, those under ``TYPE_CHECKING`` and inside functions too), and the construct reaches nothing
-of the Lambda core's counting, ingest or store, so that the deployment shape loads no more than it
-needs (no botocore, no Powertools). Engine: none (reads the sources with ``ast``; one import of the
-shape in a fresh interpreter)."""
+"""The layers read one way: no import cycle among the modules of ``functions/``, ``infra/`` and ``src/``
+(every import counts, those under ``TYPE_CHECKING`` and inside functions too); the Lambda core's
+modules import only their own layer and those below it (``LAYERS``: handlers, the Lambda entry,
+services, counting, the domain, the store, the base); and the construct reaches nothing of the
+Lambda core's counting, ingest or store, so that the deployment shape loads no more than it needs (no
+botocore, no Powertools). Engine: none (reads the sources with ``ast``; one import of the shape in
+a fresh interpreter)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("functions", "infra", "src")
 """The roots whose modules form the graph (each a folder on ``sys.path``)."""
-CHECKED = ("infra", "src")
+CHECKED = ("functions", "infra", "src")
 """The roots held to no cycle (a cycle through one of their modules fails)."""
 CORE_BELOW_INFRA = ("sensor_digest.ingest", "sensor_digest.counting", "sensor_digest.store")
 """What the construct imports nothing of, at any depth,"""
@@ -106,7 +108,66 @@ def reachable(edges: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-def test_no_import_cycle_runs_through_infra_or_the_command_line() -> None:
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("handlers", ("ingest", "summary", "api", "silence")),  # functions/<name>/handler.py
+    ("the Lambda entry", ("sensor_digest.entry",)),
+    ("services", ("sensor_digest.ingest", "sensor_digest.summary", "sensor_digest.api", "sensor_digest.silence")),
+    ("counting", ("sensor_digest.counting",)),
+    (
+        "the domain",
+        (
+            "sensor_digest.messages",
+            "sensor_digest.timestamps",
+            "sensor_digest.zones",
+            "sensor_digest.characters",
+            "sensor_digest.dead_letter_format",
+            "sensor_digest.profiles",
+            "sensor_digest.registry",
+            "sensor_digest.silence.rules",
+            "sensor_digest.config",
+            "sensor_digest.environment",
+            "sensor_digest.stream_filter",
+            "sensor_digest.upsert",
+        ),
+    ),
+    ("the store", ("sensor_digest.store",)),
+    ("the base", ("sensor_digest", "sensor_digest.errors", "sensor_digest.backoff", "sensor_digest.names")),
+)
+"""The Lambda core from the top down: a module belongs to the layer of its longest prefix here, and
+imports its own layer and those below only (``sensor_digest.logs`` and its like: the base)."""
+
+
+def layer_of(module: str) -> int:
+    """The index in ``LAYERS`` of ``module``'s layer (by its longest prefix; the base by default)."""
+    best, length = len(LAYERS) - 1, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
+                best, length = index, len(prefix)
+    return best
+
+
+def test_the_lambda_core_imports_down_its_layers_only() -> None:
+    edges = graph()
+    core = {name for name, (root, _) in modules().items() if root == "functions"}
+    upward = sorted(
+        f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+        for a in core
+        for b in edges[a] & core
+        if layer_of(b) < layer_of(a)
+    )
+    assert upward == []
+    assert layer_of("sensor_digest.store.day_writes") > layer_of("sensor_digest.counting.ledger")
+    assert layer_of("sensor_digest.silence.rules") > layer_of("sensor_digest.silence.check")
+
+
+def test_the_layer_check_sees_an_import_that_climbs() -> None:
+    # a store module that imported the counters would be one
+    assert layer_of("sensor_digest.store.schema") > layer_of("sensor_digest.counting.base")
+    assert layer_of("ingest.handler") == 0 and layer_of("sensor_digest.logs") == len(LAYERS) - 1
+
+
+def test_no_import_cycle_runs_through_the_lambda_core_infra_or_the_command_line() -> None:
     edges = graph()
     roots = {name: root for name, (root, _) in modules().items()}
     assert len(edges) > 100 and edges["sensor_digest_cdk.pipeline"]  # the tree and its imports were found

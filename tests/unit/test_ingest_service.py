@@ -43,7 +43,7 @@ class Sink:
         self.refuse = refuse
         self.kept: list[str] = []
 
-    def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
+    def send(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
         if self.refuse:
             return set()
         self.kept += [r.message.message_id for r in rejections]
@@ -125,9 +125,9 @@ def test_a_surprise_while_reading_one_message_rejects_it_alone_with_a_reason(mon
     reasons: dict[str, str] = {}
 
     class KeepingSink(Sink):
-        def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
+        def send(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
             reasons.update((r.message.message_id, r.reason) for r in rejections)
-            return super().keep(rejections, deadline)
+            return super().send(rejections, deadline)
 
     service = IngestService(
         counter=FakeCounter(set(), set()),

@@ -77,7 +77,7 @@ class KeepingSink:
     def __init__(self) -> None:
         self.reasons: dict[str, str] = {}
 
-    def keep(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
+    def send(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
         self.reasons.update((r.message.message_id, r.reason) for r in rejections)
         return set(self.reasons)
 

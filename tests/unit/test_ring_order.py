@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sensor_digest.counting.base import DayCounter, Group, GroupOutcome, ring_order, ring_place
+from sensor_digest.counting.base import DayCounter, Group, GroupOutcome
+from sensor_digest.counting.policies import ring_order, ring_place
 from sensor_digest.messages import SensorMessage
 
 DAYS = st.lists(
@@ -42,7 +43,7 @@ def test_two_invocations_start_at_different_places_of_the_ring() -> None:
 
 def test_a_sensor_days_place_is_the_same_in_every_container() -> None:
     # Given two interpreters with different string hash salts (as two Lambda containers have)
-    code = "from sensor_digest.counting.base import ring_place; print(ring_place((7, '2024-05-01')))"
+    code = "from sensor_digest.counting.policies import ring_place; print(ring_place((7, '2024-05-01')))"
     places = {
         subprocess.run(
             [sys.executable, "-c", code],

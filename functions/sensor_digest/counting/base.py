@@ -1,6 +1,4 @@
-"""What every counter shares: the batch's lookup and its concurrent group writes (``count_batch``)
-and the container's memory of day items that exist (``KnownDays``); a group's parameters and outcome
-are ``outcomes.py``'s, the ring ``ring.py``'s.
+"""What every counter shares: the batch's lookup and its concurrent group writes (``count_batch``).
 
 A counter turns the valid messages of one batch into writes. ``count_batch`` is the same for every
 mode: the batch is written in waves (``waves``: one, unless a mode holds some messages back for a
@@ -8,17 +6,11 @@ later one); each wave reads what its writes need to know (``lookup``: ``BatchGet
 the messages the read proved counted already, groups the rest by sensor-day, and writes the groups
 concurrently (``count_group``, each mode its own), each group only while the invocation has time.
 
-Groups are written in ring order (``ring.py``): every sensor-day has a fixed place on a ring and
-each invocation starts at a random place of its own, so two invocations walking the same backlog
-move round the ring one behind the other instead of meeting on the same day items. A group that
-meets another writer anyway (a contended transaction) is deferred to the end of the batch
-(``GroupOutcome.deferred``), by when the other writer has moved on, rather than retried at once,
-and its invocation jumps half its remaining ring ahead (``jump_away``): two invocations that start
-close together, or drift together, part instead of walking side by side.
-
-Day items this container wrote or saw are remembered, so a sensor-day is read once per container,
-not once per batch. A stale read costs only the write it would have saved; correctness rests on
-the writes' conditions alone.
+The order the groups are written in, what a group that meets another writer does, and whether a
+day found missing is bet created meanwhile are the counter's ``Policies`` (``policies.py``): savings
+the benchmark can switch off, never what a count rests on. What the container remembers between
+batches (the day items that exist, those without hours, ...) is ``memory.py``'s: a stale memory
+costs only the write it would have saved; correctness rests on the writes' conditions alone.
 """
 
 from __future__ import annotations
@@ -26,26 +18,26 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections import OrderedDict, defaultdict, deque
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections import defaultdict, deque
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sensor_digest.counting.hours import HourlessDays
+from sensor_digest.counting.memory import CreatedDays, HourlessDays, KnownDays
 from sensor_digest.counting.outcomes import (
     BatchCount,
-    DayKey,
     Group,
     GroupOutcome,
     Lookup,
     leaders,
-    settle_followers,
+    share_leaders_fate,
 )
-from sensor_digest.counting.ring import jump_away, ring_order, ring_place
+from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import MalformedItem, TransientFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, reads, repairs, schema, sizes
+from sensor_digest.store.day_writes import DayKey
 from sensor_digest.upsert import UpsertStep
 
 if TYPE_CHECKING:
@@ -58,88 +50,28 @@ __all__ = [
     "Expired",
     "Group",
     "GroupOutcome",
-    "KnownDays",
     "Lookup",
     "TableCounter",
-    "jump_away",
     "leaders",
-    "ring_order",
-    "ring_place",
-    "settle_followers",
+    "share_leaders_fate",
 ]
 
 
 Expired = Callable[[], bool] | None
 """Whether the invocation's time is up (``None``: it never is)."""
 
-KNOWN_DAYS_KEPT = 100_000  # sensor-days remembered per container as existing (about 15 MB at most)
-
-
-class KnownDays:
-    """Sensor-days known to have their day item (day items are never deleted), each with what a
-    counter keeps of it (the ledger: its ``DayView``), least recently used forgotten past
-    ``limit``; shared by the threads of a container."""
-
-    def __init__(self, limit: int = KNOWN_DAYS_KEPT) -> None:
-        self._days: OrderedDict[DayKey, Any] = OrderedDict()
-        self._limit = limit
-        self._lock = threading.Lock()
-
-    def add(self, days: Iterable[DayKey], value: Any = None) -> None:
-        with self._lock:
-            for day in days:
-                self._days[day] = value
-                self._days.move_to_end(day)
-            while len(self._days) > self._limit:
-                self._days.popitem(last=False)
-
-    def get(self, day: DayKey) -> Any:
-        """What is kept of ``day`` (``None``: nothing, or not known)."""
-        with self._lock:
-            return self._days.get(day)
-
-    def unknown(self, days: Iterable[DayKey]) -> list[DayKey]:
-        with self._lock:
-            return sorted(d for d in set(days) if d not in self._days)
-
-
-class MissingDays:
-    """What became of the last ``window`` day items a lookup found missing, by the time this
-    container wrote them: whether another invocation had created one meanwhile. Several invocations
-    draining one backlog all read a new day as missing, and all but the first to write it would pay
-    a refused insert; while most recent ones were created meanwhile, a day found missing is bet to
-    exist and starts at the update (1 write when it does; a refused update and the insert when not).
-    Only where the update is one single-item write (``DayCounter.may_bet``): a lost bet then costs
-    what a won one saves."""
-
-    def __init__(self, window: int = 32, least: int = 8) -> None:
-        self._recent: deque[bool] = deque(maxlen=window)
-        self._least = least
-        self._lock = threading.Lock()
-
-    def likely_created(self) -> bool:
-        with self._lock:
-            return len(self._recent) >= self._least and 2 * sum(self._recent) > len(self._recent)
-
-    def heard(self, outcome: GroupOutcome) -> None:
-        """How the write of a day found missing went: whether the day item was there at its first
-        write (an insert refused, or an update, the bet's, that did without the insert); nothing
-        when no write of it was answered (it failed, or was deferred)."""
-        if not outcome.steps or not (outcome.counted or outcome.duplicates):
-            return
-        there = outcome.insert_refused if outcome.steps[0] == "insert" else "insert" not in outcome.steps
-        with self._lock:
-            self._recent.append(there)
-
 
 class DayCounter(ABC):
     """Counts the valid messages of a batch into day items; one subclass per mode (``ledger.py``,
     ``ordered.py``, ``plain.py``), chosen once by ``ingest/wiring.py``'s ``MODES``."""
 
-    def __init__(self, *, max_workers: int = 8, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, *, max_workers: int = 8, clock: Callable[[], float] = time.monotonic, policies: Policies = ALL
+    ) -> None:
         self._max_workers = max_workers
         self._clock = clock
-        self.missing_days = MissingDays()
+        self.policies = policies
+        self.created_days = CreatedDays()
 
     @abstractmethod
     def identity(self, message: SensorMessage) -> Hashable | None:
@@ -172,11 +104,11 @@ class DayCounter(ABC):
 
     def may_bet(self, messages: Sequence[SensorMessage]) -> bool:
         """Whether a group of ``messages`` whose day item was found missing may start at the update
-        when that item was likely created since (``MissingDays``): only where the update is one
+        when that item was likely created since (``memory.CreatedDays``): only where the update is one
         single-item write, so that a lost bet costs one refused write (here: never)."""
         return False
 
-    def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
+    def remember_counted(self, messages: Sequence[SensorMessage]) -> None:
         """Messages that ended counted but may come back through the dead-letter queue: what a mode
         must remember of them so that they never count twice (nothing, here: a marker was written
         with each count, or nothing guards at all)."""
@@ -235,7 +167,8 @@ class DayCounter(ABC):
         if known:
             result.known_duplicates += known
             heard(GroupOutcome(duplicates=known))
-        written, again = self._write(list(groups.items()), found.missing_days, deadline, heard, may_defer=True)
+        may_defer = self.policies.defer_contended
+        written, again = self._write(list(groups.items()), found.missing_days, deadline, heard, may_defer=may_defer)
         result.groups += written
         deferred += again
 
@@ -248,12 +181,12 @@ class DayCounter(ABC):
         *,
         may_defer: bool,
     ) -> tuple[list[tuple[DayKey, GroupOutcome]], list[tuple[DayKey, list[SensorMessage]]]]:
-        """The groups written concurrently, in ring order: their outcomes, and the groups handed
-        back to be written at the end. The workers take the groups one by one off the ring; a
+        """The groups written concurrently, in the policies' order (the ring): their outcomes, and the
+        groups handed back to be written at the end. The workers take the groups one by one; a
         group deferred (another invocation was writing its day item: it is near on the ring) makes
-        the invocation jump half its remaining ring ahead (``jump_away``), leaving the groups it
-        skipped for when the other has passed them."""
-        pending = deque(ring_order(groups))
+        the invocation jump half its remaining ring ahead (``Policies.jump_away``), leaving the groups
+        it skipped for when the other has passed them."""
+        pending = deque(self.policies.order(groups))
         done: list[tuple[DayKey, GroupOutcome]] = []
         lock = threading.Lock()
 
@@ -268,7 +201,7 @@ class DayCounter(ABC):
                 with lock:
                     done.append((key, outcome))
                     if outcome.deferred:
-                        jump_away(pending)
+                        self.policies.met_another(pending)
 
         workers = min(self._max_workers, len(pending))
         if workers <= 1:
@@ -294,7 +227,12 @@ class DayCounter(ABC):
         ):  # a batch item failure now rather than cut off by the timeout
             return GroupOutcome(failed=list(messages), reason="no time left in the invocation")
         # found missing, and likely created since by another invocation
-        bet = missing and self.may_bet(messages) and self.missing_days.likely_created()
+        bet = (
+            missing
+            and self.policies.bet_on_created_days
+            and self.may_bet(messages)
+            and self.created_days.likely_created()
+        )
         try:
             outcome = self.count_group(
                 Group(key[0], key[1], messages, deadline, missing=missing and not bet, may_defer=may_defer)
@@ -303,7 +241,7 @@ class DayCounter(ABC):
             LOG.exception("group raised", sensor_id=key[0], day=key[1])
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
         if missing:
-            self.missing_days.heard(outcome)
+            self.created_days.heard(outcome)
         if outcome.rejected and outcome.repair is None:
             self.name_the_repair(key, outcome)
         return outcome
@@ -325,12 +263,13 @@ class TableCounter(DayCounter):
         client: DynamoDBClient,
         max_workers: int = 8,
         clock: Callable[[], float] = time.monotonic,
+        policies: Policies = ALL,
     ) -> None:
-        super().__init__(max_workers=max_workers, clock=clock)
+        super().__init__(max_workers=max_workers, clock=clock, policies=policies)
         self._table = table_name
         self._client = client
         self.known_days = KnownDays()
-        self.hourless = HourlessDays()  # day items read without HourCounts (counting/hours.py)
+        self.hourless = HourlessDays()
 
     def lookup(self, messages: Sequence[SensorMessage], expired: Expired = None) -> Lookup:
         return self.lookup_days(messages, Lookup(), expired)

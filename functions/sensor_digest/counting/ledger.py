@@ -1,74 +1,74 @@
 """Exactly once on a standard queue: the count and what it counted, in one write.
 
 A report's identity is its sensor and its ``event_id`` (the origin ``messageId`` when the body
-names none). Two ledgers remember the identities counted (``LEDGER_MODE``):
+names none). What a counted report leaves behind to be known by later is its *proof* (``Proof``):
 
-- **compact** (the default): a sensor-day's identities are 12-byte hashes (``identities.py``),
-  first in the day item's own ``Ids`` (page 0, up to 40), then in ledger pages of 72
-  (``IDS#<sensor_id>#<day>#<page>``); a group of one sensor-day is one conditional ``UpdateItem``
-  of its day item while page 0 has room (1 write unit, however many messages travel together), then
-  one ``TransactWriteItems`` of the day item and the page being filled (4 units per 72 messages at
-  most); ``ledger_write.py`` builds and reads them;
-- **per-message**: one marker ``MSG#<sensor_id>#<event_id>`` per message, in the same transaction
-  as the count (2 units for the count, 2 per message).
+- with ``LEDGER_MODE=compact`` (the default), its 12-byte identity hash (``store/identities.py``),
+  first in the day item's own ``Ids`` (page 0, up to 40), then in identity pages of 72: a group of
+  one sensor-day is one conditional ``UpdateItem`` of its day item while page 0 has room (1 write
+  unit however many messages travel together), then one ``TransactWriteItems`` of the day item and
+  the page being filled;
+- a per-message marker ``MSG#<sensor_id>#<event_id>``, in the same transaction as the count, where
+  a hash kept per day would not know a repeat: on a day begun under markers (``LEDGER_MODE=per-message``
+  or a release before the compact ledger), for a report that names an ``event_id`` but no
+  ``timestamp`` (a resend falls on another send day), for every report with ``per-message``, and
+  on a compact day that is no longer hashed (``store/day_writes.py``).
 
-Both honour each other: a day item's kind is fixed when it is created (``day_views.py``), and a
-day begun under markers (by this mode or by a version before the compact ledger) is counted with
-markers to its end; a redelivered message is looked up by its marker too, whatever the day's kind.
-The compact ledger narrows one case of the identity rule: a report's identity is kept per day, so
-a producer's resend of the same ``event_id`` with a ``timestamp`` on another day counts there too.
-A report with an ``event_id`` and no ``timestamp`` (whose day comes from the send time, which a
-resend changes) is always counted with a marker.
-
-The count change walks update -> insert -> update (``upsert.py``): update the day item on condition
-of what the view says of it; when it is missing (a read found it missing, or the update's refusal
-shows no item), insert it, whole when it can be (its count and identities, on condition that it
-does not exist), else empty; when another writer created it first, update again.
-
-What each write costs is what it writes, and a refused or cancelled one is charged, so:
-
-- a batch is written in two waves (``waves``): first the first deliveries (``ApproximateReceiveCount``
-  1, not redriven), then the others. A first delivery has not been counted unless its producer
-  sent it twice, which the write's conditions catch. A redelivery may have been (the first copy's
-  answer was lost, or it is still in flight elsewhere), so the second wave first looks it up: its
-  marker (strongly consistent), its day item's page 0 and the pages of its day (``lookup``);
-- every day item a wave needs that this container does not know is read first (eventually
-  consistent: half a unit for an item under 4 KB), so a new day starts at the insert, a full page 0
-  goes straight to the pages, and page 0's identities drop a resend before any write;
-- a write that met another writer (``TransactionConflict``) is deferred to the end of the batch in
-  the first pass (``GroupOutcome.deferred``), then retried inside the invocation (``RetryPolicy``);
-  a group that still cannot be written fails, to be redelivered.
+``LedgerCounter`` runs a batch: first deliveries, then redeliveries (``waves``), the redeliveries
+looked up first (their markers, their day items and pages), each sensor-day's group written by
+``LedgerWrite`` through update -> insert -> update, up to ``WRITE_IDS`` messages a write. The writes
+themselves, and every condition they rest on, are built by ``store/day_writes.py``; every refusal
+returns the item as it was, and the write reads it there: identities found are duplicates, a page
+seen fuller or an ``IdPage`` moved on corrects the ``DayView``, the rest is written again. No write
+is retried blind. A write that met another writer is deferred to the end of the batch, then retried
+inside the invocation (``RetryPolicy``) while time allows. docs/exactly-once.md tells the whole design.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
-from sensor_digest.counting.base import (
-    DayKey,
-    Expired,
-    GroupOutcome,
-    Lookup,
-    TableCounter,
-    leaders,
-    settle_followers,
-)
-from sensor_digest.counting.day_views import MISSING, UNSEEN, DayView, FrozenPages, Kind, ids_of
-from sensor_digest.counting.identities import WRITE_IDS, Entry, identity_hash
-from sensor_digest.counting.ledger_write import LedgerWrite
-from sensor_digest.counting.outcomes import Group
-from sensor_digest.errors import Contention, TransientFault
+from sensor_digest.counting.base import Expired, TableCounter
+from sensor_digest.counting.memory import FrozenPages
+from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate
+from sensor_digest.counting.policies import ALL, Policies
+from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import dynamo, expressions, schema
-from sensor_digest.upsert import UpsertStep
+from sensor_digest.store import day_writes, dynamo, expressions, reads, repairs, schema
+from sensor_digest.store.day_writes import (
+    MISSING,
+    PER_MESSAGE,
+    UNSEEN,
+    Compact,
+    DayKey,
+    DayView,
+    Exists,
+    HoursMap,
+    Kind,
+    Tally,
+    ids_of,
+)
+from sensor_digest.store.identities import DAY_IDS, PAGE_IDS, WRITE_IDS, identity_hash
+from sensor_digest.upsert import Answer, ThreeStepUpsert, UpsertStep
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What a counted message leaves behind to be known by later: ``id``, its identity hash where the
+    day keeps hashes; ``marker``, whether it writes ``MSG#<sensor_id>#<event_id>``."""
+
+    message: SensorMessage
+    id: bytes | None
+    marker: bool
 
 
 class Deferred(Exception):
@@ -94,36 +94,24 @@ class LedgerCounter(TableCounter):
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         retry: RetryPolicy | None = None,
-        sleep: Callable[[float], None] = time.sleep,
         hasher: Callable[[str], bytes] = identity_hash,
+        policies: Policies = ALL,
     ) -> None:
         """``mode``: how a new day item's reports are remembered (a day keeps the kind it began
         with); ``retry``: how often a contended write is tried again inside the invocation, once it
-        has been deferred to the end of the batch (``RetryPolicy(attempts=0)``: never; the group is
-        redelivered); ``hasher``: a report's identity hash (tests force collisions with it)."""
-        super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock)
-        self._ledger = ledger_table_name
+        has been deferred to the end of the batch, and how it waits (``RetryPolicy(attempts=0)``:
+        never; the group is redelivered); ``hasher``: a report's identity hash (tests force
+        collisions with it)."""
+        super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock, policies=policies)
+        self.table = table_name
+        self.ledger = ledger_table_name
+        self.client = client
         self._ttl = marker_ttl_seconds
         self._mode = mode
         self._wall_clock = wall_clock
         self._retry = retry or RetryPolicy()
-        self._sleep = sleep
         self._hash = hasher
         self.frozen = FrozenPages()
-
-    # -- what LedgerWrite reads ----------------------------------------------------------------
-
-    @property
-    def table(self) -> str:
-        return self._table
-
-    @property
-    def ledger(self) -> str:
-        return self._ledger
-
-    @property
-    def client(self) -> DynamoDBClient:
-        return self._client
 
     @property
     def creates_compact(self) -> bool:
@@ -134,49 +122,48 @@ class LedgerCounter(TableCounter):
         """When a ledger item written now may go (the table's TTL attribute)."""
         return int(self._wall_clock()) + self._ttl
 
-    def entry(self, message: SensorMessage, view: DayView) -> Entry:
+    def proof(self, message: SensorMessage, view: DayView) -> Proof:
         """What ``message`` leaves on a day of ``view``'s kind: on a per-message day, a marker; on a
         compact day, its identity hash, and a marker too when it names an ``event_id`` without a
-        ``timestamp`` (a resend may fall on another day, where only the marker finds it; the hash
-        finds a resend with a timestamp on this day), when new days are per-message (so that an
-        earlier version, rolled back to, would honour it), or when the day is not hashed (a writer
-        that keeps no hashes counted on it: its reports are known by their markers alone)."""
+        ``timestamp`` (a resend may fall on another day, where only the marker finds it), when new
+        days are per-message (so that an earlier release, rolled back to, would honour it), or when
+        the day is not hashed (a writer that keeps no hashes counted on it)."""
         if view.kind is Kind.PER_MESSAGE:
-            return Entry(message, None, True)
+            return Proof(message, None, True)
         marker = message.sent_again_elsewhere or not self.creates_compact or not view.hashed
-        return Entry(message, self._hash(message.event_id), marker)
+        return Proof(message, self._hash(message.event_id), marker)
 
     def may_bet(self, messages: Sequence[SensorMessage]) -> bool:
         """On a compact day with no marker to write: the update is then one ``UpdateItem`` (where it
         is a transaction, a lost bet would be a cancelled one, charged for every item it names)."""
-        return self.creates_compact and not any(self.entry(m, UNSEEN).marker for m in messages)
+        return self.creates_compact and not any(self.proof(m, UNSEEN).marker for m in messages)
 
     def marker_action(self, message: SensorMessage) -> dict[str, Any]:
-        """The message's marker: put on condition that it does not exist yet."""
-        item = {
-            **schema.ledger_key(message.ledger_key),
-            schema.EXPIRES_AT: {"N": str(self.expires_at())},
-            schema.MARKER_DAY: {"S": message.day},
-            schema.MARKER_COUNT: {"N": str(message.count)},
-        }
-        return expressions.put(expressions.put_if_absent(self._ledger, item, schema.LEDGER_KEY))
+        """The message's marker, as a transaction's action: put on condition that it does not exist."""
+        params = day_writes.marker(
+            self.ledger, message.ledger_key, day=message.day, count=message.count, expires_at=self.expires_at()
+        )
+        return expressions.put(params)
 
     def frozen_ids(
         self, day: DayKey, pages: range, outcome: GroupOutcome | None = None, expired: Expired = None
     ) -> set[bytes]:
         """The identities of ``pages`` of ``day``, pages that never change again: read once,
-        strongly consistent (a page written a moment before it froze must be read whole); no read
-        is started once ``expired`` (``TransientFault``: what was read stays kept for the next try)."""
-        ids, unread = self.frozen.held(day, pages)
+        strongly consistent (a page written a moment before it froze must be read whole), and kept
+        (``Policies.keep_frozen_pages``); no read is started once ``expired`` (``TransientFault``: the
+        pages read so far stay kept for the next try)."""
+        keep = self.policies.keep_frozen_pages
+        ids, unread = self.frozen.held(day, pages) if keep else (set(), list(pages))
         for start in range(0, len(unread), 100):  # each request's pages kept as soon as read
             chunk = unread[start : start + 100]
             keys = [schema.id_page_key(*day, page) for page in chunk]
-            items = dynamo.batch_get(self._client, self._ledger, keys, consistent=True, expired=expired)
+            items = dynamo.batch_get(self.client, self.ledger, keys, consistent=True, expired=expired)
             by_key = {str(item[schema.LEDGER_KEY]["S"]): item for item in items}
             for page, key in zip(chunk, keys, strict=True):
                 read = ids_of(by_key.get(str(key[schema.LEDGER_KEY]["S"]), {}))
                 ids |= read  # returned as read: the cache may forget it before this call returns
-                self.frozen.keep(day, page, read)
+                if keep:
+                    self.frozen.keep(day, page, read)
             if outcome is not None:
                 outcome.requests += 1
         return ids
@@ -212,7 +199,7 @@ class LedgerCounter(TableCounter):
         keys = [schema.ledger_key(k) for k in sorted({m.ledger_key for m in again})]
         if keys:
             items = dynamo.batch_get(
-                self._client, self._ledger, keys, consistent=True, projection=[schema.LEDGER_KEY], expired=expired
+                self.client, self.ledger, keys, consistent=True, projection=[schema.LEDGER_KEY], expired=expired
             )
             found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
             found.requests += (len(keys) + 99) // 100
@@ -222,14 +209,14 @@ class LedgerCounter(TableCounter):
         if not days:
             return found
         read = dynamo.batch_get(
-            self._client, self._table, [schema.day_key(*d) for d in sorted(days)], consistent=False, expired=expired
+            self.client, self.table, [schema.day_key(*d) for d in sorted(days)], consistent=False, expired=expired
         )
         found.requests += (len(days) + 99) // 100
         day_items = {(schema.sensor_of_item(item), schema.text_of(item, schema.DATE)): item for item in read}
         found.missing_days = days - set(day_items)
         for day, item in day_items.items():
             self.hourless.note(day, item)
-        views = {day: DayView.of_item_or_none(item) for day, item in day_items.items()}
+        views = {day: day_writes.view_or_none(item) for day, item in day_items.items()}
         for day, view in views.items():
             if view is not None:
                 self.known_days.add([day], view)
@@ -241,7 +228,7 @@ class LedgerCounter(TableCounter):
                 counted[day] |= self._current_page(day, view.page)
                 found.requests += 1
         for message in open_:
-            digest = self.entry(message, UNSEEN).id
+            digest = self.proof(message, UNSEEN).id
             if digest is not None and digest in counted.get((message.sensor_id, message.day), ()):
                 found.counted_before.add(message.ledger_key)
         return found
@@ -249,7 +236,7 @@ class LedgerCounter(TableCounter):
     def _current_page(self, day: DayKey, page: int) -> set[bytes]:
         """The identities of the page being filled, as an eventually consistent read sees them."""
         key = schema.id_page_key(*day, page)
-        item = dynamo.call("GetItem", partial(self._client.get_item, TableName=self._ledger, Key=key))
+        item = dynamo.call("GetItem", partial(self.client.get_item, TableName=self.ledger, Key=key))
         return ids_of(item.get("Item") or {})
 
     def count_group(self, group: Group) -> GroupOutcome:
@@ -264,9 +251,9 @@ class LedgerCounter(TableCounter):
             chunk = first[start : start + WRITE_IDS]
             try:
                 view = self._count_chunk(key, chunk, outcome, view, deadline=group.deadline, may_defer=group.may_defer)
-            except Deferred:  # what the chunk settled so far stays settled; the rest waits, repeats too
-                settled = {m.ledger_key for m in outcome.counted + outcome.duplicates}
-                handed_back = {m.ledger_key for m in first[start:]} - settled
+            except Deferred:  # what the chunk wrote so far stands; the rest waits, repeats too
+                ended = {m.ledger_key for m in outcome.counted + outcome.duplicates}
+                handed_back = {m.ledger_key for m in first[start:]} - ended
                 outcome.deferred = [m for m in messages if m.ledger_key in handed_back]
                 followers = {k: v for k, v in followers.items() if k not in handed_back}
                 break
@@ -274,7 +261,7 @@ class LedgerCounter(TableCounter):
                 done = {m.message_id for m in outcome.counted + outcome.duplicates}
                 outcome.give_up([m for m in first[start:] if m.message_id not in done], fault)
                 break
-        settle_followers(followers, outcome, key=_ledger_key)
+        share_leaders_fate(followers, outcome, key=_ledger_key)
         return outcome
 
     def _count_chunk(
@@ -305,8 +292,295 @@ class LedgerCounter(TableCounter):
                 if deadline is None or retry == self._retry.attempts or self._clock() + delay >= deadline:
                     raise
                 outcome.retries += 1
-                self._sleep(delay)
+                self._retry.sleep(delay)
             finally:
                 outcome.steps += write.steps
                 write.steps = []
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Role:
+    """What an action of a transaction is, to read its refusal: the day item, a page, a marker."""
+
+    kind: str  # "day", "page" or "marker"
+    page: int = 0
+    message: SensorMessage | None = None
+
+
+class LedgerWrite(ThreeStepUpsert):
+    """A chunk of one group, through the three steps; ``pending`` loses each message found counted
+    before, ``view`` follows what the refusals show."""
+
+    def __init__(
+        self,
+        counter: LedgerCounter,
+        day: DayKey,
+        chunk: Sequence[SensorMessage],
+        outcome: GroupOutcome,
+        view: DayView,
+        *,
+        expired: Expired = None,
+    ) -> None:
+        super().__init__()
+        self._counter = counter
+        self._expired = expired
+        self._day = day
+        self._key = schema.day_key(*day)
+        self._outcome = outcome
+        self.view = view
+        self.hours = HoursMap.CREATE if day in counter.hourless else HoursMap.ADD
+        self.pending = self._distinct(chunk)
+        self._read_before_next_page = True
+
+    def nothing_left(self) -> bool:
+        return not self.pending
+
+    # -- the three steps ---------------------------------------------------------------------
+
+    def update_if_exists(self) -> Answer:
+        if self.view.kind is Kind.MISSING:
+            return Answer.NEXT
+        return self._update()
+
+    def create_if_missing(self) -> Answer:
+        """The day item, created whole: the count, hours and (compact) identities of the chunk's first
+        ``DAY_IDS`` messages (a per-message day: all of them), on condition that it does not exist; with
+        the markers those messages need in the same ``TransactWriteItems``, so that a report counted
+        before (its marker there) leaves no day item behind. The rest of the chunk goes to the update."""
+        compact = self._counter.creates_compact
+        proofs = self._proofs(DayView(Kind.COMPACT) if compact else PER_MESSAGE)
+        head = proofs[:DAY_IDS] if compact else proofs
+        ids = [p.id for p in head if p.id is not None] if compact else None
+        params = day_writes.create(self._counter.table, self._day, Tally.of(p.message for p in head), ids=ids)
+        markers = [p.message for p in head if p.marker]
+        self._outcome.requests += 1
+        if markers:
+            sent = [expressions.put(params), *(self._counter.marker_action(m) for m in markers)]
+            refusals = self._refusals(dynamo.transact_refusals(self._counter.client, sent), len(sent))
+            day_item = refusals[0].item if refusals and refusals[0].code == dynamo.CONDITIONAL_CHECK_FAILED else None
+            refused = [r.code == dynamo.CONDITIONAL_CHECK_FAILED for r in refusals[1:]] if refusals else []
+            counted = {m.message_id for m, no in zip(markers, refused, strict=False) if no}
+            written = not refusals
+        else:
+            answer = dynamo.single_write(self._counter.client, "PutItem", params)
+            day_item, counted, written = (None if answer.written else answer.item), set(), answer.written
+        if day_item is not None:  # somebody else's: step 3 adds to it, as it is
+            self._outcome.insert_refused = True
+            self._found(day_item, [], counted)
+            return Answer.NEXT
+        if not written:  # only markers refused: those reports were counted before; the rest again
+            return self._drop(set(), counted)
+        self.view = DayView(Kind.COMPACT, day_ids=len(head)) if compact else PER_MESSAGE
+        self.hours = HoursMap.ADD
+        done = {p.message.message_id for p in head}
+        self._outcome.counted.extend(m for m in self.pending if m.message_id in done)
+        self.pending = [m for m in self.pending if m.message_id not in done]
+        return Answer.NEXT if self.pending else Answer.DONE
+
+    def update_after_race(self) -> Answer:
+        if self.view.kind is Kind.MISSING:  # day items are never deleted
+            raise TransientFault("the day item is missing after its insert")
+        return self._update()
+
+    # -- the update ---------------------------------------------------------------------------
+
+    def _update(self) -> Answer:
+        proofs = self._proofs(self.view)
+        if self.view.kind is Kind.COMPACT and self._drop_frozen(proofs):
+            return Answer.AGAIN
+        ids = [p.id for p in proofs if p.id is not None]
+        markers = [p.message for p in proofs if p.marker]
+        tally = Tally.of(p.message for p in proofs)
+        if self.view.kind is Kind.PER_MESSAGE:
+            return self._transact([(Role("day"), self._day_update(tally, Exists()))], markers)
+        page, seen = self.view.page, (self.view.day_ids if self.view.page == 0 else self.view.page_ids)
+        room = max(0, (DAY_IDS if page == 0 else PAGE_IDS) - seen)
+        here, onward = ids[:room], ids[room:]
+        following = self.view.next_page
+        advance = following if onward else None
+        if onward and self._read_before_next_page:
+            return self._read_again()
+        if page == 0 and not onward and not markers:
+            return self._single(self._day_update(tally, Compact(self.view, ids, here)))
+        day = self._day_update(tally, Compact(self.view, ids, here if page == 0 else [], advance))
+        actions = [(Role("day"), day)]
+        if page > 0 and here:
+            actions.append((Role("page", page), self._page_action(page, ids, here)))
+        if onward:
+            actions.append((Role("page", following), self._page_action(following, onward, onward)))
+        return self._transact(actions, markers)
+
+    def _day_update(self, tally: Tally, guard: Exists | Compact) -> dict[str, Any]:
+        """The day item's update as the view and the hours map stand (``store/day_writes.py``)."""
+        return day_writes.update(self._counter.table, self._day, tally, self.hours, guard)
+
+    def _page_action(self, page: int, checked: list[bytes], added: list[bytes]) -> dict[str, Any]:
+        """Page ``page``'s update (``store/day_writes.py``)."""
+        ledger, expires = self._counter.ledger, self._counter.expires_at()
+        return day_writes.page_update(ledger, self._day, page, expires_at=expires, checked=checked, added=added)
+
+    def _read_again(self) -> Answer:
+        """Before the chunk's first write that would start a next page, the day item and its page being
+        filled as they are now (consistent reads): another container may have filled it or moved the
+        day on, and a transaction refused for that is charged for every item it names."""
+        self._read_before_next_page = False
+        try:
+            self._outcome.requests += 1
+            day_item = reads.get_item(self._counter.client, self._counter.table, self._key) or {}
+            seen, pages = day_writes.view_or_none(day_item), []
+            if seen is not None and seen.kind is Kind.COMPACT and seen.page > 0:
+                self._outcome.requests += 1
+                page_key = schema.id_page_key(*self._day, seen.page)
+                pages.append((seen.page, reads.get_item(self._counter.client, self._counter.ledger, page_key) or {}))
+        except TransientFault:  # only a saving: the write's conditions find out
+            return Answer.AGAIN
+        return self._found(day_item, pages)
+
+    # -- sending and reading the answers ------------------------------------------------------
+
+    def _single(self, params: dict[str, Any]) -> Answer:
+        self._outcome.requests += 1
+        answer = dynamo.single_write(self._counter.client, "UpdateItem", {**params, "ReturnValues": "UPDATED_NEW"})
+        if answer.written:
+            self.view = replace(self.view, day_ids=len(ids_of(answer.item)), rebase=None)
+            self._all_counted()
+            return Answer.DONE
+        return self._found(answer.item, [])
+
+    def _transact(self, actions: list[tuple[Role, dict[str, Any]]], markers: list[SensorMessage]) -> Answer:
+        roles = [role for role, _ in actions] + [Role("marker", message=m) for m in markers]
+        sent = [expressions.update(params) for _, params in actions]
+        sent += [self._counter.marker_action(m) for m in markers]
+        self._outcome.requests += 1
+        refusals = self._refusals(dynamo.transact_refusals(self._counter.client, sent), len(sent))
+        if not refusals:
+            self._moved_on(actions)
+            self._all_counted()
+            return Answer.DONE
+        day_item: dict[str, Any] | None = None
+        pages: list[tuple[int, dict[str, Any]]] = []
+        counted_markers: set[str] = set()
+        for role, refusal in zip(roles, refusals, strict=True):
+            if refusal.code != dynamo.CONDITIONAL_CHECK_FAILED:
+                continue
+            if role.kind == "day":
+                day_item = refusal.item
+            elif role.kind == "page":
+                pages.append((role.page, refusal.item))
+            elif role.message is not None:
+                counted_markers.add(role.message.message_id)
+        if day_item is not None:
+            return self._found(day_item, pages, counted_markers)
+        for page, item in pages:
+            if page == self.view.page:
+                self.view = self.view.seen_in_page(len(ids_of(item)))
+            elif page == self.view.next_page and ids_of(item):
+                # a page past the one being filled already holds identities: the day item was put back
+                # (deleted, or restored to an earlier time) while its pages stayed. They never change
+                # again; the day moves on past them, and what they hold stays counted.
+                self.view = replace(self.view, skip_to=page + 1)
+        return self._drop(set().union(*(ids_of(item) for _, item in pages)), counted_markers)
+
+    @staticmethod
+    def _refusals(refusals: list[dynamo.Refusal] | None, sent: int) -> list[dynamo.Refusal]:
+        """A transaction's answer: no refusal once committed; else one per action, each a failed
+        condition (``TransientFault`` for anything else: contention, an invalid action)."""
+        if refusals is None:
+            return []
+        codes = [r.code for r in refusals]
+        if len(codes) != sent:
+            raise TransientFault(f"transaction cancelled without a reason per action: {codes}")
+        fault = dynamo.cancellation_fault(codes, [r.message for r in refusals])
+        if fault is not None:
+            raise fault
+        return refusals
+
+    def _found(
+        self, item: dict[str, Any], pages: list[tuple[int, dict[str, Any]]], counted_markers: set[str] | None = None
+    ) -> Answer:
+        """A refusal by the day item: ``item`` as it was (``{}``: none). Its kind and page correct the
+        view; identities found in it or in a refused page are counted before."""
+        self.hours = HoursMap.after(item)
+        self._counter.hourless.note(self._day, item)
+        try:
+            seen = day_writes.view_of(item)
+        except MalformedItem as bad:  # a hand-made item: retrying cannot help, its reports wait mended
+            raise RefusedWrite(str(bad), repair=repairs.day_item(*self._day, bad.attribute)) from None
+        if seen.kind is Kind.COMPACT and self.view.kind is Kind.COMPACT and seen.page == self.view.page:
+            seen = seen.seen_in_page(self.view.page_ids)  # the page being filled is no emptier than seen
+        self.view = seen
+        if seen.kind is Kind.MISSING:
+            return Answer.NEXT
+        found = ids_of(item)
+        for page, page_item in pages:
+            found |= ids_of(page_item)
+            if page == self.view.page:
+                self.view = self.view.seen_in_page(len(ids_of(page_item)))
+        return self._drop(found, counted_markers or set())
+
+    def _drop(self, counted_ids: set[bytes], counted_markers: set[str]) -> Answer:
+        """Messages found counted before are duplicates (the ids only where the view keeps ids)."""
+        done = {
+            p.message.message_id
+            for p in self._proofs(self.view)
+            if (p.id is not None and p.id in counted_ids) or p.message.message_id in counted_markers
+        }
+        self._outcome.duplicates.extend(m for m in self.pending if m.message_id in done)
+        self.pending = [m for m in self.pending if m.message_id not in done]
+        return Answer.AGAIN
+
+    def _drop_frozen(self, proofs: list[Proof]) -> bool:
+        """Drop the messages whose identity a frozen page holds; whether any was."""
+        ids = {p.id for p in proofs if p.id is not None}
+        if not ids:
+            return False
+        full = self.view.page > 0 and self.view.page_ids >= PAGE_IDS  # a full page never changes again
+        last = self.view.page + 1 if full else self.view.page
+        if last <= 1:
+            return False
+        found = ids & self._counter.frozen_ids(self._day, range(1, last), self._outcome, self._expired)
+        if not found:
+            return False
+        self._drop(found, set())
+        return True
+
+    def _moved_on(self, actions: list[tuple[Role, dict[str, Any]]]) -> None:
+        """The view after a committed transaction: what it added, where."""
+        if self.view.kind is not Kind.COMPACT:
+            return
+        added = {
+            (role.kind, role.page): len(params["ExpressionAttributeValues"].get(":added", {}).get("BS", []))
+            for role, params in actions
+        }
+        view = replace(self.view, day_ids=self.view.day_ids + added.get(("day", 0), 0), rebase=None)
+        if ("page", view.next_page) in added:
+            view = replace(view, page=view.next_page, page_ids=added[("page", view.next_page)], skip_to=0)
+        elif view.page > 0:
+            view = replace(view, page_ids=view.page_ids + added.get(("page", view.page), 0))
+        self.view = view
+
+    def _all_counted(self) -> None:
+        self._outcome.counted.extend(self.pending)
+        self.pending = []
+
+    # -- proofs ------------------------------------------------------------------------------
+
+    def _proofs(self, view: DayView) -> list[Proof]:
+        """What each pending message leaves on a day of ``view``'s kind (``LedgerCounter.proof``)."""
+        return [self._counter.proof(m, view) for m in self.pending]
+
+    def _distinct(self, chunk: Sequence[SensorMessage]) -> list[SensorMessage]:
+        """The chunk without a second message of one identity hash (two event ids whose hashes
+        collide are one report: the later one is a duplicate, as it would be in another batch)."""
+        seen: set[bytes] = set()
+        kept: list[SensorMessage] = []
+        for message in chunk:
+            digest = self._counter.proof(message, DayView(Kind.COMPACT)).id
+            if digest is not None and digest in seen:
+                self._outcome.duplicates.append(message)
+                continue
+            if digest is not None:
+                seen.add(digest)
+            kept.append(message)
+        return kept

@@ -11,9 +11,8 @@ being the message's ``source``); the condition also honours the single pair (``A
 ``SequenceSource``) that the first ordered-mode release kept. When the condition fails, the item as
 it was (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) says what was applied: those messages are
 duplicates, the rest are written on the same condition. A missing day item takes the same three
-steps, the insert carrying the sequence number too. The write carries the group's hours
-(``hours.py``): in the insert, or in the same ``ADD`` as the count (a day item from before hours
-has its map created in that write).
+steps, the insert carrying the sequence number too. The writes, with the group's hours, are built by
+``store/day_writes.py`` (its ``AfterSequence`` guard).
 """
 
 from __future__ import annotations
@@ -24,20 +23,13 @@ from functools import partial
 from typing import Any
 
 from sensor_digest.backoff import Backoff
-from sensor_digest.counting.base import (
-    DayKey,
-    Expired,
-    GroupOutcome,
-    Lookup,
-    TableCounter,
-    leaders,
-    settle_followers,
-)
-from sensor_digest.counting.hours import HoursWrite, hours_of, update_expression
-from sensor_digest.counting.outcomes import Group
+from sensor_digest.counting.base import Expired, TableCounter
+from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate
+from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import dynamo, expressions, schema
+from sensor_digest.store import day_writes, dynamo, expressions, schema
+from sensor_digest.store.day_writes import AfterSequence, DayKey, HoursMap, Tally
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 MARKER_ATTEMPTS = 3
@@ -58,7 +50,7 @@ class OrderedCounter(TableCounter):
 
     The sequence number cannot follow a message through the dead-letter queue: a redrive sends it
     again, with a new number. So a message that ended counted but may still come back leaves a
-    marker in the ledger (``FIFO#<sensor_id>#<messageId>``, ``remember_settled``): one listed
+    marker in the ledger (``FIFO#<sensor_id>#<messageId>``, ``remember_counted``): one listed
     behind a failed message of its group, and one SQS has handed out before (its delete or its
     answer was lost once, and may be again). On its last receives (``maxReceiveCount - 1`` and
     more: one more without a delete and SQS moves it away) a message is counted with its marker in
@@ -79,8 +71,9 @@ class OrderedCounter(TableCounter):
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         marker_backoff: Backoff = MARKER_BACKOFF,
+        policies: Policies = ALL,
     ) -> None:
-        super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock)
+        super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock, policies=policies)
         self._marker_backoff = marker_backoff
         self._ledger = ledger_table_name
         self._ttl = marker_ttl_seconds
@@ -123,15 +116,14 @@ class OrderedCounter(TableCounter):
 
     def marker_action(self, message: SensorMessage) -> dict[str, Any]:
         """The ``Put`` of ``message``'s marker (unconditional: a marker written twice is one)."""
-        item = {
-            **schema.ledger_key(schema.tail_marker_id(message.sensor_id, message.origin_id)),
-            schema.EXPIRES_AT: {"N": str(int(self._wall_clock()) + self._ttl)},
-            schema.MARKER_DAY: {"S": message.day},
-            schema.MARKER_COUNT: {"N": str(message.count)},
-        }
-        return expressions.put({"TableName": self._ledger, "Item": item})
+        key = schema.tail_marker_id(message.sensor_id, message.origin_id)
+        expires = int(self._wall_clock()) + self._ttl
+        params = day_writes.marker(
+            self._ledger, key, day=message.day, count=message.count, expires_at=expires, if_absent=False
+        )
+        return expressions.put(params)
 
-    def remember_settled(self, messages: Sequence[SensorMessage]) -> None:
+    def remember_counted(self, messages: Sequence[SensorMessage]) -> None:
         """A marker for each of these counted messages (see the class), each on its own: one that
         is refused (throttled) is tried again, up to ``MARKER_ATTEMPTS`` times, and one refused every
         time does not keep the others from being written; ``TransientFault`` names how many."""
@@ -156,7 +148,7 @@ class OrderedCounter(TableCounter):
         outcome = GroupOutcome()
         first, followers = leaders(group.messages, key=sequence_of)
         write = OrderedWrite(self, group.key, sorted(first, key=sequence_of), outcome)
-        write.hours.missing = group.key in self.hourless
+        write.hours = HoursMap.CREATE if group.key in self.hourless else HoursMap.ADD
         try:  # each attempt succeeds, drops the applied messages, or advances the step
             write.run(max_attempts=len(first) + 3, start=self.first_step(group.missing))
         except TransientFault as fault:
@@ -165,7 +157,7 @@ class OrderedCounter(TableCounter):
             self.known_days.add([group.key])
             self.hourless.written(group.key)
         outcome.steps += write.steps
-        settle_followers(followers, outcome, key=sequence_of)
+        share_leaders_fate(followers, outcome, key=sequence_of)
         return outcome
 
 
@@ -184,19 +176,19 @@ class OrderedWrite(ThreeStepUpsert):
         self._counter = counter
         self._client = counter._client
         self._table = counter._table
-        self._sensor_id, self._day = day
+        self._day = day
         self.pending = pending
         self._outcome = outcome
         self._source = pending[0].source if pending else ""
-        self.hours = HoursWrite()
+        self.hours = HoursMap.ADD
 
-    def settled(self) -> bool:
+    def nothing_left(self) -> bool:
         return not self.pending  # every message turned out to be applied already
 
     def create_if_missing(self) -> Answer:
-        item = schema.day_item(self._sensor_id, self._day, self._total, hours_of(self.pending))
-        item[schema.applied_sequence_name(self._source)] = {"S": self._last}
-        params = {**expressions.put_if_absent(self._table, item), "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+        params = day_writes.create(
+            self._table, self._day, Tally.of(self.pending), sequence=(self._source, sequence_of(self.pending[-1]))
+        )
         answer = self._send("Put", params)
         self._outcome.insert_refused = answer is Answer.AGAIN  # the day item was there (as it was, read back)
         return Answer.NEXT if answer is Answer.AGAIN else answer
@@ -204,42 +196,10 @@ class OrderedWrite(ThreeStepUpsert):
     def update_if_exists(self) -> Answer:
         """The guarded ``ADD`` (steps 1 and 3 alike: an update after a race must still skip what
         the winner applied)."""
-        names = {
-            "#pk": schema.SENSOR_ID,
-            "#count": schema.DATA_COUNT,
-            "#applied": schema.applied_sequence_name(self._source),
-            "#seq": schema.APPLIED_SEQUENCE,
-            "#src": schema.SEQUENCE_SOURCE,
-        }
-        values = {
-            ":n": {"N": str(self._total)},
-            ":last": {"S": self._last},
-            ":first": {"S": schema.sequence_text(sequence_of(self.pending[0]))},
-            ":src": {"S": self._source},
-        }
-        hour_adds, hour_sets, hour_condition = self.hours.parts(hours_of(self.pending), names, values)
-        params = {
-            "TableName": self._table,
-            "Key": schema.day_key(self._sensor_id, self._day),
-            "UpdateExpression": update_expression(["#count :n", *hour_adds], ["#applied = :last", *hour_sets]),
-            # this queue's own number, and the single pair the first release kept
-            "ConditionExpression": "attribute_exists(#pk)"
-            " AND (attribute_not_exists(#applied) OR #applied < :first)"
-            " AND (attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)"
-            f" AND {hour_condition}",
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
+        first, last = sequence_of(self.pending[0]), sequence_of(self.pending[-1])
+        guard = AfterSequence(self._source, first, last)
+        params = day_writes.update(self._table, self._day, Tally.of(self.pending), self.hours, guard)
         return self._send("Update", params)
-
-    @property
-    def _total(self) -> int:
-        return sum(m.count for m in self.pending)
-
-    @property
-    def _last(self) -> str:
-        return schema.sequence_text(sequence_of(self.pending[-1]))
 
     def _send(self, kind: str, params: dict[str, Any]) -> Answer:
         """The write alone; or, when a message of it may be on its last receive, in one transaction
@@ -257,8 +217,8 @@ class OrderedWrite(ThreeStepUpsert):
             return Answer.DONE
         if not old:  # no day item yet
             return Answer.NEXT
-        self.hours.saw(old)  # a day item from before hours: the next write creates its map
-        applied = schema.applied_sequence_of_item(old, self._source)
+        self.hours = HoursMap.after(old)  # a day item from before hours: the next write creates its map
+        applied = day_writes.applied_sequence_of(old, self._source)
         done = [m for m in self.pending if applied is not None and sequence_of(m) <= applied]
         self._outcome.duplicates.extend(done)
         self.pending = self.pending[len(done) :]  # sorted by sequence number: what was applied comes first

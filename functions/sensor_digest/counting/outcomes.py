@@ -1,6 +1,6 @@
 """What counting hands back and how repeats are decided: a sensor-day (``DayKey``), one group's
 parameters (``Group``) and outcome (``GroupOutcome``), the lookup before a batch's writes
-(``Lookup``), a batch's count (``BatchCount``), and ``leaders`` / ``settle_followers``: which message
+(``Lookup``), a batch's count (``BatchCount``), and ``leaders`` / ``share_leaders_fate``: which message
 of a repeated identity is written, and the fate its repeats share.
 """
 
@@ -11,9 +11,7 @@ from dataclasses import dataclass, field
 
 from sensor_digest.errors import RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
-
-DayKey = tuple[int, str]
-"""A sensor-day: (sensor id, ``YYYY-MM-DD``)."""
+from sensor_digest.store.day_writes import DayKey
 
 
 @dataclass(frozen=True)
@@ -105,7 +103,7 @@ def leaders(
     return order, followers
 
 
-def settle_followers(
+def share_leaders_fate(
     followers: dict[Hashable, list[SensorMessage]],
     outcome: GroupOutcome,
     *,

@@ -49,7 +49,7 @@ class Rejection:
 
 
 class DeadLetters(Protocol):
-    def keep(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]: ...
+    def send(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]: ...
 
 
 class DeadLetterSink:
@@ -60,7 +60,7 @@ class DeadLetterSink:
         self._client = client
         self._clock = clock
 
-    def keep(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]:
+    def send(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]:
         """The message ids now kept; the others could not be (SQS refused, or no time was left)."""
         entries, by_entry = [], {}
         for i, rejection in enumerate(rejections):

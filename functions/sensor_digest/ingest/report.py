@@ -1,8 +1,8 @@
 """The fate of every message of one batch, and Lambda's partial batch response.
 
 A report fills while the batch is worked on, group by group from several threads (``tally``,
-``settle`` under its lock), so that a batch cut short by the invocation's time can still answer
-for what is done (``settled_ids``) and list the rest.
+``end`` under its lock), so that a batch cut short by the invocation's time can still answer
+for what is done (``ended_ids``) and list the rest.
 """
 
 from __future__ import annotations
@@ -31,22 +31,20 @@ class BatchReport:
     groups: int = 0
     retries: int = 0
     deferred: int = 0  # groups whose transaction met another writer's, written again at the end of the batch
-    settled_ids: set[str] = field(default_factory=set)  # counted, duplicate or kept in the DLQ
+    ended_ids: set[str] = field(default_factory=set)  # counted, duplicate or kept in the DLQ
     refused: list[tuple[str, str]] = field(default_factory=list)  # (message id, reason): a write refused
     audit: list[list[Any]] = field(default_factory=list)  # [sensor_id, day, [[event_id, count], ...]] counted
     answered: bool = False  # the handler answered before the batch's end (``IngestService.cut_short``)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def settle(
-        self, *, counted: Iterable[str] = (), duplicates: Iterable[str] = (), rejected: Iterable[str] = ()
-    ) -> None:
+    def end(self, *, counted: Iterable[str] = (), duplicates: Iterable[str] = (), rejected: Iterable[str] = ()) -> None:
         """Messages that ended: counted, duplicates of counted ones, kept in the dead-letter queue."""
         counted, duplicates, rejected = list(counted), list(duplicates), list(rejected)
         with self.lock:
             self.counted += len(counted)
             self.duplicates += len(duplicates)
             self.rejected += len(rejected)
-            self.settled_ids.update(counted, duplicates, rejected)
+            self.ended_ids.update(counted, duplicates, rejected)
 
     def take_audit(self) -> list[list[list[Any]]]:
         """The audit trail of the groups counted so far, taken: what each counted report contributed

@@ -6,11 +6,11 @@ read -> date -> count -> report:
    ``ordering.py``): a message that breaks the contract is a ``Rejection``;
 2. **date** each report in its sensor's zone (the profiles of the batch's sensors in one read;
    ``UNKNOWN_SENSORS=reject`` rejects a sensor that is not registered);
-3. **keep** the rejections in the dead-letter queue (``dead_letters.py``), within the
-   invocation's time;
+3. **dead-letter** the rejections (``dead_letters.py``), within the invocation's time;
 4. **count** one message per identity (``counting/``: the lookup and the concurrent group
    writes); two messages of one sensor with one identity in a batch are one report: the first in
-   batch order is written, the others follow its fate (counted, or a batch item failure), whichever day they name;
+   batch order (the leader) is written, the others share its fate, whichever day they name:
+   duplicates once it is counted, rejected with it, or batch item failures with it;
 5. **report** each message's fate: counted, duplicate, rejected or failed, and list the failed
    ones (``ordering.failures``) so that SQS redelivers them.
 
@@ -33,6 +33,7 @@ from dataclasses import replace
 from datetime import tzinfo
 from typing import Any
 
+from sensor_digest.config import DEADLINE_MARGIN_SECONDS
 from sensor_digest.counting import DayCounter, GroupOutcome, leaders
 from sensor_digest.dead_letter_format import BadOrigin, clip_reason
 from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
@@ -44,9 +45,6 @@ from sensor_digest.logs import LOG
 from sensor_digest.messages import PendingMessage, SensorMessage, read_pending
 from sensor_digest.profiles import ProfileCache
 
-DEADLINE_MARGIN_SECONDS = 3.0
-"""Time kept free before Lambda's timeout for what follows the writes (the response, the logs):
-no dead letter is sent, no group written, no transaction retried past it."""
 ANSWER_RESERVE_SECONDS = 1.0
 """How long before Lambda's timeout the handler answers whatever a call still under way does."""
 
@@ -111,7 +109,7 @@ class IngestService:
         asks it before the next), and ``report.answered`` keeps it from what follows the writes."""
         with report.lock:
             report.answered = True  # what is still under way starts nothing more (``process``)
-            settled = set(report.settled_ids)
+            ended = set(report.ended_ids)
             answer = BatchReport(
                 counted=report.counted,
                 duplicates=report.duplicates,
@@ -120,11 +118,11 @@ class IngestService:
                 groups=report.groups,
                 retries=report.retries,
                 deferred=report.deferred,
-                settled_ids=settled,
+                ended_ids=ended,
             )
-        unsettled = [m.message_id for m in messages if m.message_id not in settled]
-        LOG.warning("the invocation's time is nearly out: listing what has not ended", listed=len(unsettled))
-        answer.failed_ids = self._ordering.failures(messages, unsettled)
+        unended = [m.message_id for m in messages if m.message_id not in ended]
+        LOG.warning("the invocation's time is nearly out: listing what has not ended", listed=len(unended))
+        answer.failed_ids = self._ordering.failures(messages, unended)
         return answer
 
     def process(
@@ -138,12 +136,12 @@ class IngestService:
             (inbound, pending) for inbound in messages if (pending := self._read(inbound, rejections)) is not None
         ]
         if not self._prefetch_profiles(reports, report):
-            self._keep(rejections, report, deadline)
+            self._dead_letter(rejections, report, deadline)
             return self._batch_item_failures(messages, report)
         dated = [
             m for inbound, pending in reports if (m := self._date(inbound, pending, rejections, report)) is not None
         ]
-        self._keep(rejections, report, deadline)
+        self._dead_letter(rejections, report, deadline)
         held = set(
             self._batch_item_failures(messages, report).failed_ids
         )  # on FIFO, a batch item failure holds its group back
@@ -156,13 +154,13 @@ class IngestService:
                 report.requests += counted.lookup_requests
                 report.groups = len({key for key, _ in counted.groups})  # a deferred group is written twice
             by_id = {m.message_id: m for m in messages}
-            self._keep([Rejection(by_id[mid], reason) for mid, reason in report.refused], report, deadline)
-        self._settle_followers(first, followers, report)
+            self._dead_letter([Rejection(by_id[mid], reason) for mid, reason in report.refused], report, deadline)
+            self._dead_letter(self._followers_share_fate(first, followers, report, by_id), report, deadline)
         self._batch_item_failures(messages, report)
         if report.answered:  # the handler answered without waiting for this: nothing runs on after it
             LOG.warning("the batch ended after its answer: what follows the writes is left to the redelivery")
             return report
-        self._remember_settled(dated, report)
+        self._remember_counted(dated, report)
         for groups in report.take_audit():  # the audit trail: what each counted report contributed, where
             LOG.info("counted", groups=groups)
         return report
@@ -248,16 +246,16 @@ class IngestService:
         LOG.exception("reading the message raised unexpectedly", message_id=inbound.message_id)
         return Rejection(inbound, f"unexpected error while reading the message: {type(exc).__name__}: {exc}")
 
-    # -- keep --------------------------------------------------------------------------------
+    # -- dead letters --------------------------------------------------------------------------------
 
-    def _keep(self, rejections: list[Rejection], report: BatchReport, deadline: float | None) -> None:
+    def _dead_letter(self, rejections: list[Rejection], report: BatchReport, deadline: float | None) -> None:
         """Rejected messages to the dead-letter queue; one that could not be sent there is a batch item failure."""
         if not rejections:
             return
         for rejection in rejections:
             LOG.info("message rejected", message_id=rejection.message.message_id, reason=clip_reason(rejection.reason))
-        kept = self._dead_letters.keep(rejections, deadline)
-        report.settle(rejected=[r.message.message_id for r in rejections if r.message.message_id in kept])
+        kept = self._dead_letters.send(rejections, deadline)
+        report.end(rejected=[r.message.message_id for r in rejections if r.message.message_id in kept])
         with report.lock:
             report.failed_ids.extend(r.message.message_id for r in rejections if r.message.message_id not in kept)
 
@@ -268,8 +266,8 @@ class IngestService:
 
     def _tally(self, outcome: GroupOutcome, report: BatchReport) -> None:
         """One group's outcome into the report, as soon as it is known (from the writing thread);
-        its settled messages that SQS handed out before are remembered at once (``_remember``)."""
-        report.settle(
+        its ended messages that SQS handed out before are remembered at once (``_remember``)."""
+        report.end(
             counted=[m.message_id for m in outcome.counted], duplicates=[m.message_id for m in outcome.duplicates]
         )
         with report.lock:
@@ -301,33 +299,41 @@ class IngestService:
             f"({outcome.reason}); {repair}, then redrive"
         )
 
-    def _settle_followers(
-        self, first: list[SensorMessage], followers: dict[Hashable, list[SensorMessage]], report: BatchReport
-    ) -> None:
-        """A repeat of a counted (or known) message is a duplicate; of any other, a batch item failure with it."""
+    def _followers_share_fate(
+        self,
+        first: list[SensorMessage],
+        followers: dict[Hashable, list[SensorMessage]],
+        report: BatchReport,
+        inbound: Mapping[str, InboundMessage],
+    ) -> list[Rejection]:
+        """The repeats of each leader share its fate (as within a group, ``outcomes.share_leaders_fate``):
+        of a counted (or known) leader, duplicates; of a failed one, batch item failures; of a
+        rejected one, rejections with its reason, returned to be dead-lettered beside it."""
+        rejected: list[Rejection] = []
         if not followers:
-            return
+            return rejected
         with report.lock:
-            settled = set(report.settled_ids)
+            ended, refused = set(report.ended_ids), dict(report.refused)
         for lead in first:  # in batch order
             repeats = followers.get(self._identity(lead), [])
             if not repeats:
                 continue
-            if lead.message_id in settled:
-                report.settle(duplicates=[m.message_id for m in repeats])
+            if lead.message_id in refused:
+                rejected += [Rejection(inbound[m.message_id], refused[lead.message_id]) for m in repeats]
+            elif lead.message_id in ended:
+                report.end(duplicates=[m.message_id for m in repeats])
             else:
                 with report.lock:
                     report.failed_ids.extend(m.message_id for m in repeats)
+        return rejected
 
-    def _remember_settled(self, dated: list[SensorMessage], report: BatchReport) -> None:
+    def _remember_counted(self, dated: list[SensorMessage], report: BatchReport) -> None:
         """A group's counted tail on its first receive (a batch item failure all the same, behind a failed message
         of its group) is remembered once the answer is known; one received before already was,
         with its group's outcome."""
         with report.lock:
-            listed, settled = set(report.failed_ids), set(report.settled_ids)
-        self._remember(
-            [m for m in dated if m.message_id in settled and m.message_id in listed and m.receive_count == 1]
-        )
+            listed, ended = set(report.failed_ids), set(report.ended_ids)
+        self._remember([m for m in dated if m.message_id in ended and m.message_id in listed and m.receive_count == 1])
 
     def _remember(self, messages: list[SensorMessage]) -> None:
         """Messages that ended counted (or were found counted) but may come back, and could then
@@ -337,7 +343,7 @@ class IngestService:
         if not messages:
             return
         try:
-            self._counter.remember_settled(messages)
+            self._counter.remember_counted(messages)
         except TransientFault as fault:
             LOG.warning(
                 "counted messages that may come back could not be remembered; if SQS moves them to "

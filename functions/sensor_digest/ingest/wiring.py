@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sensor_digest.config import DeliveryMode, IngestSettings, QueueType
-from sensor_digest.counting import DayCounter, RetryPolicy, ledger_counter, ordered_counter, plain_counter
+from sensor_digest.counting import (
+    DayCounter,
+    Policies,
+    RetryPolicy,
+    ledger_counter,
+    ordered_counter,
+    plain_counter,
+)
 from sensor_digest.ingest.dead_letters import DeadLetterSink, FifoDeadLetterSink
 from sensor_digest.ingest.ordering import FifoGroupOrdering, Ordering, StandardOrdering
 from sensor_digest.ingest.service import IngestService
@@ -26,7 +33,7 @@ if TYPE_CHECKING:
 class Mode:
     """How ingest runs on one queue type in one delivery mode."""
 
-    counter: Callable[[IngestSettings, DynamoDBClient, RetryPolicy | None], DayCounter]
+    counter: Callable[[IngestSettings, DynamoDBClient, RetryPolicy | None, Policies], DayCounter]
     ordering: type[Ordering]
     dead_letters: type[DeadLetterSink]
 
@@ -40,16 +47,20 @@ MODES: dict[tuple[QueueType, DeliveryMode], Mode] = {
 
 
 def build_service(
-    settings: IngestSettings, session: ClientSource, *, retry: RetryPolicy | None = None
+    settings: IngestSettings,
+    session: ClientSource,
+    *,
+    retry: RetryPolicy | None = None,
+    policies: Policies | None = None,
 ) -> IngestService:
     """The ingest service of these settings, its clients from ``session`` (see ``ingest/handler.py``);
-    ``retry``: the ledger's retries of a contended transaction (the default policy unless given: the
-    benchmark measures it against none)."""
+    ``retry``: the ledger's retries of a contended transaction, ``policies``: the counter's savings
+    (each the default unless given: the benchmark measures them against less)."""
     client = make_client(session, max_pool_connections=settings.max_workers + 2)
     mode = MODES[settings.queue_type, settings.delivery_mode]
     profiles = Profiles(table_name=settings.table_name, client=client)
     return IngestService(
-        counter=mode.counter(settings, client, retry),
+        counter=mode.counter(settings, client, retry, policies or Policies()),
         dead_letters=mode.dead_letters(queue_url=settings.dlq_url, client=session.client("sqs")),
         default_zone=settings.timezone,
         ordering=mode.ordering(),

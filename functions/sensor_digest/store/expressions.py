@@ -1,9 +1,6 @@
-"""The conditional writes that more than one path spells: built here from named parts, every value
-and name a placeholder (``ExpressionAttributeNames`` / ``ExpressionAttributeValues``).
-
-Each builder returns the parameters of one ``PutItem`` / ``UpdateItem`` call; ``put`` and
-``update`` wrap them as an action of ``TransactWriteItems``.
-"""
+"""The conditional put every kind of item shares (the day item's, a marker's, a profile's), and the
+wrappers that make a call's parameters an action of ``TransactWriteItems``. The day item's own
+writes are ``day_writes.py``'s."""
 
 from __future__ import annotations
 
@@ -24,22 +21,6 @@ def put_if_absent(table: str, item: schema.Item, key_attribute: str = schema.SEN
     }
 
 
-def add_count(table: str, key: schema.Item, n: int, *, only_if_exists: bool) -> Params:
-    """``ADD DataCount :n`` to a day item; ``only_if_exists``: on condition that the item exists
-    (step 1 of update -> insert -> update; step 3 adds without condition)."""
-    update: Params = {
-        "TableName": table,
-        "Key": key,
-        "UpdateExpression": "ADD #count :n",
-        "ExpressionAttributeNames": {"#count": schema.DATA_COUNT},
-        "ExpressionAttributeValues": {":n": {"N": str(n)}},
-    }
-    if only_if_exists:
-        update["ConditionExpression"] = "attribute_exists(#pk)"
-        update["ExpressionAttributeNames"]["#pk"] = schema.SENSOR_ID
-    return update
-
-
 def put(params: Params) -> dict[str, Params]:
     """``params`` as a ``Put`` action of ``TransactWriteItems``."""
     return {"Put": params}
@@ -48,12 +29,3 @@ def put(params: Params) -> dict[str, Params]:
 def update(params: Params) -> dict[str, Params]:
     """``params`` as an ``Update`` action of ``TransactWriteItems``."""
     return {"Update": params}
-
-
-def absent_from_set(name: str, ids: list[bytes], values: Params) -> list[str]:
-    """``NOT contains(name, :iN)`` for each identity of ``ids``, its value added to ``values``."""
-    terms = []
-    for i, digest in enumerate(ids):
-        values[f":i{i}"] = {"B": digest}
-        terms.append(f"NOT contains({name}, :i{i})")
-    return terms

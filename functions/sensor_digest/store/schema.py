@@ -39,7 +39,7 @@ SENSOR_ID = "SensorId"
 DATE = "Date"
 DATA_COUNT = "DataCount"
 # a day item's counts per hour of the sensor's own day: {"HH": N}, written in the same write as
-# DataCount (absent on day items written before it existed); see counting/hours.py
+# DataCount (absent on day items written before it existed); see store/day_writes.py
 HOUR_COUNTS = "HourCounts"
 # a day item counted from a FIFO queue (``QUEUE_TYPE=fifo``) keeps, per queue, the highest SQS
 # sequence number of that queue applied to it: ``AppliedSequence#<queue ARN>`` (sequence numbers of
@@ -76,7 +76,7 @@ SERIAL_PREFIX = "SERIAL#"
 # what a marker remembers of its message, for people reading the ledger
 MARKER_DAY = "Day"
 MARKER_COUNT = "Count"
-# the compact ledger (``LEDGER_MODE=compact``, counting/identities.py): a counted report's identity is
+# the compact ledger (``LEDGER_MODE=compact``, store/identities.py): a counted report's identity is
 # a hash in a binary set ``Ids``, first in its day item (page 0), then in ledger page items
 # ``IDS#<sensor_id>#<day>#<page>`` (pages 1, 2, ...); ``IdPage`` on the day item names the page
 # now being filled (0: the day item itself) and marks a day item the compact ledger created
@@ -87,7 +87,7 @@ ID_PAGE_PREFIX = "IDS#"
 # write as the count by every writer that keeps hashes. Less than ``DataCount`` (or absent beside a
 # count) means another writer counted on the day without a hash (a release before the compact ledger,
 # or before this attribute; ordered mode; at-least-once), so a report's hash alone no longer proves
-# it new there: from then on its marker is checked too (counting/day_views.py)
+# it new there: from then on its marker is checked too (store/day_writes.py)
 HASHED_COUNT = "HashedCount"
 # how many pages a compact day moved past because it found them holding identities already (its day
 # item was put back, deleted or restored, while its pages stayed): absent until it does

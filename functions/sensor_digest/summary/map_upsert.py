@@ -93,7 +93,7 @@ class MapUpsert(ThreeStepUpsert):
         self.pending = dict(sorted(counts.items()))
         self.outcome = MonthOutcome()
 
-    def settled(self) -> bool:
+    def nothing_left(self) -> bool:
         return not self.pending  # every element was stale
 
     def update_if_exists(self) -> Answer:

@@ -23,9 +23,6 @@ sensor-day holds, 1.3e-23 for a million reports in a day (``collision_chance``).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-
-from sensor_digest.messages import SensorMessage
 
 ID_BYTES = 12
 """Bytes of an identity hash (96 bits)."""
@@ -51,13 +48,3 @@ def collision_chance(reports_in_day: int) -> float:
     """The chance that one report of a sensor-day holding ``reports_in_day`` reports is taken for
     another (an upper bound: each other hash equal to its own with chance 2**-96)."""
     return float(reports_in_day) / float(2 ** (8 * ID_BYTES))
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One message of a write: ``id``, its identity hash when the day keeps compact identities for
-    it; ``marker``, whether it writes ``MSG#<sensor_id>#<event_id>``."""
-
-    message: SensorMessage
-    id: bytes | None
-    marker: bool

@@ -1,0 +1,443 @@
+"""Every write of a sensor-day, and every condition it rests on, built here; and what the item a
+refused write returns says.
+
+A counter decides *what* to write to a sensor-day (``counting/``): how much, on which step of
+update -> insert -> update, on what it rests. This module spells the write as DynamoDB's
+parameters, each condition from a named part, every name and value a placeholder, as Powertools'
+persistence layer spells its records' (``utilities/idempotency/persistence/dynamodb.py``):
+
+- ``Tally``: what a set of reports adds to its day item, whatever the mode: ``DataCount`` and their
+  ``HourCounts``. A statistic of the reports added to the day item goes here, and nowhere else.
+- ``HoursMap``: whether the write adds to the day item's hours map, or creates it (a day item
+  written before hours were kept holds none: the map is created on condition that it is still
+  absent, the map upsert's missing-map step).
+- the guard of the write, one per mode: ``Exists`` (a day begun under markers; at least once's
+  first update), ``Anyway`` (at least once's update after the insert race), ``Compact`` (the
+  compact ledger: its page, its identities new and fitting, the day still *hashed*),
+  ``AfterSequence`` (ordered mode: the group's first sequence number past the one applied).
+- ``update`` (the ``UpdateItem`` that adds a tally, alone or as a transaction's action), ``create``
+  (the ``PutItem`` of a new day item, whole, on condition that it does not exist), ``page_update``
+  (an identity page of the compact ledger) and ``marker`` (a per-message marker).
+- reading the item a refusal returns (``ReturnValuesOnConditionCheckFailure=ALL_OLD``): ``view_of``
+  (what the compact ledger learns: the day's kind, its page, its identities, whether it is hashed),
+  ``hours_map_of``, ``ids_of``, ``applied_sequence_of``.
+
+Every write asks for the item as it was when refused, so a counter never retries blind.
+
+**Hashed days.** A compact day is *hashed* while every report counted on it left its hash: its
+``HashedCount`` (added with each hash, in the same write) equals its ``DataCount``. A writer that
+keeps no hashes (a release before the compact ledger, rolled back to; ordered mode; at least once)
+adds to ``DataCount`` alone; from then on a report's missing hash no longer proves it new there, and
+the ledger writes a marker for every report of the day too. A write that relies on hashes alone is
+conditioned on ``HashedCount = DataCount``. A compact day item of a release before ``HashedCount`` is
+hashed when its ``HourCounts`` hold all of its ``DataCount`` (those releases kept hours and hashes
+alike, the ones without hashes kept no hours): its first write sets ``HashedCount``, on condition
+that ``DataCount`` is still what was read (``DayView.rebase``).
+
+**Pages.** ``IdPage`` can only name a page the day's count can have filled (pages before it hold 72
+identities each, but for those a put-back day item moved past, counted in ``SkippedPages``): a day
+item whose ``IdPage`` is past ``max_page`` (written by hand) reads as malformed, before any page is read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, Protocol
+
+from sensor_digest.errors import MalformedItem
+from sensor_digest.store import expressions, schema
+from sensor_digest.store.identities import DAY_IDS, PAGE_IDS
+
+Params = dict[str, Any]
+DayKey = tuple[int, str]
+"""A sensor-day: (sensor id, ``YYYY-MM-DD``)."""
+
+# -- the conditions, named ----------------------------------------------------------------------
+
+ITEM_EXISTS = "attribute_exists(#pk)"
+ITEM_ABSENT = "attribute_not_exists(#pk)"
+HOURS_MAP_THERE = "attribute_type(#hours, :mtype)"
+HOURS_MAP_ABSENT = "(attribute_not_exists(#hours) OR NOT attribute_type(#hours, :mtype))"
+ON_PAGE = "#page = :page"
+STILL_HASHED = "(#count = #hashed OR (attribute_not_exists(#count) AND attribute_not_exists(#hashed)))"
+HASHED_AS_READ = "#count = :seen AND attribute_not_exists(#hashed)"
+IDS_FIT = "(attribute_not_exists(#ids) OR size(#ids) <= :room)"
+AFTER_APPLIED = "(attribute_not_exists(#applied) OR #applied < :first)"
+AFTER_FIRST_RELEASES_PAIR = "(attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)"
+
+
+def ids_new(ids: Sequence[bytes], values: Params) -> list[str]:
+    """``NOT contains(#ids, :iN)`` for each identity of ``ids`` (none of them counted here yet)."""
+    terms = []
+    for i, digest in enumerate(ids):
+        values[f":i{i}"] = {"B": digest}
+        terms.append(f"NOT contains(#ids, :i{i})")
+    return terms
+
+
+# -- what a write adds --------------------------------------------------------------------------
+
+
+class Report(Protocol):
+    """What a tally reads of a counted report."""
+
+    @property
+    def count(self) -> int: ...
+
+    @property
+    def hour(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What a set of reports adds to its day item: their count, and their counts by hour of the day
+    (``HH``)."""
+
+    count: int = 0
+    hours: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, reports: Iterable[Report]) -> Tally:
+        hours: Counter[str] = Counter()
+        for report in reports:
+            hours[report.hour] += report.count
+        return cls(sum(hours.values()), dict(sorted(hours.items())))
+
+    def item(self) -> schema.Item:
+        """The tally as the attributes of a new day item."""
+        return {
+            schema.DATA_COUNT: {"N": str(self.count)},
+            schema.HOUR_COUNTS: {"M": {hour: {"N": str(n)} for hour, n in self.hours.items()}},
+        }
+
+
+class HoursMap(Enum):
+    """What a write does to the day item's ``HourCounts``."""
+
+    ADD = "add"  # the item holds the map: add to its elements (``ADD`` of an element fails without one)
+    CREATE = "create"  # it holds none (written before hours were kept), or no map: create it
+
+    @classmethod
+    def after(cls, item: Mapping[str, Any]) -> HoursMap:
+        """What a refused write's returned item (``{}``: none) calls for."""
+        return cls.CREATE if item and not has_hours(item) else cls.ADD
+
+
+# -- what the compact ledger knows of a day item -----------------------------------------------
+
+
+class Kind(Enum):
+    MISSING = "missing"
+    PER_MESSAGE = "per-message"
+    COMPACT = "compact"
+
+
+@dataclass(frozen=True)
+class DayView:
+    """A day item as a container last saw it (behind, never ahead: a refusal corrects it): its kind
+    (fixed when it is created: ``IdPage`` marks one the compact ledger began; a per-message day is
+    counted with markers to its end); for a compact one, the page being filled (0: the day item
+    itself), how many identities the day item holds, how many the page being filled was seen to hold,
+    the page to start next when the one after was found taken (``skip_to``), and whether it is hashed."""
+
+    kind: Kind
+    page: int = 0
+    day_ids: int = 0
+    page_ids: int = 0
+    skip_to: int = 0
+    hashed: bool = True
+    rebase: int | None = None  # hashed as a release before ``HashedCount`` left it: its ``DataCount`` then
+
+    @property
+    def next_page(self) -> int:
+        """The page a write that overflows the one being filled starts."""
+        return max(self.skip_to, self.page + 1)
+
+    def seen_in_page(self, ids: int) -> DayView:
+        """The view once the page being filled was seen holding ``ids`` identities."""
+        return replace(self, page_ids=max(self.page_ids, ids))
+
+
+MISSING = DayView(Kind.MISSING)
+PER_MESSAGE = DayView(Kind.PER_MESSAGE)
+UNSEEN = DayView(Kind.COMPACT)
+"""The view of a day item nobody read (a failed lookup): a compact day on page 0, the cheapest
+guess; the write's conditions correct it at the cost of one refused write."""
+
+
+def max_page(count: int) -> int:
+    """The highest ``IdPage`` a compact day of ``count`` reports can reach by itself: page ``p`` is
+    begun only once the day item's ``DAY_IDS`` and pages 1 to ``p - 1`` are full, by a write that adds
+    an identity to it, and every identity was counted at least once."""
+    return 0 if count <= DAY_IDS else 1 + (count - DAY_IDS - 1) // PAGE_IDS
+
+
+def view_of(item: Mapping[str, Any]) -> DayView:
+    """The view of a day item as read (``{}``: there is none); ``MalformedItem`` for one whose
+    ledger attributes no writer of this project leaves (see the module)."""
+    if not item:
+        return MISSING
+    if schema.ID_PAGE not in item:
+        return PER_MESSAGE
+    page = schema.number_of(item, schema.ID_PAGE)
+    count = schema.number_of(item, schema.DATA_COUNT) if schema.DATA_COUNT in item else 0
+    skipped = schema.number_of(item, schema.SKIPPED_PAGES) if schema.SKIPPED_PAGES in item else 0
+    highest = max_page(count) + max(0, skipped)
+    if not 0 <= page <= highest:
+        raise MalformedItem(
+            f"{schema.describe(item)}: {schema.ID_PAGE} {page} is no page a day of {count} reports can have "
+            f"(0 to {highest})",
+            schema.ID_PAGE,
+        )
+    view = DayView(Kind.COMPACT, page=page, day_ids=len(ids_of(item)))
+    if schema.HASHED_COUNT in item:
+        return replace(view, hashed=schema.number_of(item, schema.HASHED_COUNT) == count)
+    if schema.DATA_COUNT not in item:  # created empty by an earlier release, nothing counted yet
+        return view
+    if _hours_hold(item, count):
+        return replace(view, rebase=count)
+    return replace(view, hashed=False)
+
+
+def view_or_none(item: Mapping[str, Any]) -> DayView | None:
+    """``view_of``, or ``None`` for a day item without the contract's shape: a lookup learns nothing
+    from it, and the write that meets it rejects its reports with the reason."""
+    try:
+        return view_of(item)
+    except MalformedItem:
+        return None
+
+
+def _hours_hold(item: Mapping[str, Any], count: int) -> bool:
+    """Whether a day item's ``HourCounts`` hold all of its ``count``."""
+    try:
+        hours = schema.hour_counts_of_item(item)
+    except MalformedItem:
+        return False
+    return hours is not None and sum(hours.values()) == count
+
+
+def has_hours(item: Mapping[str, Any]) -> bool:
+    """Whether a day item holds an ``HourCounts`` map."""
+    stored = item.get(schema.HOUR_COUNTS)
+    return isinstance(stored, Mapping) and "M" in stored
+
+
+def ids_of(item: Mapping[str, Any]) -> set[bytes]:
+    """The identities an item holds (a day item's page 0, or an identity page)."""
+    value = item.get(schema.IDS)
+    if not isinstance(value, Mapping):
+        return set()
+    return {bytes(v) for v in value.get("BS", [])}
+
+
+def applied_sequence_of(item: Mapping[str, Any], source: str) -> int | None:
+    """The highest sequence number of queue ``source`` applied to a day item (``None``: none was)."""
+    return schema.applied_sequence_of_item(item, source)
+
+
+# -- the guards ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Exists:
+    """The day item is there: a day begun under markers, or at least once's first update."""
+
+
+@dataclass(frozen=True)
+class Anyway:
+    """No condition but the hours map's: at least once's update once the item was created."""
+
+
+@dataclass(frozen=True)
+class Compact:
+    """The compact ledger's: the day still on ``view``'s page and as hashed as ``view`` says, none of
+    ``checked`` in its own identities, ``added`` (page 0's share) fitting there; ``advance``: the page
+    the day moves on to (past pages found taken: ``SkippedPages`` grows)."""
+
+    view: DayView
+    checked: Sequence[bytes] = ()
+    added: Sequence[bytes] = ()
+    advance: int | None = None
+
+
+@dataclass(frozen=True)
+class AfterSequence:
+    """Ordered mode's: the group's first sequence number of queue ``source`` past the one applied;
+    ``last`` is applied by the write."""
+
+    source: str
+    first: int
+    last: int
+
+
+Guard = Exists | Anyway | Compact | AfterSequence
+
+
+# -- the writes ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Parts:
+    """An update expression in the making: its clauses, its conditions, and their placeholders."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    values: Params = field(default_factory=dict)
+    adds: list[str] = field(default_factory=list)
+    sets: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+
+    def expression(self) -> str:
+        clauses = []
+        if self.adds:
+            clauses.append("ADD " + ", ".join(self.adds))
+        if self.sets:
+            clauses.append("SET " + ", ".join(self.sets))
+        return " ".join(clauses)
+
+
+def update(table: str, day: DayKey, tally: Tally, hours: HoursMap, guard: Guard) -> Params:
+    """The ``UpdateItem`` that adds ``tally`` to ``day``'s item, resting on ``guard``."""
+    parts = _Parts(names={"#count": schema.DATA_COUNT}, values={":n": {"N": str(tally.count)}}, adds=["#count :n"])
+    _guard(parts, guard, tally)
+    _hours(parts, hours, tally)
+    params: Params = {
+        "TableName": table,
+        "Key": schema.day_key(*day),
+        "UpdateExpression": parts.expression(),
+        "ExpressionAttributeNames": parts.names,
+        "ExpressionAttributeValues": parts.values,
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    if parts.conditions:
+        params["ConditionExpression"] = " AND ".join(parts.conditions)
+    return params
+
+
+def _hours(parts: _Parts, hours: HoursMap, tally: Tally) -> None:
+    parts.names["#hours"] = schema.HOUR_COUNTS
+    parts.values[":mtype"] = {"S": "M"}
+    if hours is HoursMap.CREATE:
+        parts.values[":hmap"] = Tally(hours=tally.hours).item()[schema.HOUR_COUNTS]
+        parts.sets.append("#hours = :hmap")
+        parts.conditions.append(HOURS_MAP_ABSENT)
+        return
+    for hour, n in sorted(tally.hours.items()):
+        parts.names[f"#h{hour}"], parts.values[f":h{hour}"] = hour, {"N": str(n)}
+        parts.adds.append(f"#hours.#h{hour} :h{hour}")
+    parts.conditions.append(HOURS_MAP_THERE)
+
+
+def _guard(parts: _Parts, guard: Guard, tally: Tally) -> None:
+    names, values = parts.names, parts.values
+    if isinstance(guard, Exists):
+        names["#pk"] = schema.SENSOR_ID
+        parts.conditions.append(ITEM_EXISTS)
+    elif isinstance(guard, AfterSequence):
+        names.update(
+            {
+                "#pk": schema.SENSOR_ID,
+                "#applied": schema.applied_sequence_name(guard.source),
+                "#seq": schema.APPLIED_SEQUENCE,
+                "#src": schema.SEQUENCE_SOURCE,
+            }
+        )
+        values[":last"] = {"S": schema.sequence_text(guard.last)}
+        values[":first"] = {"S": schema.sequence_text(guard.first)}
+        values[":src"] = {"S": guard.source}
+        parts.sets.append("#applied = :last")
+        parts.conditions += [ITEM_EXISTS, AFTER_APPLIED, AFTER_FIRST_RELEASES_PAIR]
+    elif isinstance(guard, Compact):
+        _compact(parts, guard, tally)
+
+
+def _compact(parts: _Parts, guard: Compact, tally: Tally) -> None:
+    view, names, values = guard.view, parts.names, parts.values
+    names["#page"], names["#hashed"] = schema.ID_PAGE, schema.HASHED_COUNT
+    values[":page"] = {"N": str(view.page)}
+    parts.conditions.append(ON_PAGE)
+    if view.rebase is not None:  # from before HashedCount, hashed as read: set it, if still so
+        values[":hashed"], values[":seen"] = {"N": str(view.rebase + tally.count)}, {"N": str(view.rebase)}
+        parts.sets.append("#hashed = :hashed")
+        parts.conditions.append(HASHED_AS_READ)
+    else:
+        parts.adds.append("#hashed :n")
+        if view.hashed:
+            parts.conditions.append(STILL_HASHED)
+    if guard.checked or guard.added:
+        names["#ids"] = schema.IDS
+    parts.conditions += ids_new(guard.checked, values)
+    if guard.added:
+        parts.adds.append("#ids :added")
+        values[":added"] = {"BS": list(guard.added)}
+        values[":room"] = {"N": str(DAY_IDS - len(guard.added))}
+        parts.conditions.append(IDS_FIT)
+    if guard.advance is not None:
+        parts.sets.append("#page = :next")
+        values[":next"] = {"N": str(guard.advance)}
+        if guard.advance > view.page + 1:  # past pages found taken: the day item was put back behind them
+            names["#skipped"] = schema.SKIPPED_PAGES
+            values[":skipped"] = {"N": str(guard.advance - view.page - 1)}
+            parts.adds.append("#skipped :skipped")
+
+
+def create(
+    table: str,
+    day: DayKey,
+    tally: Tally,
+    *,
+    ids: Sequence[bytes] | None = None,
+    sequence: tuple[str, int] | None = None,
+) -> Params:
+    """The ``PutItem`` of ``day``'s new item, whole (its tally), on condition that it does not exist:
+    a compact day with ``ids`` (page 0's identities: ``IdPage`` 0, ``HashedCount`` its count), a day
+    of ordered mode with ``sequence`` (its queue and the last number applied)."""
+    item: schema.Item = {**schema.day_key(*day), **tally.item()}
+    if ids is not None:
+        item[schema.ID_PAGE] = {"N": "0"}
+        item[schema.IDS] = {"BS": list(ids)}
+        item[schema.HASHED_COUNT] = {"N": str(tally.count)}
+    if sequence is not None:
+        source, last = sequence
+        item[schema.applied_sequence_name(source)] = {"S": schema.sequence_text(last)}
+    params = expressions.put_if_absent(table, item)
+    params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    return params
+
+
+def page_update(
+    ledger: str, day: DayKey, page: int, *, expires_at: int, checked: Sequence[bytes], added: Sequence[bytes]
+) -> Params:
+    """Identity page ``page`` of ``day`` (``IDS#<sensor>#<day>#<page>``) gains ``added``: on condition
+    that none of ``checked`` is there and that ``added`` fits; its lifetime starts again."""
+    values: Params = {
+        ":added": {"BS": list(added)},
+        ":room": {"N": str(PAGE_IDS - len(added))},
+        ":expires": {"N": str(expires_at)},
+    }
+    return {
+        "TableName": ledger,
+        "Key": schema.id_page_key(*day, page),
+        "UpdateExpression": "ADD #ids :added SET #expires = :expires",
+        "ConditionExpression": " AND ".join([*ids_new(checked, values), IDS_FIT]),
+        "ExpressionAttributeNames": {"#ids": schema.IDS, "#expires": schema.EXPIRES_AT},
+        "ExpressionAttributeValues": values,
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+
+
+def marker(ledger: str, key: str, *, day: str, count: int, expires_at: int, if_absent: bool = True) -> Params:
+    """The ``PutItem`` of a marker (``MSG#...``: on condition that it does not exist, so that a report
+    counted before is refused; ``FIFO#...``: unconditional, a marker written twice is one)."""
+    item = {
+        **schema.ledger_key(key),
+        schema.EXPIRES_AT: {"N": str(expires_at)},
+        schema.MARKER_DAY: {"S": day},
+        schema.MARKER_COUNT: {"N": str(count)},
+    }
+    if if_absent:
+        return expressions.put_if_absent(ledger, item, schema.LEDGER_KEY)
+    return {"TableName": ledger, "Item": item}
