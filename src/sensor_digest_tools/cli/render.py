@@ -209,10 +209,17 @@ def profile(profile: SensorProfile, title: str) -> Table:
         ("serial", profile.serial),
         ("time zone", profile.timezone),
         ("silence after", "the stack's default" if profile.silence_hours is None else f"{profile.silence_hours} h"),
+        ("registered", registered(profile)),
         ("version", profile.version),
     ):
         out.add_row(field, data(value))
     return out
+
+
+def registered(profile: SensorProfile) -> str:
+    """When a profile was registered, as ``sensors show`` and ``sensors list`` say it."""
+    at = profile.registered_at
+    return "before registration times were kept" if at is None else f"{at[:10]} {at[11:16]} UTC"
 
 
 def hours_table(title: str, days: list[tuple[str, int]], hours: dict[str, dict[str, int] | None]) -> Table:
