@@ -18,7 +18,7 @@ export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 PY313 ?= $(shell pyenv prefix 3.13.0 2>/dev/null)/bin/python
 VENV313 ?= .venv-py313
 
-.PHONY: setup demo test test-unit test-unit-py313 lint docs docs-serve synth bootstrap deploy destroy bench bench-quick clean
+.PHONY: setup demo test test-unit test-unit-py313 lint generated docs docs-serve synth bootstrap deploy destroy bench bench-quick clean
 
 $(VENV)/.installed: requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -84,6 +84,12 @@ lint: setup $(CHECKOV)/.installed docs
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out/$(STACK).template.json
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet -c queueType=fifo --output cdk.out.fifo
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out.fifo/$(STACK).template.json
+
+## generated: the files written from the tunables (infra/sensor_digest_cdk/tunables.py): the construct's
+## PipelineProps (props.py) and the options table of docs/configuration.md; the unit tests fail when either is stale
+generated: $(VENV)/.installed
+	$(PY) -m sensor_digest_cdk.props_writer --write
+	$(PY) -m docs_hooks.context_options --write
 
 ## docs: the documentation site from docs/ into site/ (ignored), strict: a broken link or a page left out fails it
 docs: $(VENV)/.installed

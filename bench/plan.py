@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sensor_digest_cdk.context import shape_from_context
 from sensor_digest_cdk.shape import PipelineShape
 
 DEPLOYED = PipelineShape()
@@ -78,7 +79,7 @@ class Plan:
         if quick:
             workloads = "W1,W4"
         overrides = dict(item.split("=", 1) for item in sets)
-        settings = PipelineShape.from_context(overrides.get) if overrides else DEPLOYED
+        settings = shape_from_context(overrides.get) if overrides else DEPLOYED
         chosen = (workloads, strategies, modes, tuple(sets), overrides, settings)
         return cls(n, *chosen, quick, no_sweep, only_sweep, only_peer, no_peer, no_concurrency)
 

@@ -25,8 +25,8 @@ from bench import runner
 from bench.prices import PRICE_PER_MILLION
 from bench.strategies import STRATEGIES
 from sensor_digest.store import reads, schema
+from sensor_digest.store.sizes import item_bytes
 from sensor_digest_cdk.shape import PipelineShape
-from sensor_digest_tools.instruments.sizing import item_bytes
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
 
 SENSOR = 42

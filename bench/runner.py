@@ -25,6 +25,7 @@ from sensor_digest import summary
 from sensor_digest.config import SummarySettings
 from sensor_digest.store import schema
 from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
+from sensor_digest.store.sizes import item_bytes
 from sensor_digest.stream_filter import matches_filter
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
@@ -35,7 +36,6 @@ from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.instruments.conflicts import ConflictEmulator
 from sensor_digest_tools.instruments.latency import LatencyModel
 from sensor_digest_tools.instruments.metering import RequestMeter
-from sensor_digest_tools.instruments.sizing import item_bytes
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_record, stream_event
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 

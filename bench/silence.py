@@ -5,7 +5,7 @@ per 100 sensors, a ``BatchGetItem`` of their profiles (their own thresholds), of
 today, of yesterday's for those with no report today, of the month summaries of those with no
 report on either day and of the day those name, and a ``Query`` of a sensor's partition for each
 sensor they leave open. This registers ``--sensors`` sensors on DynamoDB Local, gives them day
-items as ingest writes them (a full day item: 40 identities and 24 hours, about 850 bytes, the
+items as ingest writes them (a full day item: 40 identities and 24 hours, about 880 bytes, the
 largest a day item gets) and their month summaries, runs the check at three moments of a fleet's day and prints
 the read units DynamoDB Local's metering reports for each (``BatchGetItem`` and ``GetItem`` counted
 from the request as DynamoDB charges them; a ``Query`` as the engine reports it), per check and per

@@ -1,22 +1,35 @@
-"""Typed configuration, read once from the environment and validated at cold start.
+"""The functions' settings: each variable of their environment declared once (name, default, range),
+and one typed model per function's environment, read once and validated at cold start.
 
-Logic never reads ``os.environ``; handlers call ``*.from_env()`` once and pass the result in.
+Logic never reads ``os.environ``; handlers call ``*.from_env()`` once and pass the result in. A
+model's fields read their variables (``environment.setting``); the construct deploys them from the
+same declarations (a prop carries a variable: ``sensor_digest_cdk.tunables.carried``), so adding a
+variable a function reads is its declaration and its field here, and the prop that carries it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Self
+from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from sensor_digest import environment, names, zones
-from sensor_digest.environment import DeliveryMode, LedgerMode, QueueType
-from sensor_digest.errors import ConfigurationError, UnknownTimeZone
-
-DEFAULT_MARKER_TTL_SECONDS = environment.MARKER_TTL_SECONDS.default
-ENVIRONMENT_VARIABLES = environment.NAMES
+from sensor_digest import names
+from sensor_digest.environment import (
+    Choice,
+    DeliveryMode,
+    LedgerMode,
+    QueueType,
+    Settings,
+    Text,
+    UnknownSensors,
+    Whole,
+    WholeOrNone,
+    Zone,
+    setting,
+)
+from sensor_digest.errors import ConfigurationError
+from sensor_digest.silence.rules import MAX_HOURS, MIN_HOURS
 
 __all__ = [
     "ENVIRONMENT_VARIABLES",
@@ -28,61 +41,66 @@ __all__ = [
     "SilenceSettings",
     "SummarySettings",
     "TableSettings",
+    "UnknownSensors",
     "pipeline_name",
 ]
 
+TABLE_NAME = Text("TABLE_NAME", required=True)
+LEDGER_TABLE_NAME = Text("LEDGER_TABLE_NAME", required=True)
+DLQ_URL = Text("DLQ_URL", required=True)
+DIGEST_TIMEZONE = Zone("DIGEST_TIMEZONE", "UTC")
+DELIVERY_MODE = Choice("DELIVERY_MODE", DeliveryMode, strict=True)
+MARKER_TTL_SECONDS = Whole("MARKER_TTL_SECONDS", 43 * 24 * 3600, 3600, 366 * 24 * 3600)
+"""Queue retention (14 d) + twice the dead-letter retention (14 d: the redrive window, once more for
+a letter ``dlq stamp`` wrote again) + 1 d margin. The construct derives the same figure from its own
+queue settings (``PipelineShape.marker_ttl_seconds``); this default only serves local runs."""
+INGEST_MAX_WORKERS = Whole("INGEST_MAX_WORKERS", 8, 1, 64)
+UNKNOWN_SENSORS = Choice("UNKNOWN_SENSORS", UnknownSensors)
+PROFILE_CACHE_SECONDS = Whole("PROFILE_CACHE_SECONDS", 60, 0, 3600)
+# SQS's range for maxReceiveCount (the construct advises at least 5 for a Lambda event source)
+MAX_RECEIVE_COUNT = Whole("MAX_RECEIVE_COUNT", 5, 1, 1000)
+QUEUE_TYPE = Choice("QUEUE_TYPE", QueueType)
+LEDGER_MODE = Choice("LEDGER_MODE", LedgerMode)
+SILENCE_HOURS = WholeOrNone("SILENCE_HOURS", MIN_HOURS, MAX_HOURS)
+"""The default silence threshold in hours (``silence/rules.py``'s range); none: only sensors with a
+threshold of their own can be silent."""
 
-def _zone(name: str) -> ZoneInfo:
-    """``DIGEST_TIMEZONE`` from the zone data the functions ship (``zones.py``), never the machine's."""
-    try:
-        return zones.load(name)
-    except UnknownTimeZone as exc:
-        raise ConfigurationError(f"DIGEST_TIMEZONE: {exc.reason}") from exc
+DEFAULT_MARKER_TTL_SECONDS = MARKER_TTL_SECONDS.default
+DEADLINE_MARGIN_SECONDS = 3.0
+"""Time ingest keeps free before Lambda's timeout for what follows the writes (the response, the
+logs): no dead letter is sent, no group written, no transaction retried past it. The construct's
+shortest ingest timeout keeps room for it (``sensor_digest_cdk.rules.INGEST_MIN_TIMEOUT_SECONDS``)."""
+
+
+def ordered_at_least_once(queue_type: str, delivery_mode: str, queue_key: str, mode_key: str) -> str | None:
+    """The one pair of ingest's values refused together, in the caller's names for the two keys (the
+    variables here, the props or context keys in the construct); ``None`` when the pair is taken."""
+    if queue_type == QueueType.FIFO and delivery_mode == DeliveryMode.AT_LEAST_ONCE:
+        return f"{queue_key}=fifo counts exactly once by sequence number: leave {mode_key} exactly-once"
+    return None
 
 
 @dataclass(frozen=True)
-class IngestSettings:
-    """The ingest function's settings; each variable's name, default and range are declared once in
-    ``environment.py``, which the construct reads too."""
+class IngestSettings(Settings):
+    """The ingest function's settings, in the order the construct sets its variables."""
 
-    table_name: str
-    ledger_table_name: str
-    dlq_url: str
-    timezone: ZoneInfo
-    delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
-    marker_ttl_seconds: int = environment.MARKER_TTL_SECONDS.default
-    max_workers: int = environment.INGEST_MAX_WORKERS.default
-    unknown_sensors: str = environment.UNKNOWN_SENSORS.default
-    profile_cache_seconds: int = environment.PROFILE_CACHE_SECONDS.default
-    queue_type: QueueType = QueueType.STANDARD
-    max_receive_count: int = environment.MAX_RECEIVE_COUNT.default  # then SQS moves a message away
-    ledger_mode: LedgerMode = LedgerMode.COMPACT
+    table_name: str = setting(TABLE_NAME)
+    ledger_table_name: str = setting(LEDGER_TABLE_NAME)
+    dlq_url: str = setting(DLQ_URL)
+    timezone: ZoneInfo = setting(DIGEST_TIMEZONE)
+    delivery_mode: DeliveryMode = setting(DELIVERY_MODE)
+    marker_ttl_seconds: int = setting(MARKER_TTL_SECONDS)
+    max_workers: int = setting(INGEST_MAX_WORKERS)
+    unknown_sensors: UnknownSensors = setting(UNKNOWN_SENSORS)
+    profile_cache_seconds: int = setting(PROFILE_CACHE_SECONDS)
+    max_receive_count: int = setting(MAX_RECEIVE_COUNT)  # then SQS moves a message away
+    queue_type: QueueType = setting(QUEUE_TYPE)
+    ledger_mode: LedgerMode = setting(LEDGER_MODE)
 
     def __post_init__(self) -> None:
-        if self.queue_type is QueueType.FIFO and self.delivery_mode is DeliveryMode.AT_LEAST_ONCE:
-            raise ConfigurationError(
-                "QUEUE_TYPE=fifo counts exactly once by sequence number at the cost of at-least-once; "
-                "DELIVERY_MODE=at-least-once has nothing to save there (leave it exactly-once)"
-            )
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> IngestSettings:
-        got = os.environ if env is None else env
-        mode = DeliveryMode(environment.DELIVERY_MODE.read(got))
-        return cls(
-            table_name=environment.TABLE_NAME.read(got),
-            ledger_table_name=environment.LEDGER_TABLE_NAME.read(got),
-            dlq_url=environment.DLQ_URL.read(got),
-            timezone=_zone(environment.DIGEST_TIMEZONE.read(got)),
-            delivery_mode=mode,
-            marker_ttl_seconds=environment.MARKER_TTL_SECONDS.read(got),
-            max_workers=environment.INGEST_MAX_WORKERS.read(got),
-            unknown_sensors=environment.UNKNOWN_SENSORS.read(got),
-            profile_cache_seconds=environment.PROFILE_CACHE_SECONDS.read(got),
-            queue_type=QueueType(environment.QUEUE_TYPE.read(got)),
-            max_receive_count=environment.MAX_RECEIVE_COUNT.read(got),
-            ledger_mode=LedgerMode(environment.LEDGER_MODE.read(got)),
-        )
+        refused = ordered_at_least_once(self.queue_type, self.delivery_mode, QUEUE_TYPE.name, DELIVERY_MODE.name)
+        if refused:
+            raise ConfigurationError(refused)
 
 
 PIPELINE_NAME_MAX = 255
@@ -105,14 +123,10 @@ def pipeline_name(env: Mapping[str, str] | None = None) -> str | None:
 
 
 @dataclass(frozen=True)
-class TableSettings:
+class TableSettings(Settings):
     """A function's that reads or updates the digest table only: ``TABLE_NAME``."""
 
-    table_name: str
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        return cls(table_name=environment.TABLE_NAME.read(os.environ if env is None else env))
+    table_name: str = setting(TABLE_NAME)
 
 
 @dataclass(frozen=True)
@@ -123,22 +137,21 @@ class SummarySettings(TableSettings):
 @dataclass(frozen=True)
 class ApiSettings(TableSettings):
     """The read API's: the digest table it reads (and the ``Profiles`` index on it); for
-    ``GET /silence``, the default silence threshold (``SILENCE_HOURS``) and the zone of sensors
-    registered without one (``DIGEST_TIMEZONE``), declared in ``environment.py``."""
+    ``GET /silence``, the zone of sensors registered without one (``DIGEST_TIMEZONE``) and the
+    default silence threshold (``SILENCE_HOURS``)."""
 
-    silence_hours: int | None = None
-    timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
-        got = os.environ if env is None else env
-        return cls(
-            table_name=environment.TABLE_NAME.read(got),
-            silence_hours=environment.SILENCE_HOURS.read(got),
-            timezone=_zone(environment.DIGEST_TIMEZONE.read(got)),
-        )
+    timezone: ZoneInfo = setting(DIGEST_TIMEZONE)
+    silence_hours: int | None = setting(SILENCE_HOURS)
 
 
 @dataclass(frozen=True)
 class SilenceSettings(ApiSettings):
     """The scheduled silence check's: the same as the read API's ``GET /silence``."""
+
+
+ENVIRONMENT_VARIABLES = frozenset(
+    {v.name for model in (IngestSettings, SummarySettings, ApiSettings) for v in model.variables()}
+    | {names.PIPELINE_ENV}
+)
+"""Every variable the settings read: a handler's service is built again when one of them changes
+(``entry.py``), as it does between two tests of a user's suite."""

@@ -1,22 +1,28 @@
-"""The functions' environment, declared once: each variable's name, default and range (or choices),
-and the construct prop whose value the construct gives it.
+"""How a function reads its environment: the kinds of variable (a whole number, a whole number or
+none, one of some choices, text, a time zone), each read once at cold start and refused in one line
+when it is out of its range; and ``Settings``, the base of the functions' typed settings.
 
-The construct reads these declarations for its props' defaults and rules and for the environment it
-deploys (``PipelineShape.ingest_environment``, and ``PipelineShape.silence_environment`` for the read
-API and the silence check); the runtime's ``IngestSettings.from_env`` and ``ApiSettings.from_env``
-read the variables by them. A test holds the props and the settings to the same names, defaults and
-ranges (``tests/unit/test_environment.py``).
+Each variable is declared once, with its name, default and range, in ``config.py``, beside the one
+typed model per function that reads it: a field of a model reads its variable (``setting``), the
+model's ``from_env`` reads every field so, and a field's default is what its variable reads when
+unset. The construct deploys the same declarations (``PipelineShape.function_environment``): a prop
+that carries a variable takes its default and range from it (``sensor_digest_cdk.tunables.carried``).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from typing import Any, Generic, Self, TypeVar
+from zoneinfo import ZoneInfo
 
-from sensor_digest import names
-from sensor_digest.errors import ConfigurationError
-from sensor_digest.silence.rules import MAX_HOURS, MIN_HOURS
+from sensor_digest import zones
+from sensor_digest.errors import ConfigurationError, UnknownTimeZone
+
+E = TypeVar("E", bound=StrEnum)
+VARIABLE = "variable"  # where a field of a settings model keeps its variable (its metadata)
 
 
 class DeliveryMode(StrEnum):
@@ -57,7 +63,6 @@ class Whole:
     default: int
     low: int
     high: int
-    prop: str = ""  # the construct prop it carries ("": the construct derives it)
 
     def read(self, env: Mapping[str, str]) -> int:
         raw = env.get(self.name)
@@ -74,13 +79,11 @@ class Whole:
 
 @dataclass(frozen=True)
 class WholeOrNone:
-    """A whole number from ``low`` to ``high``, or none (``None``) when unset or blank; its prop's 0
-    stands for none, and the construct then sets no variable."""
+    """A whole number from ``low`` to ``high``, or none (``None``) when unset or blank."""
 
     name: str
     low: int
     high: int
-    prop: str = ""
 
     def read(self, env: Mapping[str, str]) -> int | None:
         raw = env.get(self.name)
@@ -90,24 +93,27 @@ class WholeOrNone:
 
 
 @dataclass(frozen=True)
-class Choice:
-    """One of ``choices``, the first the default (also for a blank value, unless ``strict``)."""
+class Choice(Generic[E]):
+    """One of the values of ``kind``, the first the default (also for a blank value, unless ``strict``)."""
 
     name: str
-    choices: tuple[str, ...]
-    prop: str = ""
+    kind: type[E]
     strict: bool = False  # a blank value is refused, not the default
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(member.value for member in self.kind)
 
     @property
     def default(self) -> str:
         return self.choices[0]
 
-    def read(self, env: Mapping[str, str]) -> str:
+    def read(self, env: Mapping[str, str]) -> E:
         value = env.get(self.name, self.default).strip()
         value = value if self.strict else value or self.default
         if value not in self.choices:
             raise ConfigurationError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
-        return value
+        return self.kind(value)
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,6 @@ class Text:
 
     name: str
     default: str = ""
-    prop: str = ""
     required: bool = False
 
     def read(self, env: Mapping[str, str]) -> str:
@@ -126,54 +131,48 @@ class Text:
         return value
 
 
-def _values(kind: type[StrEnum]) -> tuple[str, ...]:
-    return tuple(member.value for member in kind)
+@dataclass(frozen=True)
+class Zone:
+    """An IANA time zone of the zone data the functions ship (``zones.py``), never the machine's;
+    ``default`` when unset or blank."""
+
+    name: str
+    default: str = "UTC"
+
+    def read(self, env: Mapping[str, str]) -> ZoneInfo:
+        try:
+            return zones.load(Text(self.name, self.default).read(env))
+        except UnknownTimeZone as exc:
+            raise ConfigurationError(f"{self.name}: {exc.reason}") from exc
 
 
-TABLE_NAME = Text("TABLE_NAME", required=True)
-LEDGER_TABLE_NAME = Text("LEDGER_TABLE_NAME", required=True)
-DLQ_URL = Text("DLQ_URL", required=True)
-DIGEST_TIMEZONE = Text("DIGEST_TIMEZONE", "UTC", prop="digest_timezone")
-DELIVERY_MODE = Choice("DELIVERY_MODE", _values(DeliveryMode), prop="delivery_mode", strict=True)
-MARKER_TTL_SECONDS = Whole("MARKER_TTL_SECONDS", 43 * 24 * 3600, 3600, 366 * 24 * 3600)
-"""Queue retention (14 d) + twice the dead-letter retention (14 d: the redrive window, once more for
-a letter ``dlq stamp`` wrote again) + 1 d margin. The construct derives the same figure from its own
-queue settings (``PipelineShape.marker_ttl_seconds``); this default only serves local runs."""
-INGEST_MAX_WORKERS = Whole("INGEST_MAX_WORKERS", 8, 1, 64, prop="ingest_max_workers")
-UNKNOWN_SENSORS = Choice("UNKNOWN_SENSORS", _values(UnknownSensors), prop="unknown_sensors")
-PROFILE_CACHE_SECONDS = Whole("PROFILE_CACHE_SECONDS", 60, 0, 3600, prop="profile_cache_seconds")
-# SQS's range for maxReceiveCount (the construct advises at least 5 for a Lambda event source)
-MAX_RECEIVE_COUNT = Whole("MAX_RECEIVE_COUNT", 5, 1, 1000, prop="max_receive_count")
-QUEUE_TYPE = Choice("QUEUE_TYPE", _values(QueueType), prop="queue_type")
-LEDGER_MODE = Choice("LEDGER_MODE", _values(LedgerMode), prop="ledger_mode")
+Variable = Whole | WholeOrNone | Choice[Any] | Text | Zone
+"""A variable a function reads: its name, default and range, and how it is read."""
 
-INGEST: tuple[Whole | Choice | Text, ...] = (
-    TABLE_NAME,
-    LEDGER_TABLE_NAME,
-    DLQ_URL,
-    DIGEST_TIMEZONE,
-    DELIVERY_MODE,
-    MARKER_TTL_SECONDS,
-    INGEST_MAX_WORKERS,
-    UNKNOWN_SENSORS,
-    PROFILE_CACHE_SECONDS,
-    MAX_RECEIVE_COUNT,
-    QUEUE_TYPE,
-    LEDGER_MODE,
-)
-"""Every variable of the ingest function, in the order the construct sets them."""
 
-SILENCE_HOURS = WholeOrNone("SILENCE_HOURS", MIN_HOURS, MAX_HOURS, prop="silence_hours")
-"""The default silence threshold in hours (``silence/rules.py``'s range); none: only sensors with a
-threshold of their own can be silent."""
+def setting(variable: Variable) -> Any:
+    """A field of a settings model that reads ``variable``; its default is what the variable reads
+    when unset (none for a required one)."""
+    metadata = {VARIABLE: variable}
+    if isinstance(variable, Text) and variable.required:
+        return field(metadata=metadata)
+    if isinstance(variable, Zone):
+        return field(default_factory=lambda: variable.read({}), metadata=metadata)
+    return field(default=variable.read({}), metadata=metadata)
 
-SILENCE: tuple[Whole | WholeOrNone | Choice | Text, ...] = (TABLE_NAME, DIGEST_TIMEZONE, SILENCE_HOURS)
-"""Every variable of the read API (``GET /silence``) and of the scheduled silence check, in the order
-the construct sets them (``SILENCE_HOURS`` only when ``silence_hours`` is set)."""
 
-BY_PROP = {variable.prop: variable for variable in INGEST if variable.prop}
-"""The variables a construct prop sets, by that prop."""
+@dataclass(frozen=True)
+class Settings:
+    """A function's typed settings: every field reads one variable (``setting``), in field order."""
 
-NAMES = frozenset({variable.name for variable in INGEST + SILENCE} | {names.PIPELINE_ENV})
-"""Every variable the settings read: a handler's service is built again when one of them changes
-(``entry.py``), as it does between two tests of a user's suite."""
+    @classmethod
+    def variables(cls) -> tuple[Variable, ...]:
+        """The variables the function reads, in the order its fields (and the construct) name them."""
+        return tuple(f.metadata[VARIABLE] for f in fields(cls) if VARIABLE in f.metadata)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
+        """The settings ``env`` (else ``os.environ``) sets, each variable checked; ``ConfigurationError``
+        (one line) names the first one out of its range."""
+        got = os.environ if env is None else env
+        return cls(**{f.name: f.metadata[VARIABLE].read(got) for f in fields(cls) if VARIABLE in f.metadata})

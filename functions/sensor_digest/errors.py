@@ -40,7 +40,13 @@ class UnknownTimeZone(ReasonedError):
 
 class MalformedItem(SensorDigestError):
     """An item of the tables that does not have the contract's shape (a hand-made write, a restore
-    from elsewhere): the message names the item and what is wrong with it."""
+    from elsewhere): the message names the item and what is wrong with it; ``attribute`` names the
+    attribute at fault (``None``: the item as a whole), so that the repair named is that one's
+    (``store/repairs.py``)."""
+
+    def __init__(self, reason: str, attribute: str | None = None) -> None:
+        super().__init__(reason)
+        self.attribute = attribute
 
 
 class BadRequest(ReasonedError):

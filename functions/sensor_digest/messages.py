@@ -15,6 +15,7 @@ from datetime import tzinfo
 from typing import Any
 
 from sensor_digest import timestamps
+from sensor_digest.characters import CHARACTER_RULE, control_character
 from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.store import schema
@@ -163,23 +164,6 @@ def _parse_count(fields: Mapping[str, Any]) -> int:
     if "count" not in fields:
         return 1
     return _strict_int(fields, "count", 1, MAX_COUNT)
-
-
-FORBIDDEN_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-"""Control characters, defined without the interpreter's Unicode tables: the general category Cc,
-which the Unicode stability policy fixes forever (U+0000-U+001F, U+007F-U+009F), plus lone
-surrogates (U+D800-U+DFFF: not characters, and neither UTF-8 nor DynamoDB can hold them). Every
-other code point is accepted, so a character a later Unicode version assigns (and a later Python's
-``str.isprintable`` knows) gets the same verdict on every Python. The registry's names and serials
-follow the same rule."""
-
-CHARACTER_RULE = "must not contain control characters (U+0000-U+001F, U+007F-U+009F) or lone surrogates (U+D800-U+DFFF)"
-
-
-def control_character(text: str) -> str | None:
-    """The first forbidden character of ``text`` as ``U+XXXX at position N`` (1-based); ``None``."""
-    found = FORBIDDEN_CHARACTERS.search(text)
-    return None if found is None else f"U+{ord(found[0]):04X} at position {found.start() + 1}"
 
 
 def check_event_id(value: Any, what: str = "event_id") -> str:

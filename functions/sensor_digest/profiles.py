@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from sensor_digest import zones
+from sensor_digest.characters import CHARACTER_RULE, control_character
 from sensor_digest.errors import InvalidProfile, MalformedItem, RejectedMessage, UnknownTimeZone
-from sensor_digest.messages import CHARACTER_RULE, control_character
 from sensor_digest.silence.rules import check_hours, registration_time
 from sensor_digest.store import dynamo, reads, schema
 
@@ -43,7 +43,7 @@ class SensorProfile:
         for what, value, most in (("name", self.name, MAX_NAME), ("serial", self.serial, MAX_SERIAL)):
             if not 1 <= len(value) <= most:
                 raise InvalidProfile(f"{what} must have 1 to {most} characters, got {len(value)}")
-            if (found := control_character(value)) is not None:  # the event id's rule (messages.py)
+            if (found := control_character(value)) is not None:  # the event id's rule (characters.py)
                 raise InvalidProfile(f"{what} {CHARACTER_RULE}: {found}")
         try:  # a zone the functions can load: one of the shipped tzdata's, not the machine's
             zones.check(self.timezone)

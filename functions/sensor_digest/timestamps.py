@@ -39,7 +39,10 @@ Days:
 - Epoch seconds (a JSON integer or finite number, negative too) are the instant
   1970-01-01T00:00:00Z + seconds, floored to the microsecond from the number's exact binary value
   (never ``datetime.fromtimestamp``, which rounds and depends on the platform's range).
-- A day outside 0001-01-01..9999-12-31 in the zone is refused as out of range. An instant just
+- A day outside 0001-01-01..9999-12-31 in the zone is refused as out of range; for epoch seconds
+  that read as epoch milliseconds, microseconds or nanoseconds (a positive number out of range as
+  seconds and in range in one of those units: ``1714557600000``, what IoT Core's ``timestamp()``
+  gives), the reason says so, with that day, and how to send seconds. An instant just
   outside that range in UTC whose day in the zone is inside it counts
   (``0001-01-01T00:00+01:00`` in Asia/Tokyo is 0001-01-01): near either end the conversion is made
   400 years inward, where the Gregorian calendar repeats and the zone's rule is the same (its first
@@ -291,10 +294,31 @@ def day_of_text(text: str, zone: tzinfo, what: str = "timestamp") -> str:
 
 
 def day_of_epoch(seconds: int | float, zone: tzinfo, what: str = "timestamp") -> str:
-    """The day of epoch ``seconds`` in ``zone``; ``RejectedMessage`` if not finite or out of range."""
+    """The day of epoch ``seconds`` in ``zone``; ``RejectedMessage`` if not finite or out of range,
+    saying so when the number reads as epoch milliseconds, microseconds or nanoseconds (``unit_hint``)."""
     if isinstance(seconds, float) and not math.isfinite(seconds):
         raise RejectedMessage(f"{what} must be a finite number")
-    return _day_or_reject(epoch_micros(seconds), zone, what, repr(seconds))
+    micros = epoch_micros(seconds)
+    day = day_of_instant(micros, zone)
+    if day is None:
+        raise _out_of_range(what, repr(seconds), zone, unit_hint(micros, zone))
+    return day
+
+
+FINER_UNITS = (("milliseconds", 10**3), ("microseconds", 10**6), ("nanoseconds", 10**9))
+"""What an epoch number too large (or too small) for seconds is likely to be, with its factor:
+IoT Core's ``timestamp()`` and JavaScript's ``Date.now()`` give milliseconds."""
+
+
+def unit_hint(micros: int, zone: tzinfo) -> str:
+    """For positive epoch seconds out of range (``micros``, their microseconds): the first of
+    ``FINER_UNITS`` that puts the number on a day in range, that day, and how to send seconds; ""
+    if none does, or for a negative number (no device reports from before 1970)."""
+    for unit, factor in FINER_UNITS if micros > 0 else ():
+        day = day_of_instant(micros // factor, zone)
+        if day is not None:
+            return f"; it looks like epoch {unit} ({day} in {zone}): send epoch seconds (divide by {factor})"
+    return ""
 
 
 def day_of_epoch_millis(millis: int, zone: tzinfo, what: str) -> str:
@@ -306,6 +330,10 @@ def day_of_epoch_millis(millis: int, zone: tzinfo, what: str) -> str:
 def _day_or_reject(micros: int, zone: tzinfo, what: str, number: str) -> str:
     day = day_of_instant(micros, zone)
     if day is None:
-        shown = number if len(number) <= 80 else number[:77] + "..."
-        raise RejectedMessage(f"{what} {shown} is out of range: its day in {zone} is not 0001-01-01 to 9999-12-31")
+        raise _out_of_range(what, number, zone)
     return day
+
+
+def _out_of_range(what: str, number: str, zone: tzinfo, hint: str = "") -> RejectedMessage:
+    shown = number if len(number) <= 80 else number[:77] + "..."
+    return RejectedMessage(f"{what} {shown} is out of range: its day in {zone} is not 0001-01-01 to 9999-12-31{hint}")

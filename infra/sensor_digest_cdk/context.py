@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from sensor_digest_cdk.rules import (
     FIFO_STACK_NAME_MAX,
     NAME_FIELDS,
+    SQS_QUEUE_NAME_MAX,
     STACK_NAME,
     STACK_NAME_MAX,
     TABLE_NAME_MIN,
@@ -22,51 +22,11 @@ from sensor_digest_cdk.rules import (
     unknown_key_problems,
 )
 from sensor_digest_cdk.shape import PipelineShape
+from sensor_digest_cdk.tunables import KIND, RULES
+from sensor_digest_cdk.workable import admits_no_sender
 
 # Context keys of CDK itself (feature flags, the CLI's own settings): never ours, never checked.
 CDK_KEY_PREFIXES = ("@aws-cdk", "aws:cdk:", "aws-cdk:", "cdk-", "cdk:")
-WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
-BOOLEANS = {"true": True, "false": False}
-MAX_DIGITS = 30  # a context number longer than this is past every rule's range (and int() refuses 4,300+)
-
-
-def _int(raw: object) -> int | None:
-    """``"100"`` (a ``-c`` value) and ``100`` (cdk.json's) are 100; ``"abc"``, ``"1.5"``, ``1.5`` and
-    ``true`` are none."""
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float) and raw.is_integer():  # JSON has numbers only; 100.0 is 100
-        return int(raw)
-    if isinstance(raw, str) and WHOLE_NUMBER.fullmatch(raw.strip()) and len(raw.strip()) <= MAX_DIGITS:
-        return int(raw)  # longer than any limit here (and than Python's int parsing allows): none
-    return None
-
-
-def _bool(raw: object) -> bool | None:
-    """``true``/``false`` as JSON or as text (any case)."""
-    if isinstance(raw, bool):
-        return raw
-    return BOOLEANS.get(raw.strip().lower()) if isinstance(raw, str) else None
-
-
-def _strings(raw: object) -> tuple[str, ...] | None:
-    """A JSON list of strings, or text with the items separated by commas."""
-    if isinstance(raw, str):
-        return tuple(item.strip() for item in raw.split(",") if item.strip())
-    if isinstance(raw, list | tuple) and all(isinstance(item, str) for item in raw):
-        return tuple(raw)
-    return None
-
-
-def _text(raw: object) -> str | None:
-    return raw if isinstance(raw, str) else None
-
-
-# How a value of each field type is read from context (text or JSON).
-CONTEXT_READERS: dict[str, Callable[[object], Any]] = {"int": _int, "bool": _bool, "tuple[str, ...]": _strings}
-
 
 CONTEXT_FIELDS = tuple(f.name for f in fields(PipelineShape) if f.name not in NAME_FIELDS)
 """The shape's fields a context key sets (``queueType``, ...): all but the physical names."""
@@ -76,6 +36,7 @@ STACK_NAME_RULE = Rule(
     "(CloudFormation's stack names; the tables are named after it)",
     lambda name: TABLE_NAME_MIN <= len(name) <= STACK_NAME_MAX and STACK_NAME.fullmatch(name) is not None,
 )
+STACK_NAME_MEANING = "stack name; the tables are named `<stackName>` and `<stackName>Ledger`"
 
 
 @dataclass(frozen=True)
@@ -114,24 +75,27 @@ class AppSettings:
             stack_name = cls.stack_name
             unreadable.add("stack_name")
         elif values.get("queue_type") == "fifo" and len(stack_name) > FIFO_STACK_NAME_MAX:
-            # CloudFormation names a FIFO queue <stack>-<logical id>-<suffix>.fifo and does not
-            # shorten it to SQS's 80 characters (aws-cdk#11041): this stack's logical ids take 49
+            # the construct's own check (pipeline_parts.FifoNamesFit) at the app's longest queue id
             problems.append(
                 f"context value stackName={stack_name!r} with queueType='fifo' is not allowed: queueType=fifo "
                 f"needs a stackName of at most {FIFO_STACK_NAME_MAX} characters (CloudFormation's generated FIFO "
-                "queue names must stay within SQS's 80)"
+                f"queue names must stay within SQS's {SQS_QUEUE_NAME_MAX})"
             )
         if values.get("restrict_producers") and not values.get("producer_arns") and not values.get("iot_topic"):
             # the construct's users may grant_send later; the app has no later: refused here, in one line
-            problems.append(
-                "context value restrictProducers=true admits no sender: give producerArns (role or user ARNs) "
-                "or iotTopic too"
-            )
+            problems.append(f"context value {admits_no_sender(context_key, construct=False)}")
         values.update(
             table_name=stack_name, ledger_table_name=f"{stack_name}Ledger", dashboard_name=f"{stack_name}-pipeline"
         )
-        shape = PipelineShape._built(values, unreadable, problems, context_key, "context value")
+        shape = PipelineShape.built(values, unreadable, problems, context_key, "context value")
         return cls(stack_name=stack_name, shape=shape)
+
+
+def shape_from_context(get: Callable[[str], Any], keys: Iterable[str] = ()) -> PipelineShape:
+    """The shape that context keys (``queueType``, ...) set, the physical names generated: ``ShapeError``
+    names every problem in camelCase (the benchmark's settings are given so)."""
+    problems, values, unreadable = read_context(get, keys)
+    return PipelineShape.built(values, unreadable, problems, context_key, "context value")
 
 
 def read_context(get: Callable[[str], Any], keys: Iterable[str]) -> tuple[list[str], dict[str, Any], set[str]]:
@@ -141,16 +105,15 @@ def read_context(get: Callable[[str], Any], keys: Iterable[str]) -> tuple[list[s
     problems = unknown_key_problems(
         dict.fromkeys(keys), known, lambda k: k, "context key", strict=False, ignored=CDK_KEY_PREFIXES
     )
-    types = {f.name: str(f.type) for f in fields(PipelineShape)}
     values: dict[str, Any] = {}
     unreadable: set[str] = set()
     for name in CONTEXT_FIELDS:
         raw = get(context_key(name))
         if raw is None:
             continue
-        value = CONTEXT_READERS.get(types[name], _text)(raw)
+        value = KIND[name].read(raw)
         if value is None:
-            problems.append(refused("context value", context_key, name, raw))
+            problems.append(refused("context value", context_key, name, raw, RULES[name]))
             unreadable.add(name)
             continue
         values[name] = value

@@ -171,7 +171,7 @@ class SensorDigestPipeline(Construct):
         if shape.restrict_producers:
             self._restrict_producers()
         if shape.fifo:
-            self.node.add_validation(FifoNamesFit(self))
+            self.node.add_validation(FifoNamesFit(stack, (self.queue, self.dead_letter_queue)))
         self._suppress_nag_findings()
 
     # -- what users wire next ------------------------------------------------------------------
@@ -248,7 +248,7 @@ class SensorDigestPipeline(Construct):
                 conditions={"ArnNotEquals": {"aws:PrincipalArn": Lazy.list(Producers(self._producers))}},
             )
         )
-        self.node.add_validation(SomeProducer(self))
+        self.node.add_validation(SomeProducer(self._producers))
 
     def _suppress_nag_findings(self) -> None:
         """Each accepted cdk-nag finding, with the reason and the exact finding it applies to."""

@@ -4,22 +4,15 @@ queue that admits nobody, FIFO queue names past SQS's 80 characters)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import jsii
 from aws_cdk import IStableListProducer, Stack, Token
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IValidation
 
 from sensor_digest.config import PIPELINE_NAME_MAX
-
-if TYPE_CHECKING:
-    from sensor_digest_cdk.pipeline import SensorDigestPipeline
-
-# CloudFormation names a FIFO queue <stack>-<logical id>-<13 characters>.fifo and does not shorten it
-# to SQS's 80 characters (aws-cdk#11041); one character is kept spare.
-SQS_QUEUE_NAME_MAX = 80
-FIFO_GENERATED_NAME_OVERHEAD = 21
+from sensor_digest_cdk.rules import SQS_QUEUE_NAME_MAX, fifo_queue_name_length, prop_key
+from sensor_digest_cdk.workable import admits_no_sender
 
 
 def pipeline_name(pipeline: Construct, stack: Stack, *, hidden: bool) -> str:
@@ -75,32 +68,31 @@ class Producers:
 
 @jsii.implements(IValidation)
 class SomeProducer:
-    """restrict_producers with nobody admitted would close the queue to every sender."""
+    """restrict_producers with nobody admitted would close the queue to every sender; ``producers`` is
+    the list ``grant_send`` adds to, read at synth."""
 
-    def __init__(self, pipeline: SensorDigestPipeline) -> None:
-        self._pipeline = pipeline
+    def __init__(self, producers: list[str]) -> None:
+        self._producers = producers
 
     def validate(self) -> list[str]:
-        if self._pipeline._producers:
-            return []
-        return [
-            "restrict_producers=True admits no sender: call grant_send(grantee), or give producer_arns or iot_topic"
-        ]
+        return [] if self._producers else [admits_no_sender(prop_key, construct=True)]
 
 
 @jsii.implements(IValidation)
 class FifoNamesFit:
-    """A FIFO queue's generated name (<stack>-<logical id>-<suffix>.fifo) must fit SQS's 80 characters."""
+    """A FIFO queue's generated name (<stack>-<logical id>-<suffix>.fifo) must fit SQS's 80 characters
+    (``rules.fifo_queue_name_length``)."""
 
-    def __init__(self, pipeline: SensorDigestPipeline) -> None:
-        self._pipeline = pipeline
+    def __init__(self, stack: Stack, queues: tuple[sqs.Queue, ...]) -> None:
+        self._stack = stack
+        self._queues = queues
 
     def validate(self) -> list[str]:
-        stack = Stack.of(self._pipeline)
+        stack = self._stack
         problems = []
-        for queue in (self._pipeline.queue, self._pipeline.dead_letter_queue):
+        for queue in self._queues:
             logical_id = stack.resolve(queue.node.default_child.logical_id)  # type: ignore[union-attr]
-            length = len(stack.stack_name) + len(logical_id) + FIFO_GENERATED_NAME_OVERHEAD
+            length = fifo_queue_name_length(stack.stack_name, logical_id)
             if length > SQS_QUEUE_NAME_MAX:
                 problems.append(
                     f"queue_type='fifo': the FIFO queue {logical_id} of stack {stack.stack_name} would get a "

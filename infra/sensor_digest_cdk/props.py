@@ -1,21 +1,35 @@
-"""The construct's keyword props as a type: ``PipelineProps`` (every field of ``PipelineShape``, a
-test holds the two to the same names and types), and the names each choice takes."""
+"""The construct's keyword props as a type: ``PipelineProps``, one key per tunable, with its type.
+
+Written from ``tunables.py`` by ``python -m sensor_digest_cdk.props_writer --write`` (``make generated``):
+not edited by hand; ``tests/unit/test_generated.py`` fails when it differs from what that writes.
+"""
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import TypedDict
 
-QueueTypeName = Literal["standard", "fifo"]
-DeliveryModeName = Literal["exactly-once", "at-least-once"]
-LedgerName = Literal["compact", "per-message"]
-BillingName = Literal["on-demand", "provisioned"]
-RemovalName = Literal["retain", "destroy"]
-UnknownSensorsName = Literal["accept", "reject"]
+from sensor_digest_cdk.tunables import (
+    BillingName,
+    DeliveryModeName,
+    LedgerName,
+    QueueTypeName,
+    RemovalName,
+    UnknownSensorsName,
+)
+
+__all__ = [
+    "BillingName",
+    "DeliveryModeName",
+    "LedgerName",
+    "PipelineProps",
+    "QueueTypeName",
+    "RemovalName",
+    "UnknownSensorsName",
+]
 
 
 class PipelineProps(TypedDict, total=False):
-    """The keyword props of ``SensorDigestPipeline`` (every field of ``PipelineShape``; a test holds
-    the two to the same names and types)."""
+    """The keyword props of ``SensorDigestPipeline``: every field of ``PipelineShape``."""
 
     table_name: str
     ledger_table_name: str
@@ -48,14 +62,14 @@ class PipelineProps(TypedDict, total=False):
     summary_batching_window_seconds: int
     summary_retry_attempts: int
     summary_max_record_age_hours: int
-    log_retention_days: int
-    iterator_age_alarm_seconds: int
-    queue_age_alarm_seconds: int
-    alarm_email: str
     api_timeout_seconds: int
     api_memory_mb: int
     api_throttle_rate_limit: int
     api_throttle_burst_limit: int
+    log_retention_days: int
+    iterator_age_alarm_seconds: int
+    queue_age_alarm_seconds: int
+    alarm_email: str
     iot_topic: str
     iot_rule_name: str
     restrict_producers: bool

@@ -1,35 +1,42 @@
-"""The rules of the pipeline's props: how what each one takes is stated (``Rule``, the builders
-``between``, ``one_of``, ``physical_name`` and ``variable``, and the rules several fields share; each
-field of ``PipelineShape`` declares its own, and ``RULES`` has them by name), the limits of AWS they
-come from, and how a refusal is worded (one line naming the key as its caller wrote it, the value
-given and what the key allows). The ranges of the props the ingest function reads from its
-environment come from that environment's declaration (``sensor_digest.environment``), so the
-construct and the runtime cannot drift apart.
+"""The vocabulary of the pipeline's props: how what each one takes is stated (``Rule``, the builders
+``between``, ``one_of`` and ``physical_name``, and the rules several fields share), the
+limits of AWS and of the functions they come from, and how a refusal is worded (one line naming the
+key as its caller wrote it, the value given and what the key allows). It knows no prop: each field of
+``Tunables`` declares its own rule (``tunables.option``), and ``workable.py`` holds the combinations.
+
+- **The functions' own margins.** Ingest keeps ``DEADLINE_MARGIN_SECONDS`` (3 s) before Lambda's
+  timeout for its answer and its logs: no dead letter is sent and no group written past it. A
+  timeout within that margin never counts a message (every one is listed until SQS moves it to the
+  dead-letter queue, without a reason), so the ingest timeout must leave it ``INGEST_MIN_WORK_SECONDS``
+  at least (``INGEST_MIN_TIMEOUT_SECONDS``). The summary and the query function keep no margin of
+  their own (the summary's single-item writes take no deadline, the query function answers one
+  ``Query``): any timeout from 1 s lets them work. A DynamoDB stream keeps its records 24 hours
+  (``STREAM_RETENTION_HOURS``), so no record grows older.
+- **FIFO queue names.** CloudFormation names a FIFO queue ``<stack>-<logical id>-<13 characters>.fifo``
+  and does not shorten it to SQS's 80 characters (aws-cdk#11041): ``fifo_queue_name_length`` is the
+  one statement of it, which the construct checks at synth for its queues and the app at its context
+  for the stack name (``FIFO_STACK_NAME_MAX``, from the app's longest queue id).
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import Field, dataclass, fields
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from sensor_digest import zones
+from sensor_digest.characters import control_character
+from sensor_digest.config import DEADLINE_MARGIN_SECONDS
 from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES, SQS_MAX_MESSAGE_BYTES
-from sensor_digest.environment import Whole
-from sensor_digest.messages import control_character
-from sensor_digest_cdk import workable
-
-if TYPE_CHECKING:
-    from sensor_digest_cdk.shape import PipelineShape
 
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 # Powertools for AWS Lambda (Python) 3.31.1, as pinned in requirements.txt; Powertools numbers its
 # layer versions alike for every Python, so 36 is 3.31.1 for python313 as it was for python314
 POWERTOOLS_LAYER_VERSION = 36
 LAMBDA_PYTHON = "python313"  # lambda_function.RUNTIME; `make test-unit-py313` runs the unit tier on it
-FIFO_STACK_NAME_MAX = 30
 STACK_NAME_MAX = 128  # CloudFormation's limit
 STACK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")  # CloudFormation's (and CDK's) rule for stack names
 TABLE_NAME_MIN = 3  # DynamoDB's shortest table name; the app names the digest table after the stack
@@ -49,9 +56,32 @@ EMAIL_MAX = 254
 # AWS IoT: a topic (filter) is at most 256 bytes of UTF-8 with at most 7 slashes (8 levels).
 IOT_TOPIC_MAX_BYTES = 256
 IOT_TOPIC_MAX_SLASHES = 7
+STREAM_RETENTION_HOURS = 24
+"""How long a DynamoDB stream keeps a record."""
+INGEST_MIN_WORK_SECONDS = 2
+"""The least time ingest must have to count in, after its margin: a batch's lookups and its first
+transactions, each a few tens of milliseconds, with a retry of a contended one."""
+INGEST_MIN_TIMEOUT_SECONDS = math.ceil(DEADLINE_MARGIN_SECONDS) + INGEST_MIN_WORK_SECONDS
+INGEST_TIMEOUT_WHY = (
+    f"ingest keeps {DEADLINE_MARGIN_SECONDS:g} s before its timeout free for its answer and logs and needs "
+    f"{INGEST_MIN_WORK_SECONDS} s more to count; Lambda's longest timeout is 900 s"
+)
+
+SQS_QUEUE_NAME_MAX = 80
+FIFO_GENERATED_NAME_OVERHEAD = 21  # "-", "-", 13 characters of CloudFormation's and ".fifo"; one spare
+APP_LONGEST_FIFO_QUEUE_ID = "IngestDeadLetterQueueE8016E9B"
+"""The longest logical id of the app stack's FIFO queues (its pipeline is ``Default``; a test holds
+it to the synthesized template)."""
 
 
-RULE = "rule"  # where a field of PipelineShape keeps its Rule (its metadata)
+def fifo_queue_name_length(stack_name: str, logical_id: str) -> int:
+    """How long the name CloudFormation generates for a FIFO queue of ``logical_id`` in stack
+    ``stack_name`` is: it must stay within ``SQS_QUEUE_NAME_MAX``."""
+    return len(stack_name) + len(logical_id) + FIFO_GENERATED_NAME_OVERHEAD
+
+
+FIFO_STACK_NAME_MAX = SQS_QUEUE_NAME_MAX - fifo_queue_name_length("", APP_LONGEST_FIFO_QUEUE_ID)
+"""The app's longest stack name with ``queueType=fifo`` (30)."""
 
 
 class ShapeError(ValueError):
@@ -78,11 +108,6 @@ class Rule:
 def between(low: int, high: int, why: str = "") -> Rule:
     allowed = f"a whole number from {low} to {high}" + (f" ({why})" if why else "")
     return Rule(allowed, lambda value: low <= value <= high, refuses=(low - 1, high + 1))
-
-
-def variable(variable: Whole, why: str = "") -> Rule:
-    """The range of an environment variable the prop sets (``environment.py``)."""
-    return between(variable.low, variable.high, why)
 
 
 def one_of(*choices: object) -> Rule:
@@ -159,32 +184,11 @@ PRINCIPAL_ARNS = Rule(
     lambda arns: all(IAM_PRINCIPAL_ARN.fullmatch(arn) for arn in arns),
 )
 
-RULES: dict[str, Rule] = {}
-"""The rule of every field of ``PipelineShape``, by name: each field declares its own
-(``shape.option``), and ``shape.py`` fills this from them once the class is defined."""
-
 NAME_FIELDS = ("table_name", "ledger_table_name", "dashboard_name")
 """Physical names: generated unless given. The app derives them from ``stackName``; no context key."""
 
 MODE_FIELDS = ("queue_type", "billing")
 """The fields that choose a mode, and with it which other fields apply (``workable.not_applying``)."""
-
-
-def is_text(value: object) -> bool:
-    return isinstance(value, str)
-
-
-# How a value of each field type is checked in props (Python).
-PROP_TYPES: dict[str, Callable[[object], bool]] = {
-    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "bool": lambda v: isinstance(v, bool),
-    "tuple[str, ...]": lambda v: isinstance(v, list | tuple) and all(isinstance(i, str) for i in v),
-}
-
-
-def acceptable(f: Field[Any], value: object) -> bool:
-    """Whether ``value`` is of field ``f``'s type and passes its rule."""
-    return PROP_TYPES.get(str(f.type), is_text)(value) and f.metadata[RULE].ok(value)
 
 
 def context_key(field_name: str) -> str:
@@ -198,119 +202,17 @@ def prop_key(field_name: str) -> str:
     return field_name
 
 
-def refused(what: str, key: Callable[[str], str], name: str, given: object) -> str:
+def refused(what: str, key: Callable[[str], str], name: str, given: object, rule: Rule) -> str:
+    """The refusal of ``given`` for field ``name`` (named by ``key``), which takes what ``rule`` allows."""
     text = repr(shown(given, key))
     if len(text) > SHOWN_MAX:  # one line stays readable: a 5,000-digit value is shown by its ends
         text = f"{text[: SHOWN_MAX // 2]}...({len(text)} characters)...{text[-8:]}"
-    return f"{what} {key(name)}={text} is not allowed: {key(name)} takes {RULES[name].allowed}"
+    return f"{what} {key(name)}={text} is not allowed: {key(name)} takes {rule.allowed}"
 
 
 def shown(value: object, key: Callable[[str], str]) -> object:
     """A value as its key's caller gave it: in context, a list of ARNs as its comma-separated text."""
     return ",".join(value) if key is context_key and isinstance(value, tuple) else value
-
-
-def combinations(self: PipelineShape, key: Callable[[str], str]) -> list[tuple[tuple[str, ...], bool, str]]:
-    """What AWS (or the pipeline's sense) refuses of values each in range: the fields involved,
-    whether this combination passes, and what is allowed (keys named by ``key``)."""
-    k = key
-    visibility = self.visibility_timeout_seconds
-    retention = self.queue_retention_days * 24 * 3600
-    floor = self.queue_age_floor_seconds
-    return [
-        (
-            ("delivery_mode", "queue_type"),
-            not (self.fifo and self.delivery_mode == "at-least-once"),
-            f"{k('queue_type')}=fifo counts exactly once by sequence number: leave {k('delivery_mode')} exactly-once",
-        ),
-        (
-            ("iot_topic", "queue_type"),
-            not (self.fifo and self.iot_topic),
-            f"AWS IoT's SQS action cannot send to a FIFO queue: {k('iot_topic')} needs {k('queue_type')}=standard",
-        ),
-        (
-            ("iot_rule_name",),
-            not self.iot_rule_name or bool(self.iot_topic),
-            f"{k('iot_rule_name')} names the rule {k('iot_topic')} adds: give {k('iot_topic')} too",
-        ),
-        (
-            ("producer_arns", "restrict_producers"),
-            not self.producer_arns or self.restrict_producers,
-            f"{k('producer_arns')} are the only senders the queue admits with {k('restrict_producers')}=true: "
-            f"set {k('restrict_producers')} too",
-        ),
-        (
-            ("ingest_batch_size", "ingest_batching_window_seconds"),
-            self.fifo or self.ingest_batch_size <= 10 or self.ingest_batching_window_seconds >= 1,
-            "Lambda takes more than 10 messages a batch from a standard queue only with a batching window: "
-            f"{k('ingest_batching_window_seconds')} of at least 1, or {k('ingest_batch_size')} of at most 10",
-        ),
-        (
-            # cannot happen within the ranges above (6 x 900 s + 300 s), checked all the same
-            ("ingest_timeout_seconds", "ingest_batching_window_seconds"),
-            visibility <= SQS_MAX_VISIBILITY_TIMEOUT_SECONDS,
-            f"the ingest queue's visibility timeout (6 x {k('ingest_timeout_seconds')} + the batching window = "
-            f"{visibility} s) must stay within SQS's {SQS_MAX_VISIBILITY_TIMEOUT_SECONDS} s (12 h)",
-        ),
-        (
-            ("max_receive_count", "queue_retention_days"),
-            floor < retention,
-            f"a message failing every receive stays {k('max_receive_count')} x the visibility timeout "
-            f"({self.max_receive_count} x {visibility} s = {floor} s) in the queue, "
-            f"which must be less than the queue's retention ({retention} s), or it expires before it "
-            f"reaches the dead-letter queue: lower {k('max_receive_count')} or {k('ingest_timeout_seconds')}, "
-            f"or raise {k('queue_retention_days')}",
-        ),
-        (
-            ("max_receive_count", "ingest_timeout_seconds", "queue_retention_days"),
-            self.queue_age_alarm_seconds != 0 or floor >= retention or max(1800, floor + 300) < retention,
-            f"the derived stall alarm ({k('max_receive_count')} x the visibility timeout + 300 s, at least "
-            f"1800 s: {max(1800, floor + 300)} s) must be less than the queue's retention ({retention} s), or "
-            f"no message grows old enough to fire it: raise {k('queue_retention_days')} or lower "
-            f"{k('max_receive_count')} or {k('ingest_timeout_seconds')}",
-        ),
-        (
-            ("queue_age_alarm_seconds",),
-            self.queue_age_alarm_seconds == 0 or floor < self.queue_age_alarm_seconds < retention,
-            f"{k('queue_age_alarm_seconds')} takes 0 (derived: {max(1800, floor + 300)} s), or more "
-            f"than {k('max_receive_count')} x the visibility timeout ({floor} s: one message's "
-            f"retries alone would fire it) and less than the queue's retention ({retention} s: no message "
-            "grows older)",
-        ),
-        (
-            ("iterator_age_alarm_seconds", "summary_max_record_age_hours"),
-            self.iterator_age_alarm_seconds < self.summary_max_record_age_hours * 3600,
-            f"{k('iterator_age_alarm_seconds')} must be less than {k('summary_max_record_age_hours')} "
-            f"({self.summary_max_record_age_hours * 3600} s): Lambda gives stream records up at that age, "
-            "so the alarm would never fire",
-        ),
-        *workable.combinations(self, k),
-    ]
-
-
-def problems(shape: PipelineShape, key: Callable[[str], str], skip: Iterable[str], what: str) -> list[str]:
-    """One line per problem, keys named by ``key``: a value of the wrong type or out of its range,
-    a combination AWS refuses. The fields in ``skip`` were unreadable (their defaults stand in),
-    so neither they nor a combination involving them is judged."""
-    bad = set(skip)
-    found: list[str] = []
-    types = {f.name: str(f.type) for f in fields(shape)}
-    for name, rule in RULES.items():
-        value = getattr(shape, name)
-        if name in bad:
-            continue
-        if not PROP_TYPES.get(types[name], is_text)(value):
-            found.append(refused(what, key, name, value))
-            bad.add(name)
-        elif not rule.ok(value):
-            hint = rule.hint(value) if rule.hint else ""
-            found.append(refused(what, key, name, value) + hint)
-            bad.add(name)
-    for names, ok, allowed in combinations(shape, key):
-        if not ok and not bad.intersection(names):
-            given = " with ".join(f"{key(n)}={shown(getattr(shape, n), key)!r}" for n in names)
-            found.append(f"{what} {given} is not allowed: {allowed}")
-    return found
 
 
 def unknown_key_problems(

@@ -10,7 +10,6 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
-from sensor_digest import environment
 from sensor_digest.stream_filter import DAY_ITEM_FILTER
 from sensor_digest_cdk.lambda_function import SUMMARY, python_function
 from sensor_digest_cdk.secure_queue import secure_queue
@@ -30,7 +29,7 @@ class StreamSummary(Construct):
             shape=shape,
             asset=asset,
             kind=SUMMARY,
-            environment={environment.TABLE_NAME.name: table.table_name},
+            environment=shape.summary_environment(table=table.table_name),
         )
         self.function.add_event_source(
             sources.DynamoEventSource(

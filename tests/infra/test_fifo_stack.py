@@ -6,10 +6,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
+from sensor_digest_cdk import SensorDigestPipeline
 from sensor_digest_cdk.context import AppSettings
+from sensor_digest_cdk.rules import APP_LONGEST_FIFO_QUEUE_ID, FIFO_STACK_NAME_MAX
 from sensor_digest_cdk.shape import PipelineShape, ShapeError
 from tests.support.templates import actions, policy_of, resources
 
@@ -80,3 +83,15 @@ def test_fifo_settings_are_checked() -> None:
     AppSettings.from_context({"stackName": "S" * 31}.get)  # a standard queue's name is shortened
     with pytest.raises(ShapeError, match="queueType takes standard or fifo"):
         AppSettings.from_context({"queueType": "FIFO"}.get)
+
+
+def test_the_apps_stack_name_bound_is_the_constructs_queue_name_rule_at_the_apps_longest_queue(fifo: Template) -> None:
+    # one rule (rules.fifo_queue_name_length): the app applies it to stackName before anything is
+    # built, at its longest FIFO queue's id; the construct applies it to its queues at synth
+    fifo_queues = [name for name, q in resources(fifo, "AWS::SQS::Queue").items() if q["Properties"].get("FifoQueue")]
+    assert max(fifo_queues, key=len) == APP_LONGEST_FIFO_QUEUE_ID
+    assert FIFO_STACK_NAME_MAX == 30
+    app = cdk.App()
+    SensorDigestPipeline(cdk.Stack(app, "S" * (FIFO_STACK_NAME_MAX + 1)), "Default", queue_type="fifo")
+    with pytest.raises(RuntimeError, match=f"{APP_LONGEST_FIFO_QUEUE_ID} of stack S+ would get a generated name of 81"):
+        app.synth()

@@ -6,7 +6,6 @@ deployer meets it: ``cdk synth -c ...`` in a process of its own."""
 from __future__ import annotations
 
 import json
-import typing
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
@@ -18,10 +17,9 @@ from aws_cdk.assertions import Match
 from sensor_digest.ingest.service import DEADLINE_MARGIN_SECONDS
 from sensor_digest_cdk.context import CONTEXT_FIELDS, STACK_NAME_RULE, AppSettings
 from sensor_digest_cdk.lambda_function import RETENTION
-from sensor_digest_cdk.props import PipelineProps
-from sensor_digest_cdk.rules import LOG_RETENTION_DAYS, NAME_FIELDS, RULES, Rule, context_key
+from sensor_digest_cdk.rules import INGEST_MIN_TIMEOUT_SECONDS, LOG_RETENTION_DAYS, NAME_FIELDS, Rule, context_key
 from sensor_digest_cdk.shape import PipelineShape, ShapeError
-from sensor_digest_cdk.workable import INGEST_MIN_TIMEOUT_SECONDS
+from sensor_digest_cdk.tunables import RULES
 from tests.support.templates import DAY, ROOT, cdk_synth, error_lines
 
 KEYS = {context_key(name): name for name in (*CONTEXT_FIELDS, "stack_name")}
@@ -105,14 +103,6 @@ def test_bad_context_is_refused_with_the_reason() -> None:
 
 
 # -- every key checked ---------------------------------------------------------------------------
-
-
-def test_the_construct_props_type_names_every_field_with_its_type() -> None:
-    # PipelineProps types the construct's keyword props: a field it lacks could not be passed by a
-    # type-checked app, a key it has that no field has would be refused at run time
-    props = typing.get_type_hints(PipelineProps)
-    shape = typing.get_type_hints(PipelineShape)
-    assert props == shape
 
 
 def test_every_setting_has_a_rule_and_the_defaults_pass_it() -> None:

@@ -10,6 +10,7 @@ under per-message markers keeps them; a redelivery is looked up by marker and by
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
 from collections.abc import Callable
@@ -23,12 +24,12 @@ import pytest
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting import GroupOutcome, LedgerCounter
 from sensor_digest.counting import ledger as ledger_module
-from sensor_digest.counting.day_views import PER_MESSAGE, DayView, FrozenPages
+from sensor_digest.counting.day_views import FrozenPages
 from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, identity_hash
 from sensor_digest.dead_letter_format import Origin
 from sensor_digest.ingest import InboundMessage, IngestService
 from sensor_digest.store import schema
-from sensor_digest_tools.instruments.sizing import WRITE_UNIT_BYTES
+from sensor_digest.store.sizes import WRITE_UNIT_BYTES
 from tests.support.counting import KeptRejects, recording
 from tests.support.faults import Crash, FaultyClient
 from tests.support.messages import body_of
@@ -373,22 +374,6 @@ def test_a_resend_of_an_event_id_with_another_days_timestamp(
     assert len(day_counts(ddb, tables.table)) == days
 
 
-class BeforeCompactLedger(LedgerCounter):
-    """What the version before the compact ledger did: every day per-message (it knew no ``IdPage``
-    and no identities), a redelivery looked up by its marker alone."""
-
-    creates_compact = False
-
-    def entry(self, message: Any, view: DayView) -> Any:
-        return super().entry(message, PER_MESSAGE)
-
-    def lookup(self, messages: Any) -> Any:
-        found = super().lookup(messages)
-        written = {str(i["pk"]["S"]) for i in scan_all(self.client, self.ledger)}
-        found.counted_before &= written
-        return found
-
-
 def test_an_upgrade_honours_the_markers_of_messages_in_flight_and_keeps_old_days_on_markers(
     ddb: Any, tables: Tables
 ) -> None:
@@ -408,40 +393,6 @@ def test_an_upgrade_honours_the_markers_of_messages_in_flight_and_keeps_old_days
     assert day_counts(ddb, tables.table) == {(1, DAY): 9, (1, "2024-05-02"): 1}
     assert markers(ddb, tables) == ["MSG#1#a", "MSG#1#b", "MSG#1#c"]
     assert day_item(ddb, tables, day="2024-05-02")[schema.ID_PAGE] == {"N": "0"}
-
-
-def test_a_message_the_previous_version_counts_on_a_compact_day_during_the_deploy_is_honoured(
-    ddb: Any, tables: Tables
-) -> None:
-    # Given the new version created a day, and an old container (still finishing an invocation
-    # during the deploy) counted a report on it with a marker
-    service_on(ddb, tables).process([report("a")])
-    service_on(ddb, tables, counter_class=BeforeCompactLedger).process([report("x", count=5)])
-
-    # When the new version gets that report redelivered
-    again = service_on(ddb, tables).process([report("x", count=5, received=2)])
-
-    # Then its marker is found
-    assert (again.counted, again.duplicates) == (0, 1)
-    assert day_counts(ddb, tables.table) == {(1, DAY): 6}
-
-
-def test_per_message_mode_marks_every_message_so_a_rollback_to_the_previous_version_is_exact(
-    ddb: Any, tables: Tables
-) -> None:
-    # Given a compact day, then the stack switched to ledger=per-message (the documented first
-    # step before rolling back), counting more reports of that day
-    service_on(ddb, tables).process([report("a")])
-    service_on(ddb, tables, mode=LedgerMode.PER_MESSAGE).process([report("b", count=2), report("c", count=3)])
-    assert markers(ddb, tables) == ["MSG#1#b", "MSG#1#c"]
-
-    # When the previous version, rolled back to, gets those reports redelivered
-    old = service_on(ddb, tables, counter_class=BeforeCompactLedger)
-    again = old.process([report("b", count=2, received=2), report("c", count=3, received=2)])
-
-    # Then its markers hold
-    assert (again.counted, again.duplicates) == (0, 2)
-    assert day_counts(ddb, tables.table) == {(1, DAY): 6}
 
 
 def test_a_write_the_real_engine_refuses_inside_a_transaction_rejects_its_group_with_the_reason(
@@ -469,9 +420,11 @@ def test_a_write_the_real_engine_refuses_inside_a_transaction_rejects_its_group_
 
 def _seed_compact_day(ddb: Any, tables: Tables, sensor: int, pages: int) -> int:
     """A compact sensor-day as ingest leaves it, written directly: page 0 and pages 1..pages-1 full
-    (page p holds the identity of ``s<sensor>-p<p>``), page ``pages`` being filled. Its count."""
-    for p in range(1, pages):
-        ids = [identity_hash(f"s{sensor}-p{p}")] + [identity_hash(f"s{sensor}-p{p}-{i}") for i in range(PAGE_IDS - 1)]
+    (page p holds the identity of ``s<sensor>-p<p>``), page ``pages`` being filled (one identity,
+    ``s<sensor>-p<pages>``). Its count."""
+    for p in range(1, pages + 1):
+        others = range(PAGE_IDS - 1 if p < pages else 0)
+        ids = [identity_hash(f"s{sensor}-p{p}")] + [identity_hash(f"s{sensor}-p{p}-{i}") for i in others]
         ddb.put_item(
             TableName=tables.ledger,
             Item={
@@ -480,7 +433,7 @@ def _seed_compact_day(ddb: Any, tables: Tables, sensor: int, pages: int) -> int:
                 schema.EXPIRES_AT: {"N": "4102444800"},
             },
         )
-    count = DAY_IDS + PAGE_IDS * (pages - 1)
+    count = DAY_IDS + PAGE_IDS * (pages - 1) + 1
     day_ids = [identity_hash(f"s{sensor}-day-{i}") for i in range(DAY_IDS)]
     ddb.put_item(
         TableName=tables.table,
@@ -554,3 +507,166 @@ def test_a_day_item_put_back_while_its_pages_stayed_moves_on_past_them(ddb: Any,
     assert (first.failed_ids, later.failed_ids) == ([], [])
     assert day_counts(ddb, tables.table) == {(1, DAY): DAY_IDS + 10 + 70}
     assert largest_item(ddb, tables) < WRITE_UNIT_BYTES
+
+
+class PageReads:
+    """A client that records the identity pages each ``BatchGetItem`` asks for and, once ``after``
+    reads of pages went through, moves ``now`` past every deadline (the invocation's time is up)."""
+
+    def __init__(self, inner: Any, now: list[float], after: int) -> None:
+        self.inner, self.now, self.after = inner, now, after
+        self.pages: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def batch_get_item(self, **kwargs: Any) -> Any:
+        keys = [k["pk"]["S"] for table in kwargs["RequestItems"].values() for k in table["Keys"] if "pk" in k]
+        pages = [k for k in keys if k.startswith(schema.ID_PAGE_PREFIX)]
+        self.pages += pages
+        answer = self.inner.batch_get_item(**kwargs)
+        if pages:
+            self.after -= 1
+            if self.after <= 0:
+                self.now[0] = 1e12
+        return answer
+
+
+def test_a_hand_written_id_page_no_day_can_reach_is_refused_before_any_page_is_read(ddb: Any, tables: Tables) -> None:
+    # Given sensor 1's day item (50 reports: page 1 being filled) edited by hand to IdPage 1,000,000
+    service_on(ddb, tables).process([report(f"e{i}") for i in range(50)])
+    ddb.update_item(
+        TableName=tables.table,
+        Key=schema.day_key(1, DAY),
+        UpdateExpression="SET IdPage = :p",
+        ExpressionAttributeValues={":p": {"N": "1000000"}},
+    )
+
+    # When a fresh container gets a redelivery and a new report of that day, and a healthy sensor's
+    client = PageReads(ddb, [0.0], after=10**9)
+    service = service_on(client, tables)
+    result = service.process([report("e3", received=2), report("new"), report("ok", sensor=2)])
+
+    # Then the healthy sensor counts; sensor 1's reports are kept with the repair that names IdPage,
+    # and no page of the day was read
+    assert day_counts(ddb, tables.table) == {(1, DAY): 50, (2, DAY): 1}
+    assert (result.counted, result.failed_ids) == (1, [])
+    reasons = dict(service._dead_letters.kept)  # type: ignore[attr-defined]
+    assert set(reasons) == {"m-e3-2", "m-new-1"}
+    for reason in reasons.values():
+        assert "IdPage 1000000 is no page a day of 50 reports can have (0 to 1)" in reason
+        assert "its IdPage must be the number of the sensor-day's highest IDS#1#2024-05-01#<page>" in reason
+    assert client.pages == []
+
+
+def test_reading_a_busy_days_pages_stops_at_the_deadline_and_goes_on_where_it_stopped(ddb: Any, tables: Tables) -> None:
+    # Given a busy sensor-day (250 pages: 249 frozen) that a fresh container has never read
+    count = _seed_compact_day(ddb, tables, 1, 250)
+
+    # When a redelivery of one of its reports comes in an invocation whose time runs out during the
+    # first read of its pages (a clock that jumps past the deadline then)
+    now = [0.0]
+    client = PageReads(ddb, now, after=1)
+    service = service_on(client, tables, clock=lambda: now[0])
+    first = service.process([replace(_resend(1, 7), receive_count=2)], deadline=10.0)
+
+    # Then no read of pages was started past the deadline, and the report waits uncounted for its
+    # redelivery (a batch item failure, with the reason)
+    assert first.failed_ids == ["resend-1-7"] and first.counted == 0
+    assert len(client.pages) == 100
+
+    # When it comes back to the same container with time to spare
+    now[0], client.after = 0.0, 10**9
+    again = service.process([replace(_resend(1, 7), receive_count=3)], deadline=1e9)
+
+    # Then it is found counted, and no page read before was read again
+    assert (again.counted, again.duplicates, again.failed_ids) == (0, 1, [])
+    assert sorted(client.pages) == sorted(set(client.pages)) and len(client.pages) == 249
+    assert day_counts(ddb, tables.table) == {(1, DAY): count}
+
+
+@pytest.mark.parametrize("ledger", [LedgerMode.COMPACT, LedgerMode.PER_MESSAGE])
+def test_a_report_without_timestamp_resent_on_later_days_leaves_no_empty_day_item(
+    ddb: Any, tables: Tables, ledger: LedgerMode
+) -> None:
+    # Given a report naming an event_id but no timestamp: it counts on the day it was sent
+    def sent_on(day: str, message_id: str) -> InboundMessage:
+        body = json.dumps({"sensor_id": 1, "event_id": "untimed"})
+        return InboundMessage(message_id=message_id, body=body, sent_timestamp=str(_epoch_ms(day)))
+
+    service = service_on(ddb, tables, mode=ledger)
+    assert service.process([sent_on("2024-05-01", "m-1")]).counted == 1
+
+    # When its producer sends it again on five later days (each a new send day)
+    resends = [service_on(ddb, tables, mode=ledger).process([sent_on(f"2024-05-0{d}", f"m-{d}")]) for d in range(2, 7)]
+
+    # Then each resend is a duplicate, and no day item was left behind without a count
+    assert [(r.counted, r.duplicates) for r in resends] == [(0, 1)] * 5
+    items = [item for item in scan_all(ddb, tables.table)]
+    assert [schema.text_of(item, schema.DATE) for item in items] == ["2024-05-01"]
+    assert all(schema.DATA_COUNT in item for item in items)
+
+
+def _epoch_ms(day: str) -> int:
+    return int(dt.datetime.fromisoformat(f"{day}T12:00:00+00:00").timestamp() * 1000)
+
+
+def _day_before_hashed_count(ddb: Any, tables: Tables, counted: list[str], hours: dict[str, int]) -> None:
+    """Sensor 1's compact day item as the release before ``HashedCount`` left it: the hashes of
+    ``counted``, ``DataCount`` its hours' sum or more (a writer without hashes counted the rest)."""
+    ddb.put_item(
+        TableName=tables.table,
+        Item={
+            **schema.day_key(1, DAY),
+            schema.DATA_COUNT: {"N": str(len(counted) + (sum(hours.values()) - len(counted)))},
+            schema.ID_PAGE: {"N": "0"},
+            schema.IDS: {"BS": [identity_hash(e) for e in counted]},
+            schema.HOUR_COUNTS: {"M": {h: {"N": str(n)} for h, n in hours.items()}},
+        },
+    )
+
+
+def test_a_compact_day_from_before_hashed_count_whose_hours_hold_its_count_goes_on_with_one_update(
+    ddb: Any, tables: Tables
+) -> None:
+    # Given a compact day the release before HashedCount counted alone (its hours hold its count)
+    _day_before_hashed_count(ddb, tables, ["a", "b", "c"], {"12": 3})
+    client = FaultyClient(inner=ddb, rule=lambda op, kw: None)
+
+    # When this release counts a new report and meets a resend of an old one
+    result = service_on(client, tables).process([report("d"), replace(report("b"), message_id="resent")])
+
+    # Then one UpdateItem sets HashedCount beside the count; no marker; the resend is a duplicate
+    assert (result.counted, result.duplicates) == (1, 1)
+    assert counting(client) == {"update_item": 1}
+    item = day_item(ddb, tables)
+    assert (item[schema.DATA_COUNT], item[schema.HASHED_COUNT]) == ({"N": "4"}, {"N": "4"})
+    assert markers(ddb, tables) == []
+
+
+def test_a_compact_day_whose_count_outgrew_its_hours_checks_each_report_against_its_marker(
+    ddb: Any, tables: Tables
+) -> None:
+    # Given a compact day of three hashed reports and two that a release without hashes or hours
+    # counted (its markers there): DataCount 5, hours 3
+    _day_before_hashed_count(ddb, tables, ["a", "b", "c"], {"12": 3})
+    ddb.update_item(
+        TableName=tables.table,
+        Key=schema.day_key(1, DAY),
+        UpdateExpression="ADD DataCount :two",
+        ExpressionAttributeValues={":two": {"N": "2"}},
+    )
+    for event_id in ("p", "q"):
+        ddb.put_item(
+            TableName=tables.ledger, Item={**schema.ledger_key(f"MSG#1#{event_id}"), "ExpiresAt": {"N": "4102444800"}}
+        )
+
+    # When their producer resends them, with a new report, to this release
+    result = service_on(ddb, tables).process(
+        [replace(report(e), message_id=f"again-{e}") for e in "pq"] + [report("r")]
+    )
+
+    # Then the resends are duplicates, the new report counts with its marker beside its hash
+    assert (result.counted, result.duplicates) == (1, 2)
+    assert day_counts(ddb, tables.table) == {(1, DAY): 6}
+    assert markers(ddb, tables) == ["MSG#1#p", "MSG#1#q", "MSG#1#r"]

@@ -14,7 +14,7 @@ import pytest
 from sensor_digest import ingest
 from sensor_digest.config import DeliveryMode, IngestSettings, LedgerMode, QueueType
 from sensor_digest.store import schema
-from sensor_digest_tools.instruments.sizing import item_bytes
+from sensor_digest.store.sizes import item_bytes
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.fifo import Sequencer
 from tests.support.messages import FakeContext, QueuedMessage, sqs_event

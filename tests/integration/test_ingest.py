@@ -66,8 +66,8 @@ def test_per_message_the_first_message_of_a_day_creates_the_item_and_later_ones_
     ddb: Any, tables: Tables
 ) -> None:
     # The lookup before the writes finds no day item, so the first write is the insert of the
-    # empty day item (no cancelled update charged for every marker), then the transaction's ADD;
-    # the next batch knows the item exists. First deliveries are not looked up in the ledger.
+    # whole day item with the markers, one transaction (no cancelled update charged for every
+    # marker); the next batch knows the item exists. First deliveries are not looked up in the ledger.
     steps: list[list[str]] = []
     service = make_service(
         ddb, tables, on_group=lambda outcome: steps.append(outcome.steps), ledger=LedgerMode.PER_MESSAGE
@@ -77,8 +77,8 @@ def test_per_message_the_first_message_of_a_day_creates_the_item_and_later_ones_
     second = service.process([inbound(7, "2024-05-01"), inbound(7, "2024-05-01", count=5)])
 
     assert (first.counted, second.counted) == (1, 2)
-    assert steps == [["insert", "update-again"], ["update"]]
-    assert (first.requests, second.requests) == (3, 1)  # day item read, empty put, transaction; transaction
+    assert steps == [["insert"], ["update"]]
+    assert (first.requests, second.requests) == (2, 1)  # day item read, the insert's transaction; transaction
     assert day_counts(ddb, tables.table) == {(7, "2024-05-01"): 9}
     markers = scan_all(ddb, tables.ledger)
     assert len(markers) == 3
@@ -115,14 +115,13 @@ class LookupsRefused:
 
 @pytest.mark.parametrize(
     ("ledger", "first_steps"),
-    [(LedgerMode.COMPACT, ["update", "insert"]), (LedgerMode.PER_MESSAGE, ["update", "insert", "update-again"])],
+    [(LedgerMode.COMPACT, ["update", "insert"]), (LedgerMode.PER_MESSAGE, ["update", "insert"])],
 )
 def test_without_the_lookup_the_update_finds_no_item_and_the_insert_follows(
     ddb: Any, tables: Tables, ledger: LedgerMode, first_steps: list[str]
 ) -> None:
     # Given reads that fail: the lookup is an optimisation, so the writes must find out alone
-    # (compact: the insert writes the whole day item; per-message: it creates it empty for the
-    # transaction of the count and the markers)
+    # (the insert writes the whole day item; per-message: in one transaction with the markers)
     steps: list[list[str]] = []
     service = make_service(
         LookupsRefused(ddb), tables, on_group=lambda outcome: steps.append(outcome.steps), ledger=ledger
@@ -143,7 +142,8 @@ def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(
     ddb: Any, tables: Tables, ledger: LedgerMode
 ) -> None:
     # Given two writers whose lookups both find the day item missing before either inserts it
-    client = PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), "put_item", before=True)
+    insert = "put_item" if ledger is LedgerMode.COMPACT else "transact_write_items"  # per-message: with markers
+    client = PauseAfterFirstCall(ddb, threading.Barrier(2, timeout=30), insert, before=True)
     outcomes: list[Any] = []
 
     def writer(count: int) -> None:
@@ -157,15 +157,12 @@ def test_two_writers_racing_to_create_a_day_item_end_with_the_exact_sum(
     for t in threads:
         t.join()
 
-    # Then the sum is exact and the race cost the loser one refused put, no cancelled transaction:
-    # compact, the winner's put wrote the whole day item and the loser added in step 3;
-    # per-message, one created the empty day item and both added in step 3
+    # Then the sum is exact and the race cost the loser one refused insert: the winner's insert
+    # wrote the whole day item (per-message: in one transaction with its marker), and the loser
+    # added in step 3
     assert day_counts(ddb, tables.table) == {(1, "2024-05-02"): 10}
     steps = sorted((o.steps, o.requests) for o in outcomes)
-    if ledger is LedgerMode.COMPACT:
-        assert steps == [(["insert"], 1), (["insert", "update-again"], 2)]
-    else:
-        assert steps == [(["insert", "update-again"], 2)] * 2
+    assert steps == [(["insert"], 1), (["insert", "update-again"], 2)]
     assert all(len(o.counted) == 1 for o in outcomes)
 
 

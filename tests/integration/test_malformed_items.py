@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from sensor_digest.errors import MalformedItem
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest.store import reads, schema
+from sensor_digest.store.sizes import item_bytes
 from sensor_digest.summary import SummaryWriter
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
@@ -38,6 +39,20 @@ def profile(sensor_id: int, **overrides: Any) -> dict[str, Any]:
         else:
             item[name] = value
     return item
+
+
+def compact_day(sensor_id: int, **attributes: Any) -> dict[str, Any]:
+    """Sensor ``sensor_id``'s day item of 2024-05-01 as the compact ledger writes it, with attributes
+    replaced: one report counted at 09:00."""
+    item = {
+        **schema.day_key(sensor_id, "2024-05-01"),
+        schema.DATA_COUNT: {"N": "1"},
+        schema.HASHED_COUNT: {"N": "1"},
+        schema.ID_PAGE: {"N": "0"},
+        schema.IDS: {"BS": [b"\x01" * 12]},
+        schema.HOUR_COUNTS: {"M": {"09": {"N": "1"}}},
+    }
+    return {**item, **attributes}
 
 
 @pytest.fixture
@@ -179,3 +194,50 @@ def test_a_hand_written_silence_threshold_never_stops_a_sensors_counts(
     assert reads.day_counts(ddb, tables.table) == {(5, "2024-05-02"): 1}
     listed = CliRunner().invoke(app, ["sensors", "list", "--table", tables.table, "--ledger", tables.ledger])
     assert listed.exit_code == 1 and "SilenceHours" in listed.stderr
+
+
+@pytest.mark.parametrize(
+    ("broken", "said", "repair"),
+    [
+        (
+            {schema.IDS: {"S": "hand-written"}},
+            "Ids is not of type BS",
+            "its Ids must be a binary set of 12-byte identity hashes",
+        ),
+        (
+            {schema.HOUR_COUNTS: {"M": {"09": {"S": "one"}}}},
+            "HourCounts",
+            "remove its HourCounts by hand",
+        ),
+        (
+            {"Notes": {"S": "x" * (schema.ITEM_SIZE_LIMIT - 6 - len("Notes") - item_bytes(compact_day(7)))}},
+            "too near DynamoDB's 409,600 to grow",
+            "the item has no room to grow: remove the attributes that are not the contract's",
+        ),
+    ],
+    ids=["ids-of-another-type", "an-hour-that-is-no-number", "near-400-kb"],
+)
+def test_a_day_item_a_count_cannot_be_added_to_names_its_wrong_attribute_and_that_ones_repair(
+    ddb: Any,
+    tables: Tables,
+    ingest_handler: Any,
+    dead_letters: DeadLetters,
+    broken: dict[str, Any],
+    said: str,
+    repair: str,
+) -> None:
+    # Given sensor 7's day item with a wrong attribute written by hand
+    put(ddb, tables.table, compact_day(7, **broken))
+    body = {"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "x" * 100}  # hour 09
+    report = QueuedMessage(body=json.dumps(body))
+    other = QueuedMessage(body=json.dumps({"sensor_id": 8, "timestamp": "2024-05-01T12:00:00Z"}))
+
+    response = ingest_handler(sqs_event([report, other]), FakeContext())
+
+    # Then its report is kept with what is wrong and what mends that attribute; the other counts
+    [kept] = dead_letters.drain()
+    assert response == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table)[(8, "2024-05-01")] == 1
+    assert kept.source_message_id == report.message_id
+    assert said in str(kept.error) and repair in str(kept.error)
+    assert f"set its {schema.DATA_COUNT}" not in str(kept.error)

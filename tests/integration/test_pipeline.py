@@ -1,17 +1,25 @@
 """The local pipeline as a library: two pipelines in one process stay apart, and neither reads
-nor writes the process environment (DynamoDB Local, the session's engine; SQS: two in-process brokers)."""
+nor writes the process environment; the demo's own steps never meet the faults injected into the
+pipeline (DynamoDB Local, the session's engine; SQS: in-process brokers)."""
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
+from collections import Counter
+from typing import Any
 
 import pytest
+from botocore.awsrequest import AWSResponse
 
 from sensor_digest.config import QueueType
 from sensor_digest.store.reads import day_counts, summaries
 from sensor_digest_cdk.shape import PipelineShape
-from sensor_digest_tools.local.demo import DemoOptions, run_demo, send_traffic
+from sensor_digest_tools.instruments.faults import THROTTLED, FaultInjector, error_response
+from sensor_digest_tools.local.demo import SENDER_THREAD, DemoOptions, run_demo, send_traffic
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
+from sensor_digest_tools.local.quiet import QUIET_SENSOR
 from sensor_digest_tools.local.traffic import generate
 from sensor_digest_tools.ops.dlq import drain_dead_letters
 
@@ -76,3 +84,55 @@ def test_the_fifo_demo_is_exact_through_lost_deletes_faults_and_producer_retries
     stats = result.stats
     assert stats.producer_retries > 0 and stats.duplicates_injected > 0 and stats.failures_listed > 0
     assert stats.deliveries <= stats.ingest_batches * 10
+
+
+class DemoCallsThrottled(FaultInjector):
+    """The pipeline's fault layer (throttling its writes at ``rate``) that also throttles every DynamoDB and
+    SQS call the demo itself makes on the pipeline's session: each call from the thread that made this layer
+    (the one that runs the demo: its waits, the redrive, registration, the silence check, reading counts,
+    summaries and dead letters) or from the demo's sender, whatever the operation. ``throttled`` counts them."""
+
+    def __init__(self, rate: float, seed: int) -> None:
+        super().__init__(rate=rate, seed=seed)
+        self.demo_thread = threading.current_thread()
+        self.throttled: Counter[str] = Counter()
+
+    def install(self, session: Any) -> None:
+        super().install(session)
+        for service in ("dynamodb", "sqs"):  # first: ahead of the conflict emulator and the in-process SQS
+            session.events.register_first(f"before-call.{service}", self._demo_call)
+
+    def _demo_call(self, model: Any = None, **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+        thread = threading.current_thread()
+        if thread is not self.demo_thread and thread.name != SENDER_THREAD:
+            return None  # the pipeline's own threads: only the random throttling of writes
+        if _starting_the_pipeline():
+            return None  # the pipeline's own start on the demo's thread (its event source reads its queue)
+        self.throttled[f"{model.service_model.service_name}.{model.name}"] += 1
+        return error_response(*THROTTLED)
+
+
+def _starting_the_pipeline() -> bool:
+    frame = sys._getframe()
+    while frame is not None and frame.f_code is not LocalPipeline._start.__code__:
+        frame = frame.f_back  # type: ignore[assignment]
+    return frame is not None
+
+
+def test_the_demo_s_own_steps_never_meet_the_faults_injected_into_the_pipeline(ddb_endpoint: str) -> None:
+    # Given a fault layer on the pipeline's session that throttles a share of the pipeline's writes and
+    # every call the demo's own steps would make there (sending, watching the queue, the redrive,
+    # registering the quiet sensor, the silence check, reading counts, summaries and dead letters)
+    faults = DemoCallsThrottled(rate=0.05, seed=3)
+    options = DemoOptions(messages=400, sensors=5, days=2, poison_rate=0.02, engine_endpoint=ddb_endpoint)
+
+    # When the demo runs
+    result = run_demo(options, faults=faults)
+
+    # Then none of the demo's calls went through the faulted session, the pipeline met its faults, and
+    # the demo is exact: counts, summaries, dead letters, and the silence check found the quiet sensor
+    assert faults.throttled == Counter()
+    assert result.stats.faults_injected > 0 and result.stats.failures_listed > 0
+    assert result.counts_exact and result.summaries_exact and result.poison_kept and result.dead_letters
+    assert result.quiet_day is not None and [s["sensor_id"] for s in result.silent] == [QUIET_SENSOR]
+    assert result.ok, result.errors

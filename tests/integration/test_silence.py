@@ -156,7 +156,14 @@ def test_the_hours_route_answers_a_days_hours_and_their_zone_from_one_read(ddb: 
 
     assert get(service, "/sensors/1/hours?day=2024-11-03")[:2] == (
         200,
-        {"sensor_id": 1, "day": "2024-11-03", "hours": {"02": 4, "06": 1}, "timezone": "UTC"},
+        {
+            "sensor_id": 1,
+            "day": "2024-11-03",
+            "hours": {"02": 4, "06": 1},
+            "count": 5,
+            "complete": True,
+            "timezone": "UTC",
+        },
     )
     assert calls == ["BatchGetItem"]
     # the zone the hours are in: the sensor's registered one, else the digest zone (unregistered 3)
@@ -165,6 +172,8 @@ def test_the_hours_route_answers_a_days_hours_and_their_zone_from_one_read(ddb: 
         "sensor_id": 3,
         "day": "2024-10-01",
         "hours": {"01": 1},
+        "count": 1,
+        "complete": True,
         "timezone": "Europe/Paris",
     }
     assert get(service, "/sensors/1/hours?day=2024-11-04")[1]["hours"] == {}  # no day item

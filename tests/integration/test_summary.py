@@ -15,10 +15,10 @@ from sensor_digest import summary
 from sensor_digest.config import SummarySettings
 from sensor_digest.store import schema
 from sensor_digest.store.reads import summary_months
+from sensor_digest.store.sizes import item_bytes, write_units
 from sensor_digest.stream_filter import DAY_ITEM_FILTER, matches_filter
 from sensor_digest.summary import SummaryService, SummaryWriter
 from sensor_digest_tools.aws.stream_reader import StreamReader
-from sensor_digest_tools.instruments.sizing import item_bytes, write_units
 from sensor_digest_tools.lambda_runtime.events import FakeContext, stream_event
 from tests.support.faults import FaultyClient, PauseAfterFirstCall
 from tests.support.scenarios import deliver, generate

@@ -4,9 +4,9 @@ Local's).
 
 The claims under test are the ones the cost section of the docs makes: first deliveries are not
 looked up, redeliveries are looked up with strongly consistent reads and written apart (in
-transactions of their own, per-message); with the per-message ledger, a new day item is created
-empty by a single-item put outside the transaction, and such an item, if nothing ever fills it, is
-no day for any reader. The compact ledger's own costs are in ``test_compact_ledger.py``.
+transactions of their own, per-message); a new day item is created whole, in one transaction with
+the markers its reports need, so nothing leaves an empty one; and an empty one an earlier release
+left is no day for any reader. The compact ledger's own costs are in ``test_compact_ledger.py``.
 """
 
 from __future__ import annotations
@@ -84,7 +84,9 @@ class Recorder:
 
     @staticmethod
     def markers(request: dict[str, Any]) -> list[str]:
-        return sorted(a["Put"]["Item"]["pk"]["S"] for a in request["TransactItems"] if "Put" in a)
+        return sorted(
+            a["Put"]["Item"]["pk"]["S"] for a in request["TransactItems"] if "pk" in a.get("Put", {}).get("Item", {})
+        )
 
 
 def service_on(client: Any, tables: Tables, **options: Any) -> IngestService:
@@ -177,16 +179,26 @@ def test_a_producers_repeat_of_a_counted_report_is_caught_by_its_markers_conditi
     assert day_counts(ddb, tables.table) == {(1, DAY): 5}
 
 
-def test_a_day_item_created_but_never_filled_is_no_day_for_any_reader(
-    ddb: Any, tables: Tables, engine_endpoint: str, summary_handler: Any
-) -> None:
-    # Given a new day whose empty item was created (step 2) but whose transaction never commits
+def test_a_new_day_whose_transaction_never_commits_leaves_no_item(ddb: Any, tables: Tables) -> None:
+    # Given a new day whose insert (the whole day item with its markers, one transaction) never commits
     always = FaultyClient(inner=ddb, rule=lambda op, kw: "conflict" if op == "transact_write_items" else None)
     result = service_on(always, tables, mode=PER_MESSAGE).process([report("a")])
-    assert result.failed_ids == ["m-a-1"]  # to be redelivered
-    items = scan_all(ddb, tables.table)
-    assert [sorted(i) for i in items] == [["Date", "HourCounts", "SensorId"]]  # hours: an empty map to add to
-    assert items[0]["HourCounts"] == {"M": {}}
+
+    # Then its report waits for its redelivery, and the table holds nothing
+    assert result.failed_ids == ["m-a-1"]
+    assert scan_all(ddb, tables.table) == []
+
+    # And its redelivery counts it
+    again = service_on(ddb, tables, mode=PER_MESSAGE).process([report("a", received=2)])
+    assert again.counted == 1
+    assert day_counts(ddb, tables.table) == {(1, DAY): 1}
+
+
+def test_an_empty_day_item_an_earlier_release_left_is_no_day_for_any_reader(
+    ddb: Any, tables: Tables, engine_endpoint: str, summary_handler: Any
+) -> None:
+    # Given a day item created empty (an earlier release's insert, whose transaction never committed)
+    ddb.put_item(TableName=tables.table, Item={"SensorId": {"N": "1"}, "Date": {"S": DAY}, "HourCounts": {"M": {}}})
 
     # Then no reader sees a day, and its stream record does not reach the summary
     records = StreamReader(engine_endpoint, tables.table).poll()
@@ -197,8 +209,8 @@ def test_a_day_item_created_but_never_filled_is_no_day_for_any_reader(
     assert day_counts(ddb, tables.table) == {}
     assert summaries(ddb, tables.table) == {}
 
-    # And its redelivery fills it: the insert is not tried again
-    again = service_on(ddb, tables, mode=PER_MESSAGE).process([report("a", received=2)])
+    # And the next report of that day fills it
+    again = service_on(ddb, tables, mode=PER_MESSAGE).process([report("a")])
     assert again.counted == 1
     assert day_counts(ddb, tables.table) == {(1, DAY): 1}
 

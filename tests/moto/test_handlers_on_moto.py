@@ -51,6 +51,21 @@ def test_a_batch_counts_once_however_often_it_comes_and_poison_is_kept_with_its_
     assert [(k.body, k.error) for k in kept] == [(poison.body, 'sensor_id must be an integer, got string "seven"')]
 
 
+def test_a_report_in_epoch_milliseconds_is_kept_with_a_reason_that_says_milliseconds(moto_aws: MotoAws) -> None:
+    # As a rule that maps IoT Core's timestamp() (epoch milliseconds) into the report would send it
+    handler = ingest_handler(moto_aws)
+    millis = QueuedMessage(body='{"sensor_id": 7, "timestamp": 1714557600000, "event_id": "r-1"}')
+
+    assert handler(sqs_event([millis]), FakeContext()) == {"batchItemFailures": []}
+
+    assert day_counts(moto_aws.ddb, moto_aws.table) == {}
+    [kept] = list_dead_letters(moto_aws.sqs, moto_aws.dlq_url)
+    assert kept.body == millis.body and kept.error is not None
+    assert kept.error.endswith(
+        "it looks like epoch milliseconds (2024-05-01 in UTC): send epoch seconds (divide by 1000)"
+    )
+
+
 def day_record(sensor: int, day: str, old: int | None, new: int, sequence: int) -> dict[str, Any]:
     """A stream record of a day item as the dynamodbstreams API gives it (NEW_AND_OLD_IMAGES)."""
     data: dict[str, Any] = {

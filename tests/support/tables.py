@@ -8,7 +8,7 @@ from typing import Any
 from sensor_digest.counting.identities import identity_hash
 from sensor_digest.store import schema
 from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
-from sensor_digest_tools.instruments.sizing import item_bytes
+from sensor_digest.store.sizes import item_bytes
 
 __all__ = [
     "Tables",

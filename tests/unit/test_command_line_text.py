@@ -79,6 +79,49 @@ def test_send_reads_a_timestamp_as_the_ingest_would_and_refuses_before_any_queue
     assert reason in result.output
 
 
+@pytest.mark.parametrize(
+    ("timestamp", "understood"),
+    [
+        (
+            "2024",
+            "as epoch seconds it is 1970-01-01T00:33:44Z, not the year 2024; write a date in ISO-8601 (2024-01-01,",
+        ),
+        (
+            "20240501",
+            "as epoch seconds it is 1970-08-23T06:21:41Z, not the date 2024-05-01; "
+            "write a date in ISO-8601 (2024-05-01,",
+        ),
+        (
+            "202405",
+            "as epoch seconds it is 1970-01-03T08:13:25Z, not the month 2024-05; write a date in ISO-8601 (2024-05-01,",
+        ),
+        ("2024.5", "as epoch seconds it is 1970-01-01T00:33:44.500000Z, and a number closer to 0 than 100000000"),
+        ("-5", "as epoch seconds it is 1969-12-31T23:59:55Z, and a number closer to 0 than 100000000"),
+        ("99999999", "as epoch seconds it is 1973-03-03T09:46:39Z, and a number closer to 0 than 100000000"),
+    ],
+)
+def test_send_refuses_a_year_like_number_naming_the_instant_it_would_be_and_how_to_write_a_date(
+    timestamp: str, understood: str
+) -> None:
+    result = CliRunner().invoke(
+        app, ["send", "--sensor", "1", "--timestamp", timestamp, "--queue-url", "http://nowhere.invalid/q"]
+    )
+
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    error = result.stderr.splitlines()[-1]  # one line, after click's usage lines
+    assert error.startswith(f"Error: Invalid value: --timestamp {timestamp} is refused: {understood}")
+    assert "epoch seconds of 9 digits or more (1714557600)" in error and "if that instant is meant" in error
+
+
+def test_send_says_an_epoch_in_milliseconds_looks_like_milliseconds() -> None:
+    result = CliRunner().invoke(
+        app, ["send", "--sensor", "1", "--timestamp", "1714557600000", "--queue-url", "http://nowhere.invalid/q"]
+    )
+
+    assert result.exit_code == 2
+    assert "it looks like epoch milliseconds (2024-05-01 in UTC): send epoch seconds (divide by 1000)" in result.output
+
+
 @pytest.fixture
 def no_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No running local pipeline: the state file lives in the test's tmp dir (never a developer's)."""

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from sensor_digest import config
 from sensor_digest.config import DEFAULT_MARKER_TTL_SECONDS, DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.errors import ConfigurationError
+from sensor_digest.ingest import service
 
 BASE = {"TABLE_NAME": "SensorDigest", "LEDGER_TABLE_NAME": "SensorDigestLedger", "DLQ_URL": "https://q"}
 
@@ -59,3 +61,9 @@ def test_the_queue_type_is_read_and_checked() -> None:
 def test_fifo_refuses_at_least_once() -> None:
     with pytest.raises(ConfigurationError, match="QUEUE_TYPE=fifo"):
         IngestSettings.from_env({**BASE, "QUEUE_TYPE": "fifo", "DELIVERY_MODE": "at-least-once"})
+
+
+def test_the_margin_ingest_keeps_is_the_one_the_construct_leaves_room_for() -> None:
+    # the construct's shortest ingest timeout is computed from config's margin (infra imports no ingest
+    # module); ingest keeps its own: the two are one figure
+    assert service.DEADLINE_MARGIN_SECONDS == config.DEADLINE_MARGIN_SECONDS

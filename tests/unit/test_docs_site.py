@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from bench import pages
 from docs_hooks import context_options
-from sensor_digest_cdk.context import CONTEXT_FIELDS
-from sensor_digest_cdk.rules import RULES, context_key
+from sensor_digest_cdk.context import CONTEXT_FIELDS, STACK_NAME_RULE
+from sensor_digest_cdk.rules import context_key
+from sensor_digest_cdk.tunables import MEANING, RULES, Tunables
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -53,42 +55,39 @@ def test_the_readme_holds_the_two_commands_exactly_as_ci_runs_them() -> None:
     assert set(commands) <= ci_lines
 
 
-def test_the_options_table_has_one_row_per_group_naming_every_context_key() -> None:
+def test_the_options_table_has_one_row_per_meaning_naming_every_context_key() -> None:
     table = context_options.render_options_table()
     first_cells = [row.split("|")[1] for row in table.splitlines()[2:]]
     named = re.findall(r"`([A-Za-z]+)`", " ".join(first_cells))
     assert sorted(named) == sorted(["stackName", *(context_key(name) for name in CONTEXT_FIELDS)])
+    meanings = {f.metadata[MEANING] for f in fields(Tunables) if f.name in CONTEXT_FIELDS}
+    assert len(first_cells) == len(meanings) + 1  # and stackName's
 
 
-def test_the_options_table_takes_what_is_allowed_from_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given a rule of the model stated differently
-    rule = RULES["digest_timezone"]
-    monkeypatch.setitem(RULES, "digest_timezone", type(rule)("any zone the model now allows", rule.ok))
-    # When the table is rendered
-    row = next(r for r in context_options.render_options_table().splitlines() if r.startswith("| `digestTimezone`"))
-    # Then the row says what the model says
-    assert "any zone the model now allows" in row
+def test_every_tunable_says_what_it_means() -> None:
+    assert all(f.metadata[MEANING].strip() for f in fields(Tunables))
 
 
-def test_a_context_key_without_a_meaning_fails_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given the monitoring keys' meaning left out
-    meanings = dict(context_options.MEANINGS)
-    meanings.pop(("logRetentionDays", "iteratorAgeAlarmSeconds", "alarmEmail"))
-    monkeypatch.setattr(context_options, "MEANINGS", meanings)
-    # Then the table (and so the build) is refused, naming them
-    with pytest.raises(ValueError, match="alarmEmail"):
-        context_options.render_options_table()
+def test_each_row_says_what_each_of_its_keys_allows_as_the_model_does() -> None:
+    rows = context_options.render_options_table().splitlines()[2:]
+    rules = {context_key(name): RULES[name] for name in CONTEXT_FIELDS} | {"stackName": STACK_NAME_RULE}
+    for key, rule in rules.items():
+        [row] = [r for r in rows if f"`{key}`" in r.split(" | ")[0]]
+        assert rule.allowed.replace("|", "\\|") in row.split(" | ")[2], key
 
 
-def test_the_hook_renders_the_table_only_where_the_marker_stands() -> None:
-    page = f"# Configuration\n\n{context_options.MARKER}\n"
-    assert context_options.MARKER not in context_options.on_page_markdown(page)
-    assert "| `stackName` |" in context_options.on_page_markdown(page)
+def test_the_hook_checks_the_table_and_renders_nothing() -> None:
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert context_options.on_page_markdown(page) == page  # the committed table is the model's
+    stale = page.replace("| `removal` |", "| `removalPolicy` |")
+    with pytest.raises(ValueError, match=r"stale: run python -m docs_hooks.context_options --write"):
+        context_options.on_page_markdown(stale)
     assert context_options.on_page_markdown("# Other page\n") == "# Other page\n"
 
 
-def test_the_configuration_page_holds_the_marker() -> None:
-    assert context_options.MARKER in (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+def test_a_page_without_its_end_marker_cannot_be_written() -> None:
+    with pytest.raises(ValueError, match="holds no"):
+        context_options.with_table(f"# Configuration\n\n{context_options.MARKER}\n")
 
 
 def test_the_committed_results_page_is_the_rendering_of_its_results_file() -> None:

@@ -1,5 +1,5 @@
 """What the compact ledger stores of a report, and that the largest items it can write stay under
-1 KB by DynamoDB's size rules (``sizing.item_bytes``: attribute names plus values, a number by its
+1 KB by DynamoDB's size rules (``sizes.item_bytes``: attribute names plus values, a number by its
 digits, binary by its bytes). No engine: sizes are computed, as DynamoDB charges them."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from sensor_digest.counting.identities import (
     identity_hash,
 )
 from sensor_digest.store import schema
-from sensor_digest_tools.instruments.sizing import WRITE_UNIT_BYTES, item_bytes
+from sensor_digest.store.sizes import WRITE_UNIT_BYTES, item_bytes
 
 LARGEST_SENSOR = 2**53 - 1  # the contract's largest sensor id: 16 digits
 LARGEST_DAY_COUNT = 10**16 - 1  # 16 digits: ten billion reports a day of a million each would be 10^16
@@ -40,6 +40,8 @@ def test_the_fullest_day_item_with_a_full_day_of_hourly_counts_is_under_1_kb() -
         schema.DATA_COUNT: {"N": str(LARGEST_DAY_COUNT)},
         schema.ID_PAGE: {"N": "99999"},
         schema.IDS: _ids(DAY_IDS),
+        schema.HASHED_COUNT: {"N": str(LARGEST_DAY_COUNT)},
+        schema.SKIPPED_PAGES: {"N": "99999"},
         # the hourly counts another release adds to the day item: 24 hours of up to 16 digits
         "HourCounts": {"M": {f"{h:02d}": {"N": str(LARGEST_DAY_COUNT)} for h in range(24)}},
     }

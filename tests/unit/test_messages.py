@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sensor_digest import zones
+from sensor_digest.characters import control_character
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.messages import (
     MAX_NESTING,
     MAX_SENSOR_ID,
     SensorMessage,
     check_event_id,
-    control_character,
     nesting_depth,
     read_pending,
 )

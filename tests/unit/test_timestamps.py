@@ -166,6 +166,35 @@ def test_an_instant_just_outside_years_1_to_9999_in_utc_counts_when_its_day_in_t
     assert verdict(float(YEAR_10000), "UTC").startswith("refused: timestamp 253402300800.0 is out of range")
 
 
+def test_epoch_milliseconds_are_refused_with_a_reason_that_says_so_and_how_to_send_seconds() -> None:
+    # IoT Core's timestamp() and JavaScript's Date.now() give milliseconds: out of range as seconds
+    assert verdict(1714557600000) == (
+        "refused: timestamp 1714557600000 is out of range: its day in UTC is not 0001-01-01 to 9999-12-31; "
+        "it looks like epoch milliseconds (2024-05-01 in UTC): send epoch seconds (divide by 1000)"
+    )
+    assert verdict(1714557600000.5).endswith(
+        "it looks like epoch milliseconds (2024-05-01 in UTC): send epoch seconds (divide by 1000)"
+    )
+    # the day it names is the one it would be in the sensor's zone
+    assert verdict(1714521600000, "America/New_York").endswith(
+        "epoch milliseconds (2024-04-30 in America/New_York): send epoch seconds (divide by 1000)"
+    )
+
+
+def test_epoch_micro_and_nanoseconds_are_named_too_and_a_number_no_unit_explains_is_only_out_of_range() -> None:
+    assert verdict(1714557600000000).endswith(
+        "it looks like epoch microseconds (2024-05-01 in UTC): send epoch seconds (divide by 1000000)"
+    )
+    assert verdict(1714557600000000000).endswith(
+        "it looks like epoch nanoseconds (2024-05-01 in UTC): send epoch seconds (divide by 1000000000)"
+    )
+    for unexplained in (10**21, 1e300, -1714557600000, YEAR_1 - 1):  # too large for any unit; before 1970
+        refused = verdict(unexplained)
+        assert refused.startswith("refused: timestamp ") and refused.endswith("is not 0001-01-01 to 9999-12-31")
+    # seconds in range are still accepted as seconds, up to the last one of 9999
+    assert verdict(YEAR_10000 - 1) == "9999-12-31"
+
+
 def test_epoch_seconds_are_floored_to_the_microsecond_from_the_exact_number() -> None:
     # 1714607999.9999998 is 0.2 microseconds before 2024-05-02T00:00Z; rounding would cross midnight
     assert verdict(1714607999.9999998) == "2024-05-01"

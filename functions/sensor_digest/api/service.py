@@ -213,22 +213,32 @@ class ApiService:
         """One day's ``HourCounts`` and the zone they are in (``timezone``: the sensor's registered
         zone, else the digest zone): one ``BatchGetItem`` (eventually consistent) of the day item and
         the profile. Hours without reports are absent; a day without reports (no item, or one without
-        ``DataCount``), or counted before hours were kept, has none."""
+        ``DataCount``), or counted before hours were kept, has none. ``count`` is the day's count and
+        ``complete`` whether the hours hold all of it: a day counted partly before hours were kept (or
+        partly by a release that kept none, rolled back to) holds the hours of only some of its
+        reports, and says so rather than pass them off as the day's split."""
         wanted = rules.day(day)
         keys = [schema.day_key(sensor, wanted), schema.profile_key(sensor)]
-        found = {
+        items = {
             schema.text_of(i, schema.DATE): i
             for i in dynamo.batch_get(self._client, self._table, keys, consistent=False)
         }
-        item = found.get(wanted, {})
-        answer: dict[str, Any] = {"sensor_id": sensor, "day": wanted, "hours": {}}
-        answer["timezone"] = self._zone_name(found.get(schema.PROFILE_SORT_KEY, {}))
+        item = items.get(wanted, {})
+        answer: dict[str, Any] = {"sensor_id": sensor, "day": wanted, "hours": {}, "count": 0, "complete": True}
+        answer["timezone"] = self._zone_name(items.get(schema.PROFILE_SORT_KEY, {}))
         try:
-            kept = schema.hour_counts_of_item(item) if schema.DATA_COUNT in item else None
+            found = schema.day_count_of_item(item)
+            kept = schema.hour_counts_of_item(item) if found is not None else None
         except MalformedItem as bad:
-            _note_malformed(answer, [{"day": wanted, "error": str(bad), "repair": repairs.day_item(sensor, wanted)}])
+            _note_malformed(
+                answer, [{"day": wanted, "error": str(bad), "repair": repairs.day_item(sensor, wanted, bad.attribute)}]
+            )
+            answer["complete"] = False
             return answer
+        count = found[2] if found is not None else 0
         answer["hours"] = {hour: n for hour, n in (kept or {}).items() if n > 0}
+        answer["count"] = count
+        answer["complete"] = sum(answer["hours"].values()) == count
         return answer
 
     def _zone_name(self, profile: Mapping[str, Any]) -> str:

@@ -42,10 +42,10 @@ from sensor_digest.counting.outcomes import (
     settle_followers,
 )
 from sensor_digest.counting.ring import jump_away, ring_order, ring_place
-from sensor_digest.errors import TransientFault
+from sensor_digest.errors import MalformedItem, TransientFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import dynamo, schema
+from sensor_digest.store import dynamo, reads, repairs, schema, sizes
 from sensor_digest.upsert import UpsertStep
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ __all__ = [
     "BatchCount",
     "DayCounter",
     "DayKey",
+    "Expired",
     "Group",
     "GroupOutcome",
     "KnownDays",
@@ -67,6 +68,9 @@ __all__ = [
     "settle_followers",
 ]
 
+
+Expired = Callable[[], bool] | None
+"""Whether the invocation's time is up (``None``: it never is)."""
 
 KNOWN_DAYS_KEPT = 100_000  # sensor-days remembered per container as existing (about 15 MB at most)
 
@@ -151,8 +155,9 @@ class DayCounter(ABC):
         """The batch's messages in the order of the waves that write them (here: one wave)."""
         return [list(messages)]
 
-    def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
-        """What a wave's writes would otherwise find out the expensive way (nothing, here)."""
+    def lookup(self, messages: Sequence[SensorMessage], expired: Expired = None) -> Lookup:
+        """What a wave's writes would otherwise find out the expensive way (nothing, here); ``expired``
+        says when the invocation's time is up (no read is started past it)."""
         return Lookup()
 
     def known_key(self, message: SensorMessage) -> str | None:
@@ -190,24 +195,26 @@ class DayCounter(ABC):
         outcome as soon as it is known (a lookup's duplicates first, as one outcome)."""
         result = BatchCount()
         heard = on_outcome or (lambda outcome: None)
+        expired = self._expiry(deadline)
         deferred: list[tuple[DayKey, list[SensorMessage]]] = []
         for wave in self.waves(messages):
             if wave:
-                self._count_wave(wave, deadline, heard, result, deferred)
+                self._count_wave(wave, deadline, expired, heard, result, deferred)
         if deferred:  # the other writers have moved on by now; no second deferral
             result.groups += self._write(deferred, set(), deadline, heard, may_defer=False)[0]
         return result
 
-    def _count_wave(
+    def _count_wave(  # noqa: PLR0917 - the wave's inputs and where its results go
         self,
         messages: list[SensorMessage],
         deadline: float | None,
+        expired: Expired,
         heard: Callable[[GroupOutcome], None],
         result: BatchCount,
         deferred: list[tuple[DayKey, list[SensorMessage]]],
     ) -> None:
         try:
-            found = self.lookup(messages)
+            found = self.lookup(messages, expired)
         except TransientFault as fault:
             if self.lookup_guards:  # those it guards wait for a lookup that answers, their sensors with them
                 waiting = {m.sensor_id for m in messages if self.known_key(m) is not None}
@@ -272,6 +279,13 @@ class DayCounter(ABC):
                     future.result()  # a crash (not an Exception: never caught per group) ends the batch
         return done, [(key, outcome.deferred) for key, outcome in done if outcome.deferred]
 
+    def _expiry(self, deadline: float | None) -> Expired:
+        """Whether the invocation's time is up (``deadline``, on the counter's clock): every loop of
+        calls asks before its next one, so nothing of a batch runs on after its answer."""
+        if deadline is None:
+            return None
+        return lambda: self._clock() >= deadline
+
     def _safe_count(
         self, key: DayKey, messages: list[SensorMessage], missing: bool, deadline: float | None, may_defer: bool
     ) -> GroupOutcome:
@@ -290,7 +304,14 @@ class DayCounter(ABC):
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
         if missing:
             self.missing_days.heard(outcome)
+        if outcome.rejected and outcome.repair is None:
+            self.name_the_repair(key, outcome)
         return outcome
+
+    def name_the_repair(self, key: DayKey, outcome: GroupOutcome) -> None:
+        """DynamoDB refused the group's write as invalid without saying which attribute: find it, and
+        put what mends it in ``outcome`` (here: nothing to read)."""
+        return
 
 
 class TableCounter(DayCounter):
@@ -311,10 +332,10 @@ class TableCounter(DayCounter):
         self.known_days = KnownDays()
         self.hourless = HourlessDays()  # day items read without HourCounts (counting/hours.py)
 
-    def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
-        return self.lookup_days(messages, Lookup())
+    def lookup(self, messages: Sequence[SensorMessage], expired: Expired = None) -> Lookup:
+        return self.lookup_days(messages, Lookup(), expired)
 
-    def lookup_days(self, messages: Sequence[SensorMessage], found: Lookup) -> Lookup:
+    def lookup_days(self, messages: Sequence[SensorMessage], found: Lookup, expired: Expired = None) -> Lookup:
         """The day items of the groups of ``messages`` (those not counted before) that this container
         does not know to exist: each one missing starts at the insert."""
         days = self.known_days.unknown(
@@ -328,6 +349,7 @@ class TableCounter(DayCounter):
                 keys,
                 consistent=False,
                 projection=[schema.SENSOR_ID, schema.DATE, schema.HOUR_COUNTS],
+                expired=expired,
             )
             present = {(schema.sensor_of_item(item), str(item[schema.DATE]["S"])) for item in items}
             for item in items:
@@ -336,6 +358,19 @@ class TableCounter(DayCounter):
             found.missing_days = set(days) - present
             found.requests += (len(keys) + 99) // 100
         return found
+
+    def name_the_repair(self, key: DayKey, outcome: GroupOutcome) -> None:
+        """The day item, read (strongly consistent, one unit): the attribute a counting write cannot add
+        to, or the item too large to grow (``schema.check_day_item``), named with what mends it; a
+        read that fails names nothing (the generic repair stands)."""
+        try:
+            item = reads.get_item(self._client, self._table, schema.day_key(*key)) or {}
+            schema.check_day_item(item, sizes.item_bytes(item))
+        except TransientFault:
+            return
+        except MalformedItem as bad:
+            outcome.reason = f"{outcome.reason}: {bad}"
+            outcome.repair = repairs.day_item(*key, bad.attribute)
 
     @staticmethod
     def first_step(missing: bool) -> UpsertStep:

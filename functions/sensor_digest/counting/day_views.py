@@ -9,6 +9,23 @@ A day item's kind is fixed when it is created and never changes:
   ordered mode; every message counted on it has a marker ``MSG#<sensor_id>#<event_id>``, and so does
   every message counted on it from now on: a day begun under markers is honoured by markers.
 
+A compact day is *hashed* while every report counted on it left its hash: its ``HashedCount`` (added
+with each hash, in the same write) equals its ``DataCount``. A writer that keeps no hashes (a release
+before the compact ledger, rolled back to; ordered mode; at-least-once) adds to ``DataCount`` alone,
+and from then on the day is not hashed: a report's hash missing from it no longer proves the report
+new, so every report counted on it also writes its marker, on condition that it does not exist (the
+earlier release wrote one with each count). A write that relies on the hashes alone is conditioned on
+``HashedCount = DataCount``, so a container that missed the change learns it from the refusal.
+A compact day item from a release before ``HashedCount`` is hashed when its ``HourCounts`` hold all
+of its ``DataCount`` (those releases kept hours and hashes alike; the ones that kept no hashes kept
+no hours either); its first write sets ``HashedCount`` on condition that ``DataCount`` is still what
+was read (``rebase``).
+
+``IdPage`` can only name a page the day's count can have filled: pages before it hold 72 identities
+each (but those a put-back day item moved past, counted in ``SkippedPages``), so a day item whose
+``IdPage`` is past ``max_page`` (one written by hand) is refused before any page is read, and its
+reports are rejected with the repair.
+
 A view is what this container last saw; it may be behind (another invocation wrote since), never
 ahead, so a write's conditions are what decide: a refused write returns the item as it is, and the
 view is corrected from it. Pages before the one being filled never change again (every write of a
@@ -25,14 +42,10 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
-from sensor_digest.counting.base import DayKey
+from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS
+from sensor_digest.counting.outcomes import DayKey
 from sensor_digest.errors import MalformedItem
 from sensor_digest.store import schema
-
-IDPAGE_REPAIR = (  # what to do with a day item whose IdPage does not read as one
-    "mend the item (its IdPage must be the number of the sensor-day's highest IDS#<sensor_id>#<day>#<page> "
-    "item in the ledger table, 0 when there is none)"
-)
 
 FROZEN_IDS_KEPT = 500_000
 """Identities of frozen pages a container keeps (about 40 MB at most), least recently used
@@ -56,6 +69,8 @@ class DayView:
     day_ids: int = 0
     page_ids: int = 0
     skip_to: int = 0  # the page to start next, when the one after ``page`` was found taken
+    hashed: bool = True  # every report counted on the day left its hash (see the module)
+    rebase: int | None = None  # hashed, as a release before ``HashedCount`` left it: its ``DataCount`` then
 
     @property
     def next_page(self) -> int:
@@ -70,9 +85,23 @@ class DayView:
         if schema.ID_PAGE not in item:
             return PER_MESSAGE
         page = schema.number_of(item, schema.ID_PAGE)
-        if page < 0:
-            raise MalformedItem(f"{schema.describe(item)}: {schema.ID_PAGE} {page} is below 0")
-        return cls(Kind.COMPACT, page=page, day_ids=len(ids_of(item)))
+        count = schema.number_of(item, schema.DATA_COUNT) if schema.DATA_COUNT in item else 0
+        skipped = schema.number_of(item, schema.SKIPPED_PAGES) if schema.SKIPPED_PAGES in item else 0
+        highest = max_page(count) + max(0, skipped)
+        if not 0 <= page <= highest:
+            raise MalformedItem(
+                f"{schema.describe(item)}: {schema.ID_PAGE} {page} is no page a day of {count} reports can have "
+                f"(0 to {highest})",
+                schema.ID_PAGE,
+            )
+        view = cls(Kind.COMPACT, page=page, day_ids=len(ids_of(item)))
+        if schema.HASHED_COUNT in item:
+            return replace(view, hashed=schema.number_of(item, schema.HASHED_COUNT) == count)
+        if schema.DATA_COUNT not in item:  # created empty, nothing counted yet
+            return view
+        if _hours_hold(item, count):  # a release before HashedCount, and nothing else, counted here
+            return replace(view, rebase=count)
+        return replace(view, hashed=False)
 
     @classmethod
     def of_item_or_none(cls, item: Mapping[str, Any]) -> DayView | None:
@@ -86,6 +115,24 @@ class DayView:
     def seen_in_page(self, ids: int) -> DayView:
         """The view once the page being filled was seen holding ``ids`` identities."""
         return replace(self, page_ids=max(self.page_ids, ids))
+
+
+def _hours_hold(item: Mapping[str, Any], count: int) -> bool:
+    """Whether a day item's ``HourCounts`` hold all of its ``count``: every release that kept hours
+    also kept hashes on a compact day, and the releases that kept neither added to ``DataCount``
+    alone, so on a day item without ``HashedCount`` this says that no writer without hashes counted."""
+    try:
+        hours = schema.hour_counts_of_item(item)
+    except MalformedItem:
+        return False
+    return hours is not None and sum(hours.values()) == count
+
+
+def max_page(count: int) -> int:
+    """The highest ``IdPage`` a compact day of ``count`` reports can have: page ``p`` is begun only
+    once the day item's ``DAY_IDS`` and pages 1 to ``p - 1`` (``PAGE_IDS`` each) are full, by a write
+    that adds an identity to it, and every identity was counted at least once."""
+    return 0 if count <= DAY_IDS else 1 + (count - DAY_IDS - 1) // PAGE_IDS
 
 
 MISSING = DayView(Kind.MISSING)

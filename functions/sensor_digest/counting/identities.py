@@ -10,9 +10,10 @@ none). The compact ledger keeps each counted identity of a sensor-day as a 12-by
   ``PAGE_IDS`` hashes each, written in the same ``TransactWriteItems`` as the count.
 
 Both sizes keep every item under 1 KB, so no write ever costs more than one unit per item (two in
-a transaction): a day item with a full page 0 and a full day of ``HourCounts`` (24 counts of up to
-16 digits) holds at most about 850 bytes, a full page about 920 (``tests/unit/test_identities.py``
-computes both by DynamoDB's size rules, with a byte per element to spare).
+a transaction): a day item with a full page 0, a full day of ``HourCounts`` (24 counts of up to 16
+digits), ``HashedCount`` and ``SkippedPages`` holds at most about 880 bytes, a full page about 920
+(``tests/unit/test_identities.py`` computes both by DynamoDB's size rules, with a byte per element
+to spare).
 
 Two different identities of one sensor-day are taken for one report only if their hashes are
 equal: for a report, the chance is at most ``n / 2**96`` where ``n`` is how many reports that

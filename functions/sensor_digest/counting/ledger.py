@@ -49,7 +49,15 @@ from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
-from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
+from sensor_digest.counting.base import (
+    DayKey,
+    Expired,
+    GroupOutcome,
+    Lookup,
+    TableCounter,
+    leaders,
+    settle_followers,
+)
 from sensor_digest.counting.day_views import MISSING, UNSEEN, DayView, FrozenPages, Kind, ids_of
 from sensor_digest.counting.identities import WRITE_IDS, Entry, identity_hash
 from sensor_digest.counting.ledger_write import LedgerWrite
@@ -130,11 +138,13 @@ class LedgerCounter(TableCounter):
         """What ``message`` leaves on a day of ``view``'s kind: on a per-message day, a marker; on a
         compact day, its identity hash, and a marker too when it names an ``event_id`` without a
         ``timestamp`` (a resend may fall on another day, where only the marker finds it; the hash
-        finds a resend with a timestamp on this day) or when new days are per-message (so that an
-        earlier version, rolled back to, would honour it)."""
+        finds a resend with a timestamp on this day), when new days are per-message (so that an
+        earlier version, rolled back to, would honour it), or when the day is not hashed (a writer
+        that keeps no hashes counted on it: its reports are known by their markers alone)."""
         if view.kind is Kind.PER_MESSAGE:
             return Entry(message, None, True)
-        return Entry(message, self._hash(message.event_id), message.sent_again_elsewhere or not self.creates_compact)
+        marker = message.sent_again_elsewhere or not self.creates_compact or not view.hashed
+        return Entry(message, self._hash(message.event_id), marker)
 
     def may_bet(self, messages: Sequence[SensorMessage]) -> bool:
         """On a compact day with no marker to write: the update is then one ``UpdateItem`` (where it
@@ -151,20 +161,24 @@ class LedgerCounter(TableCounter):
         }
         return expressions.put(expressions.put_if_absent(self._ledger, item, schema.LEDGER_KEY))
 
-    def frozen_ids(self, day: DayKey, pages: range, outcome: GroupOutcome | None = None) -> set[bytes]:
+    def frozen_ids(
+        self, day: DayKey, pages: range, outcome: GroupOutcome | None = None, expired: Expired = None
+    ) -> set[bytes]:
         """The identities of ``pages`` of ``day``, pages that never change again: read once,
-        strongly consistent (a page written a moment before it froze must be read whole)."""
+        strongly consistent (a page written a moment before it froze must be read whole); no read
+        is started once ``expired`` (``TransientFault``: what was read stays kept for the next try)."""
         ids, unread = self.frozen.held(day, pages)
-        if unread:
-            keys = [schema.id_page_key(*day, page) for page in unread]
-            items = dynamo.batch_get(self._client, self._ledger, keys, consistent=True)
+        for start in range(0, len(unread), 100):  # each request's pages kept as soon as read
+            chunk = unread[start : start + 100]
+            keys = [schema.id_page_key(*day, page) for page in chunk]
+            items = dynamo.batch_get(self._client, self._ledger, keys, consistent=True, expired=expired)
             by_key = {str(item[schema.LEDGER_KEY]["S"]): item for item in items}
-            for page, key in zip(unread, keys, strict=True):
+            for page, key in zip(chunk, keys, strict=True):
                 read = ids_of(by_key.get(str(key[schema.LEDGER_KEY]["S"]), {}))
                 ids |= read  # returned as read: the cache may forget it before this call returns
                 self.frozen.keep(day, page, read)
             if outcome is not None:
-                outcome.requests += (len(keys) + 99) // 100
+                outcome.requests += 1
         return ids
 
     # -- the batch -----------------------------------------------------------------------------
@@ -187,7 +201,7 @@ class LedgerCounter(TableCounter):
         """First deliveries, then redeliveries (see the module)."""
         return [[m for m in messages if not self.redelivered(m)], [m for m in messages if self.redelivered(m)]]
 
-    def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
+    def lookup(self, messages: Sequence[SensorMessage], expired: Expired = None) -> Lookup:
         """What a wave's writes would otherwise find out the expensive way: the markers of its
         redeliveries (strongly consistent: a first copy may have been counted a moment ago); the day
         items this container does not know, and those of the redeliveries (eventually consistent:
@@ -197,7 +211,9 @@ class LedgerCounter(TableCounter):
         again = [m for m in messages if self.redelivered(m)]
         keys = [schema.ledger_key(k) for k in sorted({m.ledger_key for m in again})]
         if keys:
-            items = dynamo.batch_get(self._client, self._ledger, keys, consistent=True, projection=[schema.LEDGER_KEY])
+            items = dynamo.batch_get(
+                self._client, self._ledger, keys, consistent=True, projection=[schema.LEDGER_KEY], expired=expired
+            )
             found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
             found.requests += (len(keys) + 99) // 100
         open_ = [m for m in messages if m.ledger_key not in found.counted_before]
@@ -205,7 +221,9 @@ class LedgerCounter(TableCounter):
         days |= {(m.sensor_id, m.day) for m in open_ if self.redelivered(m)}
         if not days:
             return found
-        read = dynamo.batch_get(self._client, self._table, [schema.day_key(*d) for d in sorted(days)], consistent=False)
+        read = dynamo.batch_get(
+            self._client, self._table, [schema.day_key(*d) for d in sorted(days)], consistent=False, expired=expired
+        )
         found.requests += (len(days) + 99) // 100
         day_items = {(schema.sensor_of_item(item), schema.text_of(item, schema.DATE)): item for item in read}
         found.missing_days = days - set(day_items)
@@ -219,7 +237,8 @@ class LedgerCounter(TableCounter):
         for day in {(m.sensor_id, m.day) for m in again} & set(day_items):
             view = views[day]
             if view is not None and view.kind is Kind.COMPACT and view.page > 0:
-                counted[day] |= self.frozen_ids(day, range(1, view.page)) | self._current_page(day, view.page)
+                counted[day] |= self.frozen_ids(day, range(1, view.page), expired=expired)
+                counted[day] |= self._current_page(day, view.page)
                 found.requests += 1
         for message in open_:
             digest = self.entry(message, UNSEEN).id
@@ -269,7 +288,7 @@ class LedgerCounter(TableCounter):
         may_defer: bool,
     ) -> DayView:
         """One chunk through the three steps, retried on contention; the day's view after it."""
-        write = LedgerWrite(self, key, chunk, outcome, view)
+        write = LedgerWrite(self, key, chunk, outcome, view, expired=self._expiry(deadline))
         for retry in range(self._retry.attempts + 1):
             started = self._clock()
             step = UpsertStep.CREATE_IF_MISSING if write.view.kind is Kind.MISSING else UpsertStep.UPDATE_IF_EXISTS

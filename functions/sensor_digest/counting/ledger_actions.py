@@ -27,7 +27,9 @@ def day_action(
 ) -> dict[str, Any]:
     """The day item's ``ADD`` of ``total`` and its hours' ``counts``: on condition of its kind (and
     page, ``view``'s), of its hours map (``hours.py``), that none of ``checked`` is in its ``Ids``, and
-    that ``added`` fits there; ``advance``: the page its ``IdPage`` moves on to."""
+    that ``added`` fits there; ``advance``: the page its ``IdPage`` moves on to. On a compact day the
+    count's hashes add to ``HashedCount`` too, and while the view holds the day hashed, the write is
+    conditioned on its staying so (``HashedCount = DataCount``, or an item without either)."""
     names = {"#count": schema.DATA_COUNT}
     values: dict[str, Any] = {":n": {"N": str(total)}}
     adds, sets, conditions = ["#count :n"], [], []
@@ -35,9 +37,17 @@ def day_action(
         names["#pk"] = schema.SENSOR_ID
         conditions.append("attribute_exists(#pk)")
     else:
-        names["#page"] = schema.ID_PAGE
+        names["#page"], names["#hashed"] = schema.ID_PAGE, schema.HASHED_COUNT
         values[":page"] = {"N": str(view.page)}
         conditions.append("#page = :page")
+        if view.rebase is not None:  # a day item from before HashedCount, hashed as read: set it, if still so
+            sets.append("#hashed = :hashed")
+            values[":hashed"], values[":seen"] = {"N": str(view.rebase + total)}, {"N": str(view.rebase)}
+            conditions.append("#count = :seen AND attribute_not_exists(#hashed)")
+        else:
+            adds.append("#hashed :n")
+        if view.hashed and view.rebase is None:
+            conditions.append("(#count = #hashed OR (attribute_not_exists(#count) AND attribute_not_exists(#hashed)))")
         if checked or added:
             names["#ids"] = schema.IDS
         conditions += expressions.absent_from_set("#ids", checked, values)
@@ -49,6 +59,10 @@ def day_action(
         if advance is not None:
             sets.append("#page = :next")
             values[":next"] = {"N": str(advance)}
+            if advance > view.page + 1:  # past pages found taken: the day item was put back behind them
+                names["#skipped"] = schema.SKIPPED_PAGES
+                values[":skipped"] = {"N": str(advance - view.page - 1)}
+                adds.append("#skipped :skipped")
     hour_adds, hour_sets, hour_condition = hours.parts(counts, names, values)
     conditions.append(hour_condition)
     return {

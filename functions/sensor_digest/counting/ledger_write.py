@@ -4,9 +4,12 @@ update -> insert -> update, with what each message leaves behind (``ledger.py`` 
 Each message is an ``Entry``: its identity hash when the day keeps compact identities for it, a
 marker when it needs one, or both. What the write sends follows from the day's view:
 
+- a new day: one ``PutItem`` of the whole day item (its count, hours and identities), on condition
+  that it does not exist; with the markers its messages need, in one ``TransactWriteItems``;
 - a compact day filling page 0 (its own ``Ids``), every identity fitting and no marker: one
-  ``UpdateItem`` of the day item, ``ADD DataCount :n, Ids :ids`` on condition that ``IdPage`` is
-  still 0, that none of the identities is there yet, and that they fit (1 write unit);
+  ``UpdateItem`` of the day item, ``ADD DataCount :n, HashedCount :n, Ids :ids`` on condition that
+  ``IdPage`` is still 0, that the day is still hashed (``day_views.py``), that none of the identities
+  is there yet, and that they fit (1 write unit);
 - otherwise one ``TransactWriteItems``: the day item's ``ADD`` (on condition of its ``IdPage`` and
   that none of the identities is in its page 0), the page being filled (``ADD Ids``, on condition
   that none is there and that they fit), the next page when they do not all fit (the day item's
@@ -31,14 +34,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from sensor_digest.counting.base import DayKey, GroupOutcome
-from sensor_digest.counting.day_views import IDPAGE_REPAIR, PER_MESSAGE, DayView, Kind, ids_of
+from sensor_digest.counting.base import DayKey, Expired, GroupOutcome
+from sensor_digest.counting.day_views import PER_MESSAGE, DayView, Kind, ids_of
 from sensor_digest.counting.hours import HoursWrite, hours_of
 from sensor_digest.counting.identities import DAY_IDS, PAGE_IDS, Entry
 from sensor_digest.counting.ledger_actions import day_action, page_action
 from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import dynamo, expressions, reads, schema
+from sensor_digest.store import dynamo, expressions, reads, repairs, schema
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 if TYPE_CHECKING:
@@ -59,10 +62,18 @@ class LedgerWrite(ThreeStepUpsert):
     before, ``view`` follows what the refusals show."""
 
     def __init__(
-        self, counter: LedgerCounter, day: DayKey, chunk: Sequence[SensorMessage], outcome: GroupOutcome, view: DayView
+        self,
+        counter: LedgerCounter,
+        day: DayKey,
+        chunk: Sequence[SensorMessage],
+        outcome: GroupOutcome,
+        view: DayView,
+        *,
+        expired: Expired = None,
     ) -> None:
         super().__init__()
         self._counter = counter
+        self._expired = expired
         self._day = day
         self._key = schema.day_key(*day)
         self._outcome = outcome
@@ -82,27 +93,40 @@ class LedgerWrite(ThreeStepUpsert):
         return self._update()
 
     def create_if_missing(self) -> Answer:
-        """The day item, created: whole (its count and identities) when the chunk is all compact
-        identities, else empty (its key, and ``IdPage`` when compact) for the update to fill."""
+        """The day item, created whole: the count, hours and (compact) identities of the chunk's first
+        ``DAY_IDS`` messages (a per-message day: all of them), on condition that it does not exist; with
+        the markers those messages need in the same ``TransactWriteItems``, so that a report counted
+        before (its marker there) leaves no day item behind. The rest of the chunk goes to the update."""
         compact = self._counter.creates_compact
         entries = self._entries(DayView(Kind.COMPACT) if compact else PER_MESSAGE)
-        whole = compact and not any(e.marker for e in entries)
-        head = entries[:DAY_IDS] if whole else []
-        item: schema.Item = dict(self._key)
+        head = entries[:DAY_IDS] if compact else entries
+        total = sum(e.message.count for e in head)
+        item: schema.Item = {**self._key, schema.DATA_COUNT: {"N": str(total)}}
         if compact:
             item[schema.ID_PAGE] = {"N": "0"}
-        if head:
-            item[schema.DATA_COUNT] = {"N": str(sum(e.message.count for e in head))}
             item[schema.IDS] = {"BS": [e.id for e in head]}
+            item[schema.HASHED_COUNT] = {"N": str(total)}
         item[schema.HOUR_COUNTS] = self.hours.put_value(hours_of(e.message for e in head))
         params = expressions.put_if_absent(self._counter.table, item)
         params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        markers = [e.message for e in head if e.marker]
         self._outcome.requests += 1
-        answer = dynamo.single_write(self._counter.client, "PutItem", params)
-        if not answer.written:  # somebody else's: step 3 adds to it, as it is
+        if markers:
+            sent = [expressions.put(params), *(self._counter.marker_action(m) for m in markers)]
+            refusals = self._refusals(dynamo.transact_refusals(self._counter.client, sent), len(sent))
+            day_item = refusals[0].item if refusals and refusals[0].code == dynamo.CONDITIONAL_CHECK_FAILED else None
+            refused = [r.code == dynamo.CONDITIONAL_CHECK_FAILED for r in refusals[1:]] if refusals else []
+            counted = {m.message_id for m, no in zip(markers, refused, strict=False) if no}
+            written = not refusals
+        else:
+            answer = dynamo.single_write(self._counter.client, "PutItem", params)
+            day_item, counted, written = (None if answer.written else answer.item), set(), answer.written
+        if day_item is not None:  # somebody else's: step 3 adds to it, as it is
             self._outcome.insert_refused = True
-            self._found(answer.item, [])
+            self._found(day_item, [], counted)
             return Answer.NEXT
+        if not written:  # only markers refused: those reports were counted before; the rest again
+            return self._drop(set(), counted)
         self.view = DayView(Kind.COMPACT, day_ids=len(head)) if compact else PER_MESSAGE
         self.hours.missing = False
         done = {e.message.message_id for e in head}
@@ -180,7 +204,7 @@ class LedgerWrite(ThreeStepUpsert):
         self._outcome.requests += 1
         answer = dynamo.single_write(self._counter.client, "UpdateItem", {**params, "ReturnValues": "UPDATED_NEW"})
         if answer.written:
-            self.view = replace(self.view, day_ids=len(ids_of(answer.item)))
+            self.view = replace(self.view, day_ids=len(ids_of(answer.item)), rebase=None)
             self._all_counted()
             return Answer.DONE
         return self._found(answer.item, [])
@@ -190,17 +214,11 @@ class LedgerWrite(ThreeStepUpsert):
         sent = [expressions.update(params) for _, params in actions]
         sent += [self._counter.marker_action(m) for m in markers]
         self._outcome.requests += 1
-        refusals = dynamo.transact_refusals(self._counter.client, sent)
-        if refusals is None:
+        refusals = self._refusals(dynamo.transact_refusals(self._counter.client, sent), len(sent))
+        if not refusals:
             self._moved_on(actions)
             self._all_counted()
             return Answer.DONE
-        codes = [r.code for r in refusals]
-        if len(codes) != len(sent):
-            raise TransientFault(f"transaction cancelled without a reason per action: {codes}")
-        fault = dynamo.cancellation_fault(codes, [r.message for r in refusals])
-        if fault is not None:
-            raise fault
         day_item: dict[str, Any] | None = None
         pages: list[tuple[int, dict[str, Any]]] = []
         counted_markers: set[str] = set()
@@ -225,6 +243,20 @@ class LedgerWrite(ThreeStepUpsert):
                 self.view = replace(self.view, skip_to=page + 1)
         return self._drop(set().union(*(ids_of(item) for _, item in pages)), counted_markers)
 
+    @staticmethod
+    def _refusals(refusals: list[dynamo.Refusal] | None, sent: int) -> list[dynamo.Refusal]:
+        """A transaction's answer: no refusal once committed; else one per action, each a failed
+        condition (``TransientFault`` for anything else: contention, an invalid action)."""
+        if refusals is None:
+            return []
+        codes = [r.code for r in refusals]
+        if len(codes) != sent:
+            raise TransientFault(f"transaction cancelled without a reason per action: {codes}")
+        fault = dynamo.cancellation_fault(codes, [r.message for r in refusals])
+        if fault is not None:
+            raise fault
+        return refusals
+
     def _found(
         self, item: dict[str, Any], pages: list[tuple[int, dict[str, Any]]], counted_markers: set[str] | None = None
     ) -> Answer:
@@ -235,7 +267,7 @@ class LedgerWrite(ThreeStepUpsert):
         try:
             seen = DayView.of_item(item)
         except MalformedItem as bad:  # a hand-made item: retrying cannot help, its reports wait mended
-            raise RefusedWrite(str(bad), repair=IDPAGE_REPAIR) from None
+            raise RefusedWrite(str(bad), repair=repairs.day_item(*self._day, bad.attribute)) from None
         if seen.kind is Kind.COMPACT and self.view.kind is Kind.COMPACT and seen.page == self.view.page:
             seen = seen.seen_in_page(self.view.page_ids)  # the page being filled is no emptier than seen
         self.view = seen
@@ -269,7 +301,7 @@ class LedgerWrite(ThreeStepUpsert):
         last = self.view.page + 1 if full else self.view.page
         if last <= 1:
             return False
-        found = ids & self._counter.frozen_ids(self._day, range(1, last), self._outcome)
+        found = ids & self._counter.frozen_ids(self._day, range(1, last), self._outcome, self._expired)
         if not found:
             return False
         self._drop(found, set())
@@ -283,7 +315,7 @@ class LedgerWrite(ThreeStepUpsert):
             (role.kind, role.page): len(params["ExpressionAttributeValues"].get(":added", {}).get("BS", []))
             for role, params in actions
         }
-        view = replace(self.view, day_ids=self.view.day_ids + added.get(("day", 0), 0))
+        view = replace(self.view, day_ids=self.view.day_ids + added.get(("day", 0), 0), rebase=None)
         if ("page", view.next_page) in added:
             view = replace(view, page=view.next_page, page_ids=added[("page", view.next_page)], skip_to=0)
         elif view.page > 0:

@@ -24,7 +24,15 @@ from functools import partial
 from typing import Any
 
 from sensor_digest.backoff import Backoff
-from sensor_digest.counting.base import DayKey, GroupOutcome, Lookup, TableCounter, leaders, settle_followers
+from sensor_digest.counting.base import (
+    DayKey,
+    Expired,
+    GroupOutcome,
+    Lookup,
+    TableCounter,
+    leaders,
+    settle_followers,
+)
 from sensor_digest.counting.hours import HoursWrite, hours_of, update_expression
 from sensor_digest.counting.outcomes import Group
 from sensor_digest.errors import TransientFault
@@ -85,7 +93,7 @@ class OrderedCounter(TableCounter):
         """A redriven message's marker (a message never redriven cannot have one)."""
         return schema.tail_marker_id(message.sensor_id, message.origin_id) if message.redriven else None
 
-    def lookup(self, messages: Sequence[SensorMessage]) -> Lookup:
+    def lookup(self, messages: Sequence[SensorMessage], expired: Expired = None) -> Lookup:
         """The tail markers of the redriven messages, then the day items this container does not know."""
         found = Lookup()
         keys = sorted({key for m in messages if (key := self.known_key(m)) is not None})
@@ -96,10 +104,11 @@ class OrderedCounter(TableCounter):
                 [schema.ledger_key(k) for k in keys],
                 consistent=True,  # a marker written a moment ago must be seen: nothing else guards
                 projection=[schema.LEDGER_KEY],
+                expired=expired,
             )
             found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
             found.requests += (len(keys) + 99) // 100
-        return self.lookup_days(messages, found)
+        return self.lookup_days(messages, found, expired)
 
     def identity(self, message: SensorMessage) -> Hashable:
         """One SQS message (a message delivered twice in one batch): its sequence number, within

@@ -34,6 +34,7 @@ class BatchReport:
     settled_ids: set[str] = field(default_factory=set)  # counted, duplicate or kept in the DLQ
     refused: list[tuple[str, str]] = field(default_factory=list)  # (message id, reason): a write refused
     audit: list[list[Any]] = field(default_factory=list)  # [sensor_id, day, [[event_id, count], ...]] counted
+    answered: bool = False  # the handler answered before the batch's end (``IngestService.cut_short``)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def settle(

@@ -106,8 +106,11 @@ class IngestService:
     def cut_short(self, messages: Sequence[InboundMessage], report: BatchReport) -> BatchReport:
         """The answer for a batch still being worked on: what has ended stands, every other message
         is listed (on FIFO with the rest of its group). Writes still under way may commit later;
-        their messages come back and are found counted (a marker, an applied sequence number)."""
+        their messages come back and are found counted (a marker, an applied sequence number). The
+        batch's own thread starts nothing after this: its deadline has passed (every loop of calls
+        asks it before the next), and ``report.answered`` keeps it from what follows the writes."""
         with report.lock:
+            report.answered = True  # what is still under way starts nothing more (``process``)
             settled = set(report.settled_ids)
             answer = BatchReport(
                 counted=report.counted,
@@ -156,6 +159,9 @@ class IngestService:
             self._keep([Rejection(by_id[mid], reason) for mid, reason in report.refused], report, deadline)
         self._settle_followers(first, followers, report)
         self._batch_item_failures(messages, report)
+        if report.answered:  # the handler answered without waiting for this: nothing runs on after it
+            LOG.warning("the batch ended after its answer: what follows the writes is left to the redelivery")
+            return report
         self._remember_settled(dated, report)
         for groups in report.take_audit():  # the audit trail: what each counted report contributed, where
             LOG.info("counted", groups=groups)
@@ -289,7 +295,7 @@ class IngestService:
 
     @staticmethod
     def _refusal(message: SensorMessage, outcome: GroupOutcome) -> str:
-        repair = outcome.repair or "mend the item (its DataCount must be a number: sensor-digest counts names it)"
+        repair = outcome.repair or "mend the day item (its attributes as the contract gives them)"
         return (
             f"the day item of sensor {message.sensor_id} on {message.day} cannot take this count "
             f"({outcome.reason}); {repair}, then redrive"

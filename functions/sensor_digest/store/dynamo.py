@@ -216,11 +216,15 @@ def batch_get(
     consistent: bool,
     projection: Sequence[str] = (),
     backoff: Backoff = UNPROCESSED_KEYS,
+    expired: Callable[[], bool] | None = None,
 ) -> list[dict[str, Any]]:
     """The items of these keys that exist: ``BatchGetItem`` by 100 keys, unprocessed keys retried
-    with ``backoff``; ``TransientFault`` if some are still unprocessed after its attempts."""
+    with ``backoff``; ``TransientFault`` if some are still unprocessed after its attempts, or when
+    ``expired`` says the invocation's time is up before the next request (no read runs on past it)."""
     found: list[dict[str, Any]] = []
     for start in range(0, len(keys), 100):
+        if expired is not None and expired():
+            raise TransientFault("no time left in the invocation to read on")
         pending = keys[start : start + 100]
         for attempt in range(backoff.attempts):
             request: dict[str, Any] = {"Keys": pending, "ConsistentRead": consistent}

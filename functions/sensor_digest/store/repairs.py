@@ -2,11 +2,16 @@
 restored from elsewhere, or put there by another writer), in words a person can act on. The readers
 name the item and what is wrong with it (``schema.MalformedItem``); these say what to do about it.
 
-- A **day item** whose ``DataCount`` is no whole number, or is negative: nothing in the pipeline
-  recomputes a day's count (the reports are gone; the ledger's markers record each counted
-  message's count only while they live), so the count is set by hand, then the month's summary
-  element is brought back to it by the exact rebuild (the summary path only ever raises an element).
-  ``summary rebuild --exact`` alone does not mend it: it reads the day items, and cannot read this one.
+- A **day item**, by the attribute at fault (``MalformedItem.attribute``):
+  ``DataCount`` no whole number, or negative: nothing in the pipeline recomputes a day's count (the
+  reports are gone; the ledger's markers record each counted message's count only while they live),
+  so the count is set by hand, then the month's summary element is brought back to it by the exact
+  rebuild (the summary path only ever raises an element); ``summary rebuild --exact`` alone does not
+  mend it: it reads the day items, and cannot read this one.
+  ``HourCounts`` no map of counts: removed (the next report creates the map; the day's hours then
+  read as incomplete). ``Ids`` no binary set, ``IdPage`` no page the day can have, ``HashedCount``
+  no number: the compact ledger's own attributes, which only a write by hand puts wrong; each says
+  what it must be. The item too near 400 KB: the attributes that are not the contract's removed.
 - A **summary item** whose ``DailyCounts`` is no map or holds an element that is no number: the exact
   rebuild rewrites it from the sensor's day items.
 - A **profile** (``Date = PROFILE``) whose ``SensorId`` is no sensor id (outside 0 to 2^53 - 1, or no
@@ -18,11 +23,41 @@ from __future__ import annotations
 from sensor_digest.store import schema
 
 
-def day_item(sensor_id: int | str, day: str) -> str:
-    """How to mend sensor ``sensor_id``'s day item of ``day``."""
+def day_item(sensor_id: int | str, day: str, attribute: str | None = schema.DATA_COUNT) -> str:
+    """How to mend sensor ``sensor_id``'s day item of ``day`` whose ``attribute`` is at fault
+    (``None``: the item as a whole, too large to grow)."""
+    where = f"{schema.SENSOR_ID} {sensor_id}, {schema.DATE} {day}"
+    if attribute == schema.HOUR_COUNTS:
+        return (
+            f"remove its {schema.HOUR_COUNTS} by hand (an UpdateItem of {where} with REMOVE {schema.HOUR_COUNTS}): "
+            "the next report creates the map again, and the day's hours read as incomplete"
+        )
+    if attribute == schema.IDS:
+        return (
+            f"its {schema.IDS} must be a binary set of 12-byte identity hashes (type BS), as ingest writes it: "
+            f"put back the value ingest wrote, or, if none can be, set it to an empty set by removing it "
+            f"(REMOVE {schema.IDS} on {where}: reports of the day counted before may then count again)"
+        )
+    if attribute == schema.ID_PAGE:
+        return (
+            f"its {schema.ID_PAGE} must be the number of the sensor-day's highest "
+            f"{schema.ID_PAGE_PREFIX}{sensor_id}#{day}#<page> item in the ledger table, 0 when there is none "
+            f"(an UpdateItem of {where} with SET {schema.ID_PAGE} = :page)"
+        )
+    if attribute == schema.HASHED_COUNT:
+        return (
+            f"remove its {schema.HASHED_COUNT} by hand (an UpdateItem of {where} with REMOVE {schema.HASHED_COUNT}): "
+            "ingest then checks every report of the day against its marker too"
+        )
+    if attribute is None:
+        return (
+            f"the item has no room to grow: remove the attributes that are not the contract's "
+            f"({schema.SENSOR_ID}, {schema.DATE}, {schema.DATA_COUNT}, {schema.HOUR_COUNTS} and the ledger's "
+            f"{schema.IDS}, {schema.ID_PAGE}, {schema.HASHED_COUNT}) by hand (an UpdateItem of {where} with REMOVE)"
+        )
     return (
         f"set its {schema.DATA_COUNT} to the day's count, a whole number of at least 0, by hand (an UpdateItem of "
-        f"{schema.SENSOR_ID} {sensor_id}, {schema.DATE} {day} with SET {schema.DATA_COUNT} = :n), then run "
+        f"{where} with SET {schema.DATA_COUNT} = :n), then run "
         f"`sensor-digest summary rebuild --exact --sensor {sensor_id}`"
     )
 

@@ -86,6 +86,15 @@ MARKER_COUNT = "Count"
 IDS = "Ids"
 ID_PAGE = "IdPage"
 ID_PAGE_PREFIX = "IDS#"
+# the part of a compact day item's ``DataCount`` whose reports' hashes the day keeps: added in the same
+# write as the count by every writer that keeps hashes. Less than ``DataCount`` (or absent beside a
+# count) means another writer counted on the day without a hash (a release before the compact ledger,
+# or before this attribute; ordered mode; at-least-once), so a report's hash alone no longer proves
+# it new there: from then on its marker is checked too (counting/day_views.py)
+HASHED_COUNT = "HashedCount"
+# how many pages a compact day moved past because it found them holding identities already (its day
+# item was put back, deleted or restored, while its pages stayed): absent until it does
+SKIPPED_PAGES = "SkippedPages"
 
 MAX_SEQUENCE_NUMBER = 2**128 - 1
 SEQUENCE_DIGITS = len(str(MAX_SEQUENCE_NUMBER))  # 39
@@ -180,11 +189,14 @@ def hour_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
     if HOUR_COUNTS not in item:
         return None
     elements = _attribute(item, HOUR_COUNTS, "M")
-    hours = {hour: number_of(elements, hour, within=item) for hour in sorted(elements)}
+    try:
+        hours = {hour: number_of(elements, hour, within=item) for hour in sorted(elements)}
+    except MalformedItem as bad:  # an element's fault is the map's
+        raise MalformedItem(str(bad), HOUR_COUNTS) from None
     for hour, count in hours.items():
         if not (len(hour) == 2 and hour.isdigit() and hour.isascii() and int(hour) < 24) or count < 0:
             raise MalformedItem(
-                f"{describe(item)}: {HOUR_COUNTS} element {hour!r}: {count} is no count of an hour 00-23"
+                f"{describe(item)}: {HOUR_COUNTS} element {hour!r}: {count} is no count of an hour 00-23", HOUR_COUNTS
             )
     return hours
 
@@ -238,8 +250,33 @@ def day_count_of_item(item: Mapping[str, Any]) -> tuple[int, str, int] | None:
         return None
     count = number_of(item, DATA_COUNT)
     if count < 0:
-        raise MalformedItem(f"{describe(item)}: {DATA_COUNT} {count} is negative")
+        raise MalformedItem(f"{describe(item)}: {DATA_COUNT} {count} is negative", DATA_COUNT)
     return sensor_of_item(item), text_of(item, DATE), count
+
+
+ITEM_SIZE_LIMIT = 400 * 1024
+"""DynamoDB's largest item, in bytes."""
+NEAR_ITEM_SIZE_LIMIT = ITEM_SIZE_LIMIT - 8 * 1024
+"""A day item this large has no room left for a write's growth (its identities, hours, a marker's
+name): a write that would pass the limit is refused, whatever it adds."""
+
+
+def check_day_item(item: Mapping[str, Any], size: int) -> None:
+    """``MalformedItem`` naming the first attribute of a day item (``size``: its bytes, as DynamoDB
+    counts them) that a counting write cannot add to: ``DataCount``, ``HashedCount`` or ``IdPage`` that
+    is no whole number of at least 0, ``Ids`` that is no binary set, ``HourCounts`` that is no map of
+    counts; or the item as a whole, when it is too near DynamoDB's 400 KB to grow."""
+    for name in (DATA_COUNT, HASHED_COUNT, ID_PAGE, SKIPPED_PAGES):
+        if name in item and number_of(item, name) < 0:
+            raise MalformedItem(f"{describe(item)}: {name} {number_of(item, name)} is negative", name)
+    if IDS in item:
+        _attribute(item, IDS, "BS")
+    hour_counts_of_item(item)
+    if size >= NEAR_ITEM_SIZE_LIMIT:
+        raise MalformedItem(
+            f"{describe(item)}: {size:,} bytes, too near DynamoDB's {ITEM_SIZE_LIMIT:,} to grow "
+            f"(its attributes: {', '.join(sorted(item))})"
+        )
 
 
 def daily_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
@@ -297,7 +334,7 @@ def _attribute(item: Mapping[str, Any], name: str, kind: str, *, within: Mapping
     value = item.get(name)
     if not isinstance(value, Mapping) or kind not in value:
         what = "missing" if value is None else f"not of type {kind}"
-        raise MalformedItem(f"{describe(within if within is not None else item)}: {name} is {what}")
+        raise MalformedItem(f"{describe(within if within is not None else item)}: {name} is {what}", name)
     return value[kind]
 
 
@@ -313,7 +350,7 @@ def number_of(item: Mapping[str, Any], name: str, *, within: Mapping[str, Any] |
         return int(text)
     except (TypeError, ValueError):
         raise MalformedItem(
-            f"{describe(within if within is not None else item)}: {name} {text!r} is not an integer"
+            f"{describe(within if within is not None else item)}: {name} {text!r} is not an integer", name
         ) from None
 
 

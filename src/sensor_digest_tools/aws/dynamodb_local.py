@@ -1,4 +1,5 @@
-"""DynamoDB Local: find or fetch it, start it on a free port, create the contract's tables.
+"""DynamoDB Local: find or fetch it, start it on a free port (or tell a port in use), create the
+contract's tables and drop those a pipeline made on an engine it joined.
 
 The engine is AWS's own ``DynamoDBLocal.jar``, which ships inside the npm package
 ``amplify-dynamodb-simulator`` (folder ``emulator/``). ``fetch_engine`` takes that package's
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import (
+    BotoCoreError,
     ClientError,
     ConnectionClosedError,
     ConnectTimeoutError,
@@ -98,6 +100,21 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+class PortInUse(EngineError):
+    """A port asked for (``dynamodb_port``, ``sqs_port``) is taken: nothing can start there."""
+
+
+def check_port_free(port: int, what: str) -> None:
+    """``PortInUse`` naming ``port`` when something listens on it (on loopback or every address),
+    tried as the servers bind (address reuse on: a port a closed connection left in TIME_WAIT is free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise PortInUse(f"port {port} ({what}) is in use: {exc.strerror or exc}") from None
 
 
 ENGINE_WAIT_SECONDS = 180.0
@@ -295,6 +312,18 @@ def create_tables(client: DynamoDBClient, table_name: str, ledger_table_name: st
             raise
     for name in (table_name, ledger_table_name):
         client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 30})
+
+
+def drop_tables(endpoint: str, names: list[str]) -> None:
+    """Delete the tables a pipeline created on an engine it did not start (their names carry the
+    pipeline's own random suffix, so no other's), best effort and bounded: a short timeout per call,
+    a table already gone or an engine that no longer answers is left as it is."""
+    client = local_client(endpoint, connect_timeout=2, read_timeout=10, retries={"max_attempts": 2})
+    for name in names:
+        try:
+            client.delete_table(TableName=name)
+        except (ClientError, BotoCoreError):
+            continue
 
 
 if __name__ == "__main__":

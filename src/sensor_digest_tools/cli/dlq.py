@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.cli.apps import dlq_app
 from sensor_digest_tools.cli.options import (
+    PLAIN,
     DlqUrl,
     DryRun,
     QueueUrl,
@@ -37,6 +37,8 @@ from sensor_digest_tools.ops.dlq import (
     redrive,
     stamp,
 )
+
+dlq_app = typer.Typer(help="Inspect the dead-letter queue, or redrive it to the queue.", no_args_is_help=True, **PLAIN)
 
 
 @dlq_app.command("list")

@@ -19,7 +19,7 @@ from sensor_digest.errors import UnknownTimeZone
 from sensor_digest.silence.rules import wording
 from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.cli.apps import app
+from sensor_digest_tools.cli.options import PLAIN
 from sensor_digest_tools.cli.output import console, errors, fail, note, notes, stopped_by_signals
 from sensor_digest_tools.ops.dlq import queue_depth
 from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, running_local, save_local
@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from sensor_digest.silence.check import SilencePage
     from sensor_digest_tools.local.pipeline import PipelineOptions
 
+commands = typer.Typer(**PLAIN)  # demo, up and env, at the command line's top level (app.py)
 
-@app.command()
+
+@commands.command()
 def demo(
     messages: Annotated[int, typer.Option(min=1, help="Sensor reports to send.")] = 5000,
     sensors: Annotated[int, typer.Option(min=1, help="Distinct sensors.")] = 20,
@@ -38,7 +40,9 @@ def demo(
     poison_rate: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Share of reports that break the schema.")
     ] = 0.01,
-    fault_rate: Annotated[float, typer.Option(min=0.0, max=0.5, help="Share of DynamoDB writes throttled.")] = 0.01,
+    fault_rate: Annotated[
+        float, typer.Option(min=0.0, max=0.5, help="Share of the pipeline's DynamoDB writes throttled.")
+    ] = 0.01,
     seed: Annotated[int, typer.Option(help="Random seed of the traffic and the faults.")] = 7,
     mode: Annotated[DeliveryMode, typer.Option(help="How ingest counts.")] = DeliveryMode.EXACTLY_ONCE,
     queue: Annotated[
@@ -102,7 +106,7 @@ def _zone(name: str) -> str:
         raise typer.BadParameter(exc.reason) from None
 
 
-@app.command()
+@commands.command()
 def up(
     duration: Annotated[
         float, typer.Option(min=0, help="Stop after this many seconds, 0 or more (0: run until Ctrl-C).")
@@ -334,7 +338,7 @@ def client_settings(target: Target) -> str:
     return "\n".join(f"export {name}={shlex.quote(str(value))}" for name, value in values.items() if value)
 
 
-@app.command()
+@commands.command()
 def env() -> None:
     """Print shell exports for your own client against the running local pipeline (`eval "$(sensor-digest env)"`)."""
     with errors():

@@ -1,14 +1,19 @@
 """The options several commands share, defined once: where a command acts (a deployed stack, a
 region, or named resources), the sensor, ``--json``, and ``--yes`` and ``--dry-run`` of the
-commands that change things; and the parsers of dates and months."""
+commands that change things; the parsers of dates and months; and ``PLAIN``, the settings of every
+Typer application of the command line."""
 
 from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+# Plain Click output (``rich_markup_mode=None``): a usage error is one line on stderr, never a box
+# folded at 80 columns, and help texts are shown as written, never parsed as markup.
+PLAIN: dict[str, Any] = {"rich_markup_mode": None, "pretty_exceptions_enable": False}
 
 Stack = Annotated[str | None, typer.Option("--stack", help="A deployed stack: its outputs name the resources.")]
 REGION_NAME = re.compile(r"[a-z]{2,}(?:-[a-z]+)+-[0-9]+")

@@ -10,18 +10,19 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, tzinfo
+from datetime import UTC, timedelta, tzinfo
+from datetime import date as calendar_date
 from typing import Annotated, Any
 
 import typer
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sensor_digest import zones
+from sensor_digest import timestamps, zones
 from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
 from sensor_digest.messages import read_pending
 from sensor_digest.registry import Registry
-from sensor_digest_tools.cli.apps import app
 from sensor_digest_tools.cli.options import (
+    PLAIN,
     QueueUrl,
     Region,
     Sensor,
@@ -32,16 +33,19 @@ from sensor_digest_tools.cli.output import errors, fail, note, resolve_target, s
 from sensor_digest_tools.ops.producer import batch_entry, is_fifo
 from sensor_digest_tools.ops.targets import Target
 
+commands = typer.Typer(**PLAIN)  # send, at the command line's top level (app.py)
 
-@app.command()
+
+@commands.command()
 def send(
     sensor: Sensor,
     count: Annotated[int, typer.Option(min=1, max=1_000_000, help="Data points in the report.")] = 1,
     timestamp: Annotated[
         str | None,
         typer.Option(
-            help="ISO-8601 time, or epoch seconds written as a JSON number (so 2024 is 1970-01-01T00:33:44Z, "
-            "not the year); default: the time SQS receives it."
+            help="ISO-8601 date or time (2024-05-01, 2024-05-01T09:00:00Z), or epoch seconds written as a JSON "
+            "number of 9 digits or more (1714557600; a smaller number such as 2024 is refused: it looks like a "
+            "year); default: the time SQS receives it."
         ),
     ] = None,
     event_id: Annotated[str | None, typer.Option(help="The producer's id of the report.")] = None,
@@ -163,7 +167,8 @@ JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 
 def _timestamp_value(text: str) -> str | int | float:
     """``--timestamp`` as the body carries it: a JSON number (epoch seconds, negative too) when the
-    text is one, else the text itself, which the ingest reads as ISO-8601 (or refuses)."""
+    text is one, else the text itself, which the ingest reads as ISO-8601 (or refuses). A number
+    closer to 0 than ``EPOCH_FLOOR`` is refused (``_year_like``)."""
     if not JSON_NUMBER.fullmatch(text):
         return text
     try:
@@ -172,7 +177,44 @@ def _timestamp_value(text: str) -> str | int | float:
         raise typer.BadParameter(f"--timestamp {text[:20]}... is no epoch time: {len(text)} digits") from None
     if not math.isfinite(number):  # 1e309: a float JSON cannot carry
         raise typer.BadParameter(f"--timestamp {text} is not a finite number of epoch seconds")
+    if abs(number) < EPOCH_FLOOR:
+        raise typer.BadParameter(_year_like(text, number))
     return number
+
+
+EPOCH_FLOOR = 100_000_000
+"""``--timestamp`` refuses a number smaller than this (in size): as epoch seconds it is an instant
+between 1966-10-31 and 1973-03-03, and as written more likely a year (``2024``) or a date
+(``20240501``, ``202405``). The ingest accepts such a body; only the command line asks."""
+
+_YEAR_LIKE = re.compile(r"([1-9][0-9]{3})(?:([0-9]{2})([0-9]{2})?)?")
+"""``YYYY``, ``YYYYMM``, ``YYYYMMDD``: a year, a month or a date written as a number."""
+
+
+def _year_like(text: str, number: int | float) -> str:
+    """Why ``--timestamp`` refuses a small number: the instant it is as epoch seconds, the year,
+    month or date it looks like, and how to write a date, epoch seconds, or that instant itself."""
+    instant = (timestamps.EPOCH + timedelta(microseconds=timestamps.epoch_micros(number))).isoformat()
+    instant = instant.replace("+00:00", "Z")
+    looks, date = f", and a number closer to 0 than {EPOCH_FLOOR} is more likely a year or a date", "2024-05-01"
+    if (shape := _YEAR_LIKE.fullmatch(text)) and _is_date(*(int(part or 1) for part in shape.groups())):
+        year, month, day = shape.groups()
+        looks = f", not {'the year' if month is None else 'the month' if day is None else 'the date'} "
+        looks += "-".join(part for part in (year, month, day) if part)
+        date = f"{year}-{month or '01'}-{day or '01'}"
+    return (
+        f"--timestamp {text} is refused: as epoch seconds it is {instant}{looks}; write a date in ISO-8601 "
+        f"({date}, or {date}T09:00:00Z with a time), epoch seconds of 9 digits or more (1714557600), or "
+        f"{instant} if that instant is meant"
+    )
+
+
+def _is_date(year: int, month: int, day: int) -> bool:
+    try:
+        calendar_date(year, month, day)
+    except ValueError:
+        return False
+    return True
 
 
 def _report(sensor: int, count: int, timestamp: str | None, event_id: str | None, zone: tzinfo = UTC) -> str:

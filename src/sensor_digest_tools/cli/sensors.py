@@ -10,8 +10,8 @@ from rich.console import RenderableType
 
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.cli.apps import sensors_app
 from sensor_digest_tools.cli.options import (
+    PLAIN,
     AsJson,
     DryRun,
     LedgerOpt,
@@ -35,6 +35,10 @@ from sensor_digest_tools.cli.output import (
 )
 from sensor_digest_tools.ops.sensors import DeletionPlan, plan_delete
 from sensor_digest_tools.ops.targets import Target
+
+sensors_app = typer.Typer(
+    help="The sensor registry: profiles, unique serials, time zones.", no_args_is_help=True, **PLAIN
+)
 
 SilenceHours = Annotated[
     int | None,

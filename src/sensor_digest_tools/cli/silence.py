@@ -17,12 +17,13 @@ from sensor_digest.errors import UnknownTimeZone
 from sensor_digest.silence.check import SilenceCheck
 from sensor_digest.silence.rules import MAX_HOURS, MIN_HOURS
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.cli.apps import app
-from sensor_digest_tools.cli.options import AsJson, Region, Stack, TableOpt
+from sensor_digest_tools.cli.options import PLAIN, AsJson, Region, Stack, TableOpt
 from sensor_digest_tools.cli.output import console, errors, note, print_json, resolve_target
 
+commands = typer.Typer(**PLAIN)  # silence, at the command line's top level (app.py)
 
-@app.command()
+
+@commands.command()
 def silence(
     default_hours: Annotated[
         int | None,

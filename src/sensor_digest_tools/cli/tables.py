@@ -12,8 +12,8 @@ from sensor_digest import zones
 from sensor_digest.errors import MalformedItem, UnknownTimeZone
 from sensor_digest.store import reads, repairs, schema
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.cli.apps import app, summary_app
 from sensor_digest_tools.cli.options import (
+    PLAIN,
     AsJson,
     Region,
     Sensor,
@@ -24,8 +24,11 @@ from sensor_digest_tools.cli.options import (
 )
 from sensor_digest_tools.cli.output import console, errors, fail, note, print_json, resolve_target
 
+commands = typer.Typer(**PLAIN)  # counts, at the command line's top level (app.py)
+summary_app = typer.Typer(help="A sensor's summary, or rebuild summaries from the day items.", **PLAIN)
 
-@app.command()
+
+@commands.command()
 def counts(
     sensor: Sensor,
     start: Annotated[str, typer.Option("--from", callback=parse_date, help="First day, YYYY-MM-DD.")],

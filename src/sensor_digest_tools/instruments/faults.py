@@ -3,7 +3,9 @@
 A handler registered there that returns ``(http_response, parsed)`` replaces the request: the
 call never reaches the engine (so nothing is written) and botocore raises the ``ClientError``
 that DynamoDB would have sent, without its own retries. The handlers are untouched: they build
-their clients from the default session, where this injector is registered.
+their clients from the session this injector is registered on (the local pipeline's own); what
+is outside the pipeline under test (a producer, an operator, the demo's set-up and checks) uses
+clients of another session (``LocalPipeline.sqs()``, ``dynamodb()``) and never meets a fault.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Write units of a single-item write that succeeds are what the engine reports (th
 ``ReturnConsumedCapacity``; DynamoDB Local charges the larger of the item before and after, by
 item size, as DynamoDB does). DynamoDB Local does not report what DynamoDB would consume for
 transactions (a flat 4 units), nor anything for a failed condition, so those come from item sizes
-and the documented rules (``sizing``): one unit per started KB, twice inside a transaction; a
+and the documented rules (``sensor_digest.store.sizes``): one unit per started KB, twice inside a transaction; a
 write whose condition fails (or whose transaction is cancelled) is counted as charged, so the
 figure is an upper bound.
 
@@ -27,7 +27,7 @@ from collections import Counter
 from typing import Any
 
 from sensor_digest.store import schema
-from sensor_digest_tools.instruments.sizing import item_bytes, value_bytes, write_units
+from sensor_digest.store.sizes import item_bytes, value_bytes, write_units
 
 WRITES = ("TransactWriteItems", "UpdateItem", "PutItem")
 SINGLE_WRITES = ("PutItem", "UpdateItem", "DeleteItem")

@@ -14,6 +14,7 @@ from typing import Any
 from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.store.reads import by_sensor, day_counts, summaries
 from sensor_digest_cdk.shape import FIFO_MAX_BATCH, PipelineShape
+from sensor_digest_tools.instruments.faults import FaultInjector
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.quiet import QUIET_SENSOR, fall_silent, registered_silence
 from sensor_digest_tools.local.traffic import Traffic, generate
@@ -30,7 +31,7 @@ class DemoOptions:
     days: int = 3
     duplicate_rate: float = 0.1  # deliveries SQS repeats (lost deletes); on FIFO also producer retries
     poison_rate: float = 0.01  # reports that break the schema
-    fault_rate: float = 0.01  # DynamoDB writes throttled
+    fault_rate: float = 0.01  # the pipeline's DynamoDB writes throttled (never the demo's own calls)
     seed: int = 7
     delivery_mode: DeliveryMode = DeliveryMode.EXACTLY_ONCE
     queue_type: QueueType = QueueType.STANDARD
@@ -213,9 +214,16 @@ def percentile(values: list[float], q: float) -> float:
 
 
 REDRIVE_ROUNDS = 5
+SENDER_THREAD = "sensor-digest-sender"  # the demo's producer: a thread of the demo's own, outside the pipeline
 
 
-def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None = None) -> DemoResult:
+def run_demo(
+    options: DemoOptions, progress: Callable[[int, int], None] | None = None, faults: FaultInjector | None = None
+) -> DemoResult:
+    """The demo: the traffic through the pipeline, which meets the injected faults (``faults``: its fault
+    layer, by default throttling at ``options.fault_rate``); the demo's own steps (sending, watching the
+    queue, the redrive, registering the quiet sensor, the silence check, reading counts, summaries and
+    dead letters) use the clients from outside the pipeline (``LocalPipeline.sqs()``, ``dynamodb()``)."""
     traffic = generate(
         messages=options.messages,
         sensors=options.sensors,
@@ -233,6 +241,7 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
             verbose=options.verbose,
         ),
         engine_endpoint=options.engine_endpoint,
+        faults=faults,
     )
     with pipeline:
         target = pipeline.target
@@ -245,12 +254,12 @@ def run_demo(options: DemoOptions, progress: Callable[[int, int], None] | None =
                 pipeline.sqs(),
                 str(target.queue_url),
                 traffic,
-                backlog=pipeline.sqs_source.in_queue,
+                backlog=pipeline.in_queue,
                 retry_rate=options.duplicate_rate,
                 seed=options.seed,
             )
 
-        sending = threading.Thread(target=sender, name="sensor-digest-sender")
+        sending = threading.Thread(target=sender, name=SENDER_THREAD)
         sending.start()
 
         def tick() -> None:

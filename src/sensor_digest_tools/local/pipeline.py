@@ -3,8 +3,11 @@
 
 ``LocalPipeline`` starts (or joins) the engine, an SQS endpoint, the tables and queues, builds the
 two services with ``build_service(settings, session)`` (the handlers' own wiring) on a boto3
-session of its own, and runs the two emulated event sources in background threads, as Lambda
-would run the two functions side by side. Nothing is read from or written to the process
+session of its own (the fault layer, the conflict emulator and the request meter are on it), and
+runs the two emulated event sources in background threads, as Lambda would run the two functions
+side by side. What talks to it from outside (a producer, an operator, the demo's own set-up and
+checks: ``sqs()``, ``dynamodb()``) has a second session, without them: only the pipeline under
+test meets the injected faults. Nothing is read from or written to the process
 environment, so two pipelines can run in one process. ``PipelineOptions`` holds the deployed shape
 (``PipelineShape``: the ingest function's environment, the event sources, the queues, with durations
 scaled down) and the ports of the engine and of moto's SQS server (each a free one unless given; a
@@ -15,7 +18,6 @@ carry a suffix of their own, and it deletes them when it stops; the engine stays
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 import time
 import uuid
@@ -26,7 +28,6 @@ from functools import partial
 from typing import Any
 
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
-from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest import api, ingest, summary
 from sensor_digest.config import ApiSettings, DeliveryMode, IngestSettings, QueueType, SummarySettings
@@ -34,8 +35,15 @@ from sensor_digest.logs import LOG
 from sensor_digest.silence.check import SilencePage
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
-from sensor_digest_tools.aws.dynamodb_local import EngineError, LocalEngine, create_tables, running_engine, start_engine
-from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession, local_client
+from sensor_digest_tools.aws.dynamodb_local import (
+    LocalEngine,
+    check_port_free,
+    create_tables,
+    drop_tables,
+    running_engine,
+    start_engine,
+)
+from sensor_digest_tools.aws.session import LOCAL_REGION, LocalSession
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT as BROKER_ENDPOINT
 from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
 from sensor_digest_tools.aws.sqs_server import LocalSqs, QueuePair
@@ -48,6 +56,7 @@ from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
 from sensor_digest_tools.local.api_server import LocalApi
 from sensor_digest_tools.local.silence_watch import watch_silence
+from sensor_digest_tools.ops.dlq import queue_depth
 from sensor_digest_tools.ops.targets import Target
 
 LOCAL_TIME_SCALE = 0.01
@@ -101,33 +110,6 @@ class PipelineOptions:
         return max(1, round(self.shape.visibility_timeout_seconds * self.time_scale))
 
 
-class PortInUse(EngineError):
-    """A port asked for (``dynamodb_port``, ``sqs_port``) is taken: nothing can start there."""
-
-
-def check_port_free(port: int, what: str) -> None:
-    """``PortInUse`` naming ``port`` when something listens on it (on loopback or every address),
-    tried as the servers bind (address reuse on: a port a closed connection left in TIME_WAIT is free)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError as exc:
-            raise PortInUse(f"port {port} ({what}) is in use: {exc.strerror or exc}") from None
-
-
-def drop_tables(endpoint: str, names: list[str]) -> None:
-    """Delete the tables a pipeline created on an engine it did not start (their names carry the
-    pipeline's own random suffix, so no other's), best effort and bounded: a short timeout per call,
-    a table already gone or an engine that no longer answers is left as it is."""
-    client = local_client(endpoint, connect_timeout=2, read_timeout=10, retries={"max_attempts": 2})
-    for name in names:
-        try:
-            client.delete_table(TableName=name)
-        except (ClientError, BotoCoreError):
-            continue
-
-
 def route_service_logs(verbose: bool) -> None:
     """The core's loggers (Powertools child loggers) have no Lambda logger above them here: show
     their lines on stderr when ``verbose`` (rejections with their reasons, failed groups), else
@@ -141,14 +123,17 @@ def route_service_logs(verbose: bool) -> None:
 
 
 class LocalPipeline:
-    def __init__(self, options: PipelineOptions, engine_endpoint: str | None = None) -> None:
+    def __init__(
+        self, options: PipelineOptions, engine_endpoint: str | None = None, faults: FaultInjector | None = None
+    ) -> None:
+        """``faults``: the fault layer on the pipeline's session (default: throttling at ``options.fault_rate``)."""
         self.options = options
         self._engine_endpoint = engine_endpoint
         self._stack = ExitStack()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.meter = RequestMeter()
-        self.faults = FaultInjector(rate=options.fault_rate, seed=options.seed)
+        self.faults = faults or FaultInjector(rate=options.fault_rate, seed=options.seed)
         self.conflicts = ConflictEmulator()
         self.errors: list[BaseException] = []
         self.broker: LocalSqsBroker | None = None
@@ -177,6 +162,10 @@ class LocalPipeline:
         instruments.install(
             self.session, meter=self.meter, conflicts=self.conflicts, faults=self.faults, sqs=self.broker
         )
+        # What is not the pipeline under test (producers, operators, the demo's own set-up and checks)
+        # has a session of its own: no instrument on it, only the in-process SQS (``sqs()``, ``dynamodb()``).
+        self.outside = LocalSession({"dynamodb": engine.endpoint, "sqs": sqs_endpoint})
+        instruments.install(self.outside, sqs=self.broker)
         if not own_engine:  # the engine stays: this pipeline's tables go with the pipeline
             self._stack.callback(drop_tables, engine.endpoint, [table, ledger])
         create_tables(engine.client(), table, ledger)
@@ -201,7 +190,7 @@ class LocalPipeline:
             unknown_sensors=self.options.shape.unknown_sensors,
         )
         self.sqs_source = SqsEventSource(
-            sqs=self.sqs(),
+            sqs=self.session.client("sqs"),
             queue_url=queues.queue_url,
             handler=ingest_handler,
             batch_size=self.options.event_batch_size,
@@ -265,11 +254,19 @@ class LocalPipeline:
         return engine
 
     def sqs(self) -> Any:
-        """An SQS client of this pipeline (the in-process SQS answers only its own session's clients)."""
-        return self.session.client("sqs")
+        """An SQS client of this pipeline's queues from outside it (the in-process SQS answers only the
+        clients of the sessions it is installed on): a producer's, an operator's, the demo's."""
+        return self.outside.client("sqs")
 
     def dynamodb(self) -> Any:
-        return self.session.client("dynamodb")
+        """A client of this pipeline's tables from outside it: the faults, conflicts and meter of the
+        pipeline's own session are not on it, so the demo's set-up and checks never meet them."""
+        return self.outside.client("dynamodb")
+
+    def in_queue(self) -> int:
+        """The ingest queue's messages, visible or in flight, read from outside (``sqs()``); -1 if SQS does not say."""
+        depth = queue_depth(self.sqs(), str(self.target.queue_url))
+        return -1 if depth is None else depth
 
     def _start_sqs(self, name: str) -> tuple[QueuePair, str]:
         if self.options.sqs == "server":
@@ -325,13 +322,13 @@ class LocalPipeline:
 
     def drained(self) -> bool:
         """Nothing left in the queue (visible or in flight) and the stream side caught up."""
-        if self.sqs_source.in_queue() != 0:
+        if self.in_queue() != 0:
             return False
         cycles_before = len(self.stream_source.stats.cycles)
         deadline = time.monotonic() + 10
         while len(self.stream_source.stats.cycles) < cycles_before + 2 and time.monotonic() < deadline:
             time.sleep(0.02)  # two full stream cycles after the queue emptied: every record was read
-        return self.stream_source.pending == 0 and self.sqs_source.in_queue() == 0
+        return self.stream_source.pending == 0 and self.in_queue() == 0
 
     def wait_until_drained(self, timeout: float = 600, tick: Any = None) -> bool:
         deadline = time.monotonic() + timeout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sensor_digest_tools.instruments.sizing import item_bytes, value_bytes, write_units
+from sensor_digest.store.sizes import item_bytes, value_bytes, write_units
 
 
 @pytest.mark.parametrize(

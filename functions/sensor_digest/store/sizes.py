@@ -1,7 +1,8 @@
 """Item sizes and write units by DynamoDB's documented rules ("DynamoDB item sizes and formats").
 
-DynamoDB Local does not report the capacity real DynamoDB would consume for transactions, so
-the benchmarks and docs/benchmarks.md compute it from item sizes with these rules.
+Ingest reads them to tell a day item too near DynamoDB's 400 KB to grow (``schema.check_day_item``);
+DynamoDB Local does not report the capacity real DynamoDB would consume for transactions, so the
+benchmarks and docs/benchmarks.md compute it from item sizes with these rules too.
 """
 
 from __future__ import annotations
