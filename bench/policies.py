@@ -75,7 +75,7 @@ def main() -> None:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     rows: list[dict[str, Any]] = []
-    print(f"{'configuration':<34} {'WRU/msg':>8} {'±':>6} {'RRU/msg':>8} {'$/M':>6} {'WRU x':>6} {'$ x':>6}  exact")
+    print(f"{'configuration':<44} {'WRU/msg':>8} {'±':>6} {'RRU/msg':>8} {'$/M':>6} {'WRU x':>6} {'$ x':>6}  exact")
     for name, workload, concurrency in configurations(args.quick):
         base = measure("c", workload, concurrency, args.repeat)
         rows.append(base)
@@ -91,7 +91,7 @@ def main() -> None:
 def _line(label: str, row: dict[str, Any], base: dict[str, Any]) -> str:
     wru, dollars = row["write_units_per_message"], row["dollars_per_million"]
     return (
-        f"{label:<34} {wru:8.3f} {row['write_units_spread']:6.3f} {row['read_units_per_message']:8.3f} "
+        f"{label:<44} {wru:8.3f} {row['write_units_spread']:6.3f} {row['read_units_per_message']:8.3f} "
         f"{dollars:6.2f} {wru / base['write_units_per_message']:6.2f} {dollars / base['dollars_per_million']:6.2f}"
         f"  {'yes' if row['exact'] else 'NO'}"
     )

@@ -37,6 +37,7 @@ METRIC_API_FAILED = "apiFailed"
 # the silence check (silence/): registered sensors silent past their threshold, at its last run
 METRIC_SILENT_SENSORS = "silentSensors"
 METRIC_SILENCE_CHECKED = "silenceChecked"
+METRIC_SILENCE_UNCHECKED = "silenceUnchecked"  # registered sensors the check could not decide (their reads failed)
 
 # the stack's outputs
 OUTPUT_QUEUE_URL = "QueueUrl"

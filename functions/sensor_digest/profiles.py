@@ -1,8 +1,8 @@
 """Sensor profiles as the ingest path reads them: ``SensorProfile`` (the digest table's item at
 ``schema.profile_key``: a name, a unique serial, an IANA time zone, a version and, optionally, its
-own silence threshold), ``Profiles`` (the reads) and ``ProfileCache`` (a container's cache of them,
-which ingest asks for a sensor's zone). The writes that keep a serial unique (sentinels, optimistic
-locking) serve the command line and live in ``registry.py``.
+own silence threshold and when it was registered), ``Profiles`` (the reads) and ``ProfileCache``
+(a container's cache of them, which ingest asks for a sensor's zone). The writes that keep a serial
+unique (sentinels, optimistic locking) serve the command line and live in ``registry.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 from sensor_digest import zones
 from sensor_digest.characters import CHARACTER_RULE, control_character
 from sensor_digest.errors import InvalidProfile, MalformedItem, RejectedMessage, UnknownTimeZone
-from sensor_digest.silence.rules import check_hours
+from sensor_digest.silence.rules import check_hours, registration_time
 from sensor_digest.store import dynamo, reads, schema
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ class SensorProfile:
     timezone: str = "UTC"
     version: int = 1
     silence_hours: int | None = None  # its own silence threshold (silence/rules.py); None: the stack's
+    registered_at: str | None = None  # ``YYYY-MM-DDTHH:MM:SSZ`` (the registry sets it); None: from before
 
     def validate(self) -> SensorProfile:
         if not 0 <= self.sensor_id <= 2**53 - 1:
@@ -65,6 +66,7 @@ class SensorProfile:
             schema.TIME_ZONE: {"S": self.timezone},
             schema.VERSION: {"N": str(self.version)},
             **({} if self.silence_hours is None else {schema.SILENCE_HOURS: {"N": str(self.silence_hours)}}),
+            **({} if self.registered_at is None else {schema.REGISTERED_AT: {"S": self.registered_at}}),
         }
 
     @classmethod
@@ -72,7 +74,8 @@ class SensorProfile:
         """The profile an item holds; ``MalformedItem`` (naming the item and the attribute) for an
         item without a profile's shape: every profile the registry writes has all five. Without
         ``strict_silence`` (ingest's and the silence check's reads), a ``SilenceHours`` that is no
-        whole number reads as none (the stack's default): it never stops a sensor's counts."""
+        whole number reads as none (the stack's default): it never stops a sensor's counts. A
+        ``RegisteredAt`` that is no registration time reads as none (as on a profile from before it)."""
         silence = None
         if schema.SILENCE_HOURS in item:
             try:
@@ -87,7 +90,14 @@ class SensorProfile:
             timezone=schema.text_of(item, schema.TIME_ZONE),
             version=schema.number_of(item, schema.VERSION),
             silence_hours=silence,
+            registered_at=registered_at_of(item),
         )
+
+
+def registered_at_of(item: dict[str, Any]) -> str | None:
+    """A profile item's ``RegisteredAt`` when it is a registration time (``silence.rules``), else ``None``."""
+    text = item.get(schema.REGISTERED_AT, {}).get("S") if isinstance(item.get(schema.REGISTERED_AT), dict) else None
+    return text if registration_time(text) is not None else None
 
 
 class Profiles:

@@ -5,8 +5,9 @@ A profile is the digest table's item at ``schema.profile_key``: a name, a serial
 zone and a version. A serial is kept unique across sensors by a sentinel item in the ledger
 (``schema.sentinel_key``), written in the same transaction as the profile:
 
-- register: put the profile on ``attribute_not_exists`` and the sentinel on "absent, or already
-  this sensor's" (a sentinel left without its profile, by a restore or a hand-made delete);
+- register: put the profile, stamped with its registration time (``RegisteredAt``, from the
+  injected clock), on ``attribute_not_exists`` and the sentinel on "absent, or already this
+  sensor's" (a sentinel left without its profile, by a restore or a hand-made delete);
 - update: read, change, write on condition that the version is still the one read (+1); a serial
   change moves the sentinel in the same transaction (the old one deleted if it is absent or this
   sensor's, the new one put as in register); a lost race is retried from a fresh read a bounded
@@ -26,6 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +44,7 @@ from sensor_digest.errors import (
     VersionConflict,
 )
 from sensor_digest.profiles import ProfileCache, Profiles, SensorProfile
+from sensor_digest.silence.rules import registration_text
 from sensor_digest.store import dynamo, expressions, reads, schema
 
 if TYPE_CHECKING:
@@ -78,9 +81,11 @@ class Registry(Profiles):
         client: DynamoDBClient,
         max_attempts: int = 8,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         super().__init__(table_name=table_name, client=client, max_attempts=max_attempts)
         self._ledger = ledger_table_name
+        self._clock = clock
         self._attempts = max_attempts
         self._backoff = Backoff(attempts=max_attempts, base_seconds=0.01, cap_seconds=MAX_BACKOFF_SECONDS, sleep=sleep)
 
@@ -112,7 +117,7 @@ class Registry(Profiles):
         )
 
     def register(self, profile: SensorProfile) -> SensorProfile:
-        profile = replace(profile.validate(), version=1)
+        profile = replace(profile.validate(), version=1, registered_at=registration_text(self._clock()))
         actions = [self._put_profile_if_new(profile), self._put_sentinel(profile)]
         refusals: list[dynamo.Refusal] | None = None
         for attempt in range(self._attempts):
@@ -139,7 +144,8 @@ class Registry(Profiles):
             current = self.get(sensor_id)
             if current is None:
                 raise SensorNotFound(f"sensor {sensor_id} is not registered")
-            wanted = replace(change(current), sensor_id=sensor_id, version=current.version + 1).validate()
+            changed = replace(change(current), sensor_id=sensor_id, registered_at=current.registered_at)
+            wanted = replace(changed, version=current.version + 1).validate()  # registered once, kept
             actions = [self._put_profile_if_version(wanted, current.version)]
             if wanted.serial != current.serial:
                 actions += [self._delete_sentinel(current), self._put_sentinel(wanted)]

@@ -42,9 +42,11 @@ class FunctionKind:
 INGEST = FunctionKind("ingest.handler.handler", names.INGEST_SERVICE, "ingest")
 SUMMARY = FunctionKind("summary.handler.handler", names.SUMMARY_SERVICE, "summary")
 API = FunctionKind("api.handler.handler", names.API_SERVICE, "api")
-# the scheduled silence check (silence_check.py): 100 sensors a page, about 4 reads each, so 300 s
-# reads a fleet of 100,000 in minutes
-SILENCE = FunctionKind("silence.handler.handler", names.SILENCE_SERVICE, fixed=(300, 256))
+# the scheduled silence check (silence_check.py): about 7 batched reads per 100 sensors silent for
+# days; at 100,000 its time is botocore's CPU (about 60 s of one core, bench/silence.py --at-scale),
+# so it gets one full vCPU (1,769 MB: Lambda's CPU grows with memory, and one Python process uses one
+# core; CPU-bound work costs about the same GB-seconds at any size) and 300 s
+SILENCE = FunctionKind("silence.handler.handler", names.SILENCE_SERVICE, fixed=(300, 1769))
 
 
 def python_function(

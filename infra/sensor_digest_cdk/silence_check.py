@@ -3,9 +3,11 @@ shape's ``silence_hours`` is set (off by default: see docs/operations.md, "Silen
 
 An EventBridge rule runs the check function every hour (a threshold is whole hours of the sensors'
 ``HourCounts``: checking more often finds nothing new); the function reads the ``Profiles`` index,
-the profiles and the day items (``Query`` and ``BatchGetItem``, on the digest table and that index
-only: no ``Scan``, no write), and publishes ``silentSensors`` with the pipeline's dimension; an alarm
-on it notifies the pipeline's alarm topic while any registered sensor is silent.
+the profiles, the day items and month summaries (``Query`` and ``BatchGetItem``, on the digest table
+and that index only: no ``Scan``, no write), and publishes ``silentSensors`` and
+``silenceUnchecked`` with the pipeline's dimension; an alarm on each notifies the pipeline's alarm
+topic: while any registered sensor is silent, and when the check could not decide a sensor (its
+reads failed: the check's log line names it).
 """
 
 from __future__ import annotations
@@ -87,6 +89,24 @@ class SilenceCheck(Construct):
             "(sensor-digest silence, or GET /silence, names them and since when)",
         )
         self.alarm.add_alarm_action(actions.SnsAction(alarm_topic))
+        self.unchecked_alarm = cloudwatch.Alarm(
+            self,
+            "UncheckedSensorsAlarm",
+            metric=cloudwatch.Metric(
+                namespace=names.METRICS_NAMESPACE,
+                metric_name=names.METRIC_SILENCE_UNCHECKED,
+                dimensions_map={"service": names.SILENCE_SERVICE, names.PIPELINE_DIMENSION: pipeline},
+                statistic="Maximum",
+                period=CHECK_EVERY,
+            ),
+            threshold=0,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description="The silence check could not decide some registered sensors: their reads failed "
+            "(the check's log line `silence checked` names them and why; the others were checked)",
+        )
+        self.unchecked_alarm.add_alarm_action(actions.SnsAction(alarm_topic))
         self.errors_alarm = cloudwatch.Alarm(
             self,
             "SilenceCheckErrorsAlarm",

@@ -1,4 +1,5 @@
-"""The benchmark's instruments: the latency model, the request meter, the backlog event source.
+"""The benchmark's instruments: the latency model, the request meter, the backlog event source, and
+the silence benchmark's three ways of checking one fleet.
 
 Engine: DynamoDB Local (the meter reads what the engine reports; the latency model's delay is
 measured around real requests). A wrong instrument would print wrong figures in docs/benchmarks.md.
@@ -14,7 +15,9 @@ from typing import Any
 import pytest
 
 from bench.esm import drain, drain_fifo, fifo_records
+from bench.silence import DAYS_AGO, REGISTERED, day_item, put_all, summary_items, timed_check
 from bench.sweep import batch_fill, batch_lag, interpolate
+from sensor_digest.registry import SensorProfile
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.instruments.conflicts import ConflictEmulator
@@ -235,3 +238,26 @@ def test_the_fifo_backlog_driver_keeps_each_group_in_order_and_one_batch_per_gro
         firsts = list(dict.fromkeys(delivered))
         assert firsts == numbers
     assert len(seen["1"]) == 11 and stats.listed > 0
+
+
+def test_the_silence_benchmark_checks_one_fleet_three_ways_and_the_summaries_cut_the_requests(
+    ddb_endpoint: str, ddb: Any, tables: Tables
+) -> None:
+    # Given 150 sensors silent for days, seeded as the benchmark seeds them (day items and summaries)
+    days = [day_item(s, DAYS_AGO) for s in range(150)]
+    profiles = [
+        SensorProfile(s, f"s{s}", f"S{s}", silence_hours=6, registered_at=REGISTERED).item() for s in range(150)
+    ]
+    put_all(ddb, tables.table, profiles + days + summary_items(days), workers=4)
+
+    # When it checks them as before, with threads only, and as now
+    before, threads, now = (
+        timed_check(ddb_endpoint, tables.table, workers, modeled=False, summaries=summaries)
+        for workers, summaries in ((1, False), (16, False), (16, True))
+    )
+
+    # Then every way finds every sensor silent; threads send the same requests, the summaries fewer
+    assert before["silent"] == threads["silent"] == now["silent"] == 150
+    assert before["requests"] == threads["requests"] == 2 * 4 + 150  # two pages: index, profiles, today, yesterday
+    assert now["requests"] == 2 * 7  # and the summaries of both months, and the day items they name
+    assert now["read_units"] > before["read_units"]

@@ -24,6 +24,7 @@ from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.lambda_runtime.events import FakeContext
 from sensor_digest_tools.local.api_server import event_of
+from tests.support.cli import invoke
 from tests.support.read_api import follow, get, put_days, put_month
 from tests.support.tables import Tables
 
@@ -279,3 +280,45 @@ def test_sensors_reindex_lists_old_profiles_and_says_how_many(
     assert (first.exit_code, again.exit_code) == (0, 0), first.output
     assert "1 profile(s) added" in first.output and "0 profile(s) added" in again.output
     assert [s["sensor_id"] for s in get(service, "/sensors")[1]["sensors"]] == [5]
+
+
+def test_day_items_without_a_count_are_no_days_to_any_reader(
+    ddb: Any, tables: Tables, registry: Registry, service: api.ApiService
+) -> None:
+    # Given sensor 7 (its own threshold: an hour), whose last report was in hour 09 of 2024-05-01, then
+    # eight days of empty day items (no DataCount: a resent report's identity, an hours map, or keys
+    # alone), and an item whose sort key is no day among them
+    registry.register(SensorProfile(sensor_id=7, name="roof", serial="S-7", silence_hours=1))
+    ddb.put_item(TableName=tables.table, Item=schema.day_item(7, "2024-05-01", 3, {"09": 3}))
+    shapes: list[dict[str, Any]] = [
+        {schema.ID_PAGE: {"N": "0"}, schema.IDS: {"BS": [b"\x02" * 12]}},
+        {schema.HOUR_COUNTS: {"M": {"10": {"N": "2"}}}},
+        {},
+    ]
+    for day in range(2, 10):
+        item = {**schema.day_key(7, f"2024-05-{day:02d}"), **shapes[day % 3]}
+        ddb.put_item(TableName=tables.table, Item=item)
+    ddb.put_item(TableName=tables.table, Item={**schema.day_key(7, "2024-05-04x"), schema.DATA_COUNT: {"N": "5"}})
+    where = ("--table", tables.table)
+
+    # When every reader asks
+    days = [page["days"] for page in follow(service, "/sensors/7/days?from=2024-05-01&to=2024-05-31&limit=2", "days")]
+    hours = get(service, "/sensors/7/hours?day=2024-05-05")[1]
+    silence = get(service, "/silence")[1]
+    counts = json.loads(
+        _cli("counts", "--sensor", "7", "--from", "2024-05-01", "--to", "2024-05-31", "--hourly", "--json", *where)
+    )
+    silent = json.loads(_cli("silence", "--json", *where))
+
+    # Then each sees the one day with reports, and the silence check finds its last hour
+    assert {d: n for page in days for d, n in page.items()} == {"2024-05-01": 3}
+    assert hours["hours"] == {}
+    assert [(s["sensor_id"], s["last_report_hour"]) for s in silence["sensors"]] == [(7, "2024-05-01T09")]
+    assert (counts["days"], counts["hours"]) == ({"2024-05-01": 3}, {"2024-05-01": {"09": 3}})
+    assert [(s["sensor_id"], s["last_report_hour"]) for s in silent["sensors"]] == [(7, "2024-05-01T09")]
+
+
+def _cli(*args: str) -> str:
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    return str(result.stdout)

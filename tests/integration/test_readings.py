@@ -130,7 +130,9 @@ def test_a_redelivery_or_a_resend_adds_nothing_to_the_statistics(
 def test_ordered_mode_counts_readings_once_under_a_redelivered_batch(
     ddb: Any, tables: Tables, session: LocalSession
 ) -> None:
-    counter = OrderedCounter(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb, marker_ttl_seconds=3600)
+    counter = OrderedCounter(
+        table_name=tables.table, ledger_table_name=tables.ledger, client=ddb, marker_ttl_seconds=3600
+    )
     service = IngestService(
         counter=counter, dead_letters=DeadLettered(), default_zone=ZoneInfo("UTC"), ordering=FifoGroupOrdering()
     )
@@ -212,7 +214,9 @@ def test_a_day_begun_without_readings_is_complete_once_readings_come(
     ddb: Any, tables: Tables, session: LocalSession
 ) -> None:
     service = ledger(ddb, tables)
-    service.process([InboundMessage(message_id="plain", body=json.dumps({"sensor_id": 1, "timestamp": f"{DAY}T08:00:00Z"}))])
+    service.process(
+        [InboundMessage(message_id="plain", body=json.dumps({"sensor_id": 1, "timestamp": f"{DAY}T08:00:00Z"}))]
+    )
     service.process([report("a", {"t": 7})])
 
     answer = answered(session, tables)

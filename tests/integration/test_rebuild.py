@@ -43,6 +43,19 @@ def test_rebuild_writes_every_sensors_months_from_its_day_items(ddb: Any, tables
     assert rebuild(ddb, tables.table).written == 0  # a second run finds everything current
 
 
+def test_rebuild_counts_no_sensor_whose_day_items_are_all_empty(ddb: Any, tables: Tables) -> None:
+    # Given sensor 1 with a day, and sensor 3 with day items without DataCount only (a resent report's
+    # identity left them: no report)
+    put_day(ddb, tables.table, 1, "2024-01-31", 3)
+    for day in ("2024-02-01", "2024-02-02"):
+        ddb.put_item(TableName=tables.table, Item={"SensorId": {"N": "3"}, "Date": {"S": day}, "IdPage": {"N": "0"}})
+
+    report = rebuild(ddb, tables.table)
+
+    assert (report.sensors, report.days, report.written) == (1, 1, 1)
+    assert summaries(ddb, tables.table) == {1: {"2024-01-31": 3}}
+
+
 def test_rebuild_migrates_the_legacy_single_summary_item(ddb: Any, tables: Tables) -> None:
     # Given the item earlier versions wrote (one map for all days), out of date
     put_day(ddb, tables.table, 7, "2024-03-01", 5)

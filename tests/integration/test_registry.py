@@ -7,6 +7,7 @@ import re
 import threading
 from dataclasses import replace
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -290,7 +291,7 @@ def test_an_update_or_delete_cancelled_every_time_is_busy_not_a_version_conflict
     with pytest.raises(RegistryBusy, match=r"deleting sensor 1: .*TransactionConflict.*nothing was written"):
         registry.delete(1)
 
-    assert plain.get(1) == SensorProfile(sensor_id=1, name="a", serial="SN-1", version=1)
+    assert plain.get(1) == SensorProfile(sensor_id=1, name="a", serial="SN-1", version=1, registered_at=ANY)
     assert sentinels(ddb, tables) == {"SERIAL#SN-1": 1}
 
 
@@ -328,7 +329,7 @@ def test_a_serial_whose_sentinel_names_another_sensor_is_said_so_and_the_profile
     # an update is refused and changes nothing, told at once (not retried into a VersionConflict)
     with pytest.raises(SerialHeldElsewhere, match=f"{said}; nothing was changed"):
         registry.update(1, lambda p: replace(p, serial="B"))
-    assert registry.get(1) == SensorProfile(sensor_id=1, name="a", serial="A", version=1)
+    assert registry.get(1) == SensorProfile(sensor_id=1, name="a", serial="A", version=1, registered_at=ANY)
     assert counted.calls["transact_write_items"] == 1
 
     # a delete takes the profile alone: the sentinel stays sensor 2's, and the caller is told

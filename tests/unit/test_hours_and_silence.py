@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sensor_digest.messages import read_pending
-from sensor_digest.silence.rules import hours_since, last_report_hour, silence_of
+from sensor_digest.silence.rules import (
+    hours_since,
+    last_report_hour,
+    registration_text,
+    registration_time,
+    silence_of,
+    wording,
+)
 from sensor_digest.store import day_writes
 from sensor_digest.store.day_writes import Anyway, HoursMap, Tally
 
@@ -77,3 +85,60 @@ def test_a_sensor_is_silent_at_its_threshold_and_not_an_hour_before() -> None:
     assert silence_of(1, days, now=at - timedelta(minutes=1), zone=utc, threshold=6) is None
     assert silence_of(1, days, now=at, zone=utc, threshold=None) is None
     assert last_report_hour([("2024-05-02", {}), ("2024-05-01", None)]) == "2024-05-01T23"  # from before hours
+
+
+def test_a_sensor_that_never_reported_is_silent_from_its_registration_and_at_once_without_one() -> None:
+    utc = ZoneInfo("UTC")
+    registered = datetime(2024, 5, 1, 9, 12, 30, tzinfo=UTC)
+    at = registered + timedelta(hours=6)
+    found = silence_of(1, [("2024-05-01", {})], now=at, zone=utc, threshold=6, registered=registered)
+    assert found is not None and (found.silent_hours, found.registered_at) == (6, "2024-05-01T09:12:30Z")
+    assert silence_of(1, [], now=at - timedelta(seconds=1), zone=utc, threshold=6, registered=registered) is None
+    assert silence_of(1, [], now=registered - timedelta(hours=9), zone=utc, threshold=1, registered=registered) is None
+    legacy = silence_of(1, [], now=at, zone=utc, threshold=6)  # a profile from before registration times
+    assert legacy is not None and legacy.silent_hours is None and legacy.registered_at is None
+
+
+def test_a_registration_time_is_read_only_in_the_form_the_registry_writes() -> None:
+    assert registration_time("2024-05-01T09:12:30Z") == datetime(2024, 5, 1, 9, 12, 30, tzinfo=UTC)
+    for junk in (
+        "2024-05-01T09:12:30",
+        "2024-02-30T00:00:00Z",
+        "yesterday",
+        None,
+        17,
+        "\uff12\uff10\uff12\uff14-05-01T09:12:30Z",
+    ):
+        assert registration_time(junk) is None
+    assert (
+        registration_text(datetime(2024, 5, 1, 11, 12, 30, tzinfo=ZoneInfo("Europe/Paris"))) == "2024-05-01T09:12:30Z"
+    )
+
+
+def test_one_phrasing_says_every_kind_of_silence() -> None:
+    def said(last: str | None, hours: int | None, registered: str | None = None) -> str:
+        entry = {"last_report_hour": last, "silent_hours": hours, "threshold_hours": 2, "timezone": "Europe/Paris"}
+        return wording({**entry, "registered_at": registered})
+
+    assert (
+        said("2024-05-01T19", 3)
+        == "last report in hour 2024-05-01 19:00\u201320:00 Europe/Paris, silent 3 h, threshold 2 h"
+    )
+    assert said("2024-05-01T23", 9).startswith("last report in hour 2024-05-01 23:00\u201324:00 Europe/Paris")
+    assert (
+        said(None, 30, "2024-05-01T09:12:30Z")
+        == "never reported, registered 2024-05-01 09:12 UTC, silent 30 h, threshold 2 h"
+    )
+    assert said(None, None) == "never reported, registered before registration times were kept, threshold 2 h"
+
+
+def test_the_docs_say_a_silence_in_the_words_of_the_code() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    paris = {"timezone": "Europe/Paris", "threshold_hours": 2, "registered_at": None}
+    utc = {"timezone": "UTC", "threshold_hours": 6}
+    for entry in (
+        {**paris, "last_report_hour": "2024-05-01T19", "silent_hours": 3},
+        {**utc, "last_report_hour": None, "silent_hours": 30, "registered_at": "2024-05-01T09:12:00Z"},
+        {**utc, "last_report_hour": None, "silent_hours": None, "registered_at": None},
+    ):
+        assert f"`{wording(entry)}`" in docs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sensor_digest.api.service import ApiReport, ApiService
 from sensor_digest.config import ApiSettings
-from sensor_digest.silence.check import SilenceCheck
+from sensor_digest.silence.check import CONNECTIONS, SilenceCheck
 from sensor_digest.store.dynamo import ClientSource, make_client
 
 __all__ = ["ApiReport", "ApiService", "build_service"]
@@ -16,11 +16,11 @@ __all__ = ["ApiReport", "ApiService", "build_service"]
 
 def build_service(settings: ApiSettings, session: ClientSource) -> ApiService:
     """The API service of these settings, its client from ``session`` (see ``api/handler.py``)."""
-    client = make_client(session, max_pool_connections=4)
+    client = make_client(session, max_pool_connections=CONNECTIONS)
     silence = SilenceCheck(
         table_name=settings.table_name,
         client=client,
         default_hours=settings.silence_hours,
         default_zone=settings.timezone,
     )
-    return ApiService(table_name=settings.table_name, client=client, silence=silence)
+    return ApiService(table_name=settings.table_name, client=client, silence=silence, default_zone=settings.timezone)

@@ -6,9 +6,11 @@ answer is JSON (``application/json``): the data, or ``{"error": "..."}`` with 40
 broke a rule: ``rules.py``, ``tokens.py``), 404 (no such route), 405 (a route, another method),
 500 (a fault of the code) or 503 (DynamoDB failed or throttled: try again). Each request is one
 ``Query``: of the sensor's partition for ``days`` and ``months``, of the ``Profiles`` index for
-``sensors``; ``hours`` is one ``GetItem`` of the day item; never a ``Scan``. ``silence`` checks a
-page of the ``Profiles`` index (up to 100 registered sensors) with the silence check's reads
-(``silence/check.py``: batched reads of their profiles and day items).
+``sensors``; ``hours`` is one ``BatchGetItem`` of the day item and the profile (the zone the hours
+are in); never a ``Scan``. ``silence`` checks a page of the ``Profiles`` index (up to 100 registered
+sensors) with the silence check's reads (``silence/check.py``: batched reads of their profiles and
+day items, the older days' ``Query``s several at once); a sensor it could not decide is named
+under ``unchecked``, the others answered.
 
 An item without the contract's shape (a day's ``DataCount`` that is no whole number or is negative, a
 month's ``DailyCounts`` that is no map or an element that is no number, a profile whose ``SensorId``
@@ -27,6 +29,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import tzinfo
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -34,12 +37,12 @@ from zoneinfo import ZoneInfo
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
-from sensor_digest import names
+from sensor_digest import names, zones
 from sensor_digest.api import exact_json, readings, rules, tokens
-from sensor_digest.errors import BadRequest, MalformedItem, TransientFault
+from sensor_digest.errors import BadRequest, MalformedItem, TransientFault, UnknownTimeZone
 from sensor_digest.logs import LOG
 from sensor_digest.silence.check import SilenceCheck
-from sensor_digest.store import reads, repairs, schema
+from sensor_digest.store import dynamo, reads, repairs, schema
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -133,9 +136,17 @@ class ApiReport:
 
 
 class ApiService:
-    def __init__(self, *, table_name: str, client: DynamoDBClient, silence: SilenceCheck | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        table_name: str,
+        client: DynamoDBClient,
+        silence: SilenceCheck | None = None,
+        default_zone: tzinfo | None = None,
+    ) -> None:
         self._table = table_name
         self._client = client
+        self._zone = default_zone or ZoneInfo("UTC")  # the digest zone (DIGEST_TIMEZONE): unregistered sensors' days
         self._silence = silence or SilenceCheck(
             table_name=table_name, client=client, default_hours=None, default_zone=ZoneInfo("UTC")
         )
@@ -266,14 +277,22 @@ class ApiService:
         return self._continued(answer, digest, (int(last) if rules.is_sensor_id(last) else last) if last else None)
 
     def hours(self, sensor: int, day: str | None) -> dict[str, Any]:
-        """One day's ``HourCounts``: one ``GetItem`` (eventually consistent) of the day item. Hours
-        without reports are absent; a day without reports, or counted before hours were kept, has none.
-        ``count`` is the day's count and ``complete`` whether the hours hold all of it: a day counted
-        partly before hours were kept (or partly by a release that kept none, rolled back to) holds
-        the hours of only some of its reports, and says so rather than pass them off as the day's split."""
+        """One day's ``HourCounts`` and the zone they are in (``timezone``: the sensor's registered
+        zone, else the digest zone): one ``BatchGetItem`` (eventually consistent) of the day item and
+        the profile. Hours without reports are absent; a day without reports (no item, or one without
+        ``DataCount``), or counted before hours were kept, has none. ``count`` is the day's count and
+        ``complete`` whether the hours hold all of it: a day counted partly before hours were kept (or
+        partly by a release that kept none, rolled back to) holds the hours of only some of its
+        reports, and says so rather than pass them off as the day's split."""
         wanted = rules.day(day)
-        item = reads.get_item(self._client, self._table, schema.day_key(sensor, wanted), consistent=False) or {}
+        keys = [schema.day_key(sensor, wanted), schema.profile_key(sensor)]
+        items = {
+            schema.text_of(i, schema.DATE): i
+            for i in dynamo.batch_get(self._client, self._table, keys, consistent=False)
+        }
+        item = items.get(wanted, {})
         answer: dict[str, Any] = {"sensor_id": sensor, "day": wanted, "hours": {}, "count": 0, "complete": True}
+        answer["timezone"] = self._zone_name(items.get(schema.PROFILE_SORT_KEY, {}))
         try:
             found = schema.day_count_of_item(item)
             kept = schema.hour_counts_of_item(item) if found is not None else None
@@ -289,12 +308,24 @@ class ApiService:
         answer["complete"] = sum(answer["hours"].values()) == count
         return answer
 
+    def _zone_name(self, profile: Mapping[str, Any]) -> str:
+        """The zone a sensor's days are counted in: its registered zone (one the functions load, as
+        ingest and the silence check read it), else the digest zone."""
+        name = profile.get(schema.TIME_ZONE, {}).get("S")
+        try:
+            return str(zones.load(name)) if isinstance(name, str) else str(self._zone)
+        except UnknownTimeZone:
+            return str(self._zone)
+
     def silence(self, limit: str | None, token: str | None) -> dict[str, Any]:
         """The silent sensors among a page of registered sensors (``silence/check.py``)."""
         digest = tokens.request_digest("silence")
         after = tokens.after_sensor(token, digest, rules.MAX_SENSOR_ID) if token is not None else None
         page = self._silence.page(limit=rules.limit(limit, rules.MAX_SENSORS), after=after)
         answer: dict[str, Any] = {"sensors": [s.as_json() for s in page.silent]}
+        if page.unchecked:  # their reads failed: the page's other sensors are answered
+            LOG.warning("sensors left unchecked", count=len(page.unchecked))
+            answer["unchecked"] = [u.as_json() for u in page.unchecked]
         return self._continued(answer, digest, page.after)
 
     @staticmethod

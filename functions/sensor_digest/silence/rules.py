@@ -10,12 +10,21 @@ skipped in spring holds no report.
 
 - A day item written before hours were kept (no ``HourCounts``) says only that the sensor reported
   that day: its last hour is taken as ``23``, its end, so the silence is a lower bound.
-- A registered sensor with no day item at all has never reported: it is silent, with no last hour
-  and no figure of hours (``None``).
+- A day item without ``DataCount`` (an empty one: a write that counted nothing there) holds no
+  report, and neither does any item that is no day item: the check reads past them.
+- A registered sensor with no report at all has never reported: its silence is counted from its
+  registration (the profile's ``RegisteredAt``), so a sensor registered minutes ago is not silent.
+  A profile written before registration times were kept has none: such a sensor is silent at once,
+  with no last hour and no figure of hours (``None``), as before.
+
+Every reader says a silence in one phrasing (``wording``: the command line, the page and the docs):
+``last report in hour 2024-05-01 19:00\u201320:00 Europe/Paris, silent 3 h, threshold 2 h`` (an en
+dash between the hour's start and end).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
@@ -26,6 +35,8 @@ MAX_HOURS = 720
 """A threshold is 1 to 720 hours (30 days)."""
 
 HOUR = timedelta(hours=1)
+EN_DASH = "\u2013"  # between an hour's start and end: 19:00-20:00 with the dash of ranges
+REGISTERED_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
 def check_hours(value: object, what: str = "silence threshold") -> int:
@@ -37,12 +48,15 @@ def check_hours(value: object, what: str = "silence threshold") -> int:
 
 @dataclass(frozen=True)
 class Silent:
-    """A registered sensor silent past its threshold (the shared contract's ``GET /silence`` entry)."""
+    """A registered sensor silent past its threshold (the contract's ``GET /silence`` entry, with
+    the zone of its hours and its registration time beside)."""
 
     sensor_id: int
     last_report_hour: str | None  # ``YYYY-MM-DDTHH`` in the sensor's zone; None: never reported
-    silent_hours: int | None  # whole hours since the end of that hour; None: never reported
+    silent_hours: int | None  # whole hours since the end of that hour (or its registration); None: unknown
     threshold_hours: int
+    timezone: str = "UTC"  # the zone of ``last_report_hour``: the sensor's registered one, else the digest's
+    registered_at: str | None = None  # ``YYYY-MM-DDTHH:MM:SSZ``; None: registered before times were kept
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -50,7 +64,44 @@ class Silent:
             "last_report_hour": self.last_report_hour,
             "silent_hours": self.silent_hours,
             "threshold_hours": self.threshold_hours,
+            "timezone": self.timezone,
+            "registered_at": self.registered_at,
         }
+
+
+def wording(entry: Mapping[str, Any]) -> str:
+    """A ``GET /silence`` entry in the one phrasing every reader uses (the page's ``silenceText``
+    says the same): ``last report in hour 2024-05-01 19:00\u201320:00 Europe/Paris, silent 3 h,
+    threshold 2 h``; ``never reported, registered 2024-05-01 09:12 UTC, silent 30 h, threshold 6 h``;
+    ``never reported, registered before registration times were kept, threshold 6 h``."""
+    threshold = f"threshold {entry['threshold_hours']} h"
+    last, registered = entry.get("last_report_hour"), entry.get("registered_at")
+    if last is not None:
+        day, hour = str(last).split("T")
+        span = f"{hour}:00{EN_DASH}{int(hour) + 1:02d}:00"
+        return (
+            f"last report in hour {day} {span} {entry.get('timezone')}, silent {entry['silent_hours']} h, {threshold}"
+        )
+    if registered is None or entry.get("silent_hours") is None:
+        return f"never reported, registered before registration times were kept, {threshold}"
+    when = f"{str(registered)[:10]} {str(registered)[11:16]} UTC"
+    return f"never reported, registered {when}, silent {entry['silent_hours']} h, {threshold}"
+
+
+def registration_time(text: object) -> datetime | None:
+    """A profile's ``RegisteredAt`` (``YYYY-MM-DDTHH:MM:SSZ``) as an instant; ``None`` when it is
+    absent or no such time (a profile written before registration times were kept, or by hand)."""
+    if not isinstance(text, str) or REGISTERED_AT.fullmatch(text) is None:
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def registration_text(when: datetime) -> str:
+    """An instant as a profile's ``RegisteredAt`` stores it: UTC, to the second."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def local_days(now: datetime, zone: tzinfo) -> tuple[str, str]:
@@ -89,12 +140,19 @@ def silence_of(
     now: datetime,
     zone: tzinfo,
     threshold: int | None,
+    registered: datetime | None = None,
 ) -> Silent | None:
-    """The sensor's silence, if it is silent past ``threshold`` (``None``: not silent, or no threshold)."""
+    """The sensor's silence, if it is silent past ``threshold`` (``None``: not silent, or no
+    threshold): from the end of its last report hour, else from its registration, else (a profile
+    without a registration time) at once, of hours unknown."""
     if threshold is None:
         return None
     last = last_report_hour(days)
+    since = None if registered is None else registration_text(registered)
     if last is None:
-        return Silent(sensor_id, None, None, threshold)
+        if registered is None:
+            return Silent(sensor_id, None, None, threshold, str(zone), since)
+        silent = max(0, (now.astimezone(UTC) - registered) // HOUR)
+        return Silent(sensor_id, None, silent, threshold, str(zone), since) if silent >= threshold else None
     silent = hours_since(last, now, zone)
-    return Silent(sensor_id, last, silent, threshold) if silent >= threshold else None
+    return Silent(sensor_id, last, silent, threshold, str(zone), since) if silent >= threshold else None

@@ -1,5 +1,6 @@
 """The scheduled silence check as a Lambda service: an EventBridge event in, the silent sensors
-counted out (the ``silentSensors`` metric, which the stack's alarm watches) and logged."""
+counted out (the ``silentSensors`` metric, which the stack's alarm watches) and logged, with the
+sensors it could not decide (``silenceUnchecked``, named in the log line)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from sensor_digest import names
 from sensor_digest.config import SilenceSettings
-from sensor_digest.silence.check import SilenceCheck, SilencePage
+from sensor_digest.silence.check import CONNECTIONS, SilenceCheck, SilencePage
 from sensor_digest.store.dynamo import ClientSource, make_client
 
 LOGGED_SILENT = 50  # the silent sensors named in the log line (all are counted)
@@ -22,10 +23,14 @@ class SilenceReport:
     page: SilencePage
 
     def response(self) -> dict[str, Any]:
-        return {"silent": len(self.page.silent), "checked": self.page.checked}
+        return {"silent": len(self.page.silent), "checked": self.page.checked, "unchecked": len(self.page.unchecked)}
 
     def metrics(self) -> Mapping[str, int]:
-        return {names.METRIC_SILENT_SENSORS: len(self.page.silent), names.METRIC_SILENCE_CHECKED: self.page.checked}
+        return {
+            names.METRIC_SILENT_SENSORS: len(self.page.silent),
+            names.METRIC_SILENCE_CHECKED: self.page.checked,
+            names.METRIC_SILENCE_UNCHECKED: len(self.page.unchecked),
+        }
 
     def log_fields(self) -> Mapping[str, Any]:
         return {
@@ -33,6 +38,7 @@ class SilenceReport:
             "checked": self.page.checked,
             "requests": self.page.requests,
             "sensors": [s.as_json() for s in self.page.silent[:LOGGED_SILENT]],
+            "unchecked": [u.as_json() for u in self.page.unchecked[:LOGGED_SILENT]],
         }
 
 
@@ -48,7 +54,7 @@ def build_service(settings: SilenceSettings, session: ClientSource) -> SilenceSe
     """The check of these settings, its client from ``session`` (see ``silence/handler.py``)."""
     check = SilenceCheck(
         table_name=settings.table_name,
-        client=make_client(session, max_pool_connections=2),
+        client=make_client(session, max_pool_connections=CONNECTIONS),
         default_hours=settings.silence_hours,
         default_zone=settings.timezone,
     )

@@ -239,20 +239,21 @@ def get_item(client: Any, table: str, key: schema.Item, *, consistent: bool = Tr
 
 
 def sensors_with_data(client: Any, table: str, *, with_summaries: bool = False) -> list[int]:
-    """Every sensor that has a day item or a legacy summary (and, ``with_summaries``, a month item):
-    a Scan, for the rebuild command only."""
+    """Every sensor that has a day item with a count (a day item without ``DataCount`` holds no
+    report), or a legacy summary (and, ``with_summaries``, a month item): a Scan, for the rebuild
+    command only."""
     found: set[int] = set()
     for page in _pages(
         client,
         "Scan",
         TableName=table,
-        ProjectionExpression="#s, #d",
-        ExpressionAttributeNames={"#s": schema.SENSOR_ID, "#d": schema.DATE},
+        ProjectionExpression="#s, #d, #c",
+        ExpressionAttributeNames={"#s": schema.SENSOR_ID, "#d": schema.DATE, "#c": schema.DATA_COUNT},
     ):
         for item in page["Items"]:
             if (
                 schema.is_legacy_summary(item)
-                or str(item[schema.DATE]["S"])[:1].isdigit()
+                or (str(item[schema.DATE]["S"])[:1].isdigit() and schema.DATA_COUNT in item)
                 or (with_summaries and schema.is_summary(item))
             ):
                 found.add(schema.sensor_of_item(item))

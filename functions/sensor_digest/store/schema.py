@@ -60,6 +60,9 @@ SERIAL = "Serial"
 TIME_ZONE = "TimeZone"
 VERSION = "Version"
 SILENCE_HOURS = "SilenceHours"  # optional: the sensor's own silence threshold, in hours (silence/)
+# optional: when the sensor was registered, ``YYYY-MM-DDTHH:MM:SSZ`` (S); a never-reported sensor's
+# silence counts from it (silence/); profiles registered before it was kept have none
+REGISTERED_AT = "RegisteredAt"
 # the sparse global secondary index of profiles: partition key ``ProfileList`` (only profile items
 # carry it, always ``PROFILE_LIST``), sort key ``SensorId``; it projects the name and time zone
 PROFILE_LIST = "ProfileList"

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sensor_digest import zones
 from sensor_digest.config import DeliveryMode, LedgerMode, QueueType
 from sensor_digest.errors import UnknownTimeZone
+from sensor_digest.silence.rules import wording
 from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.options import PLAIN
@@ -262,16 +263,12 @@ class SilenceNotes:
         if not found.silent:
             note(f"silence check: no registered sensor is silent ({found.checked} checked)")
             return
-        shown = "; ".join(
-            f"{s.sensor_id} (never reported)"
-            if s.last_report_hour is None
-            else f"{s.sensor_id} (last report {s.last_report_hour}, {s.silent_hours} h)"
-            for s in found.silent[:10]
-        )
+        shown = "; ".join(f"{s.sensor_id} ({wording(s.as_json())})" for s in found.silent[:10])
         more = f"; and {len(found.silent) - 10} more" if len(found.silent) > 10 else ""
+        unchecked = f"; {len(found.unchecked)} left unchecked (their reads failed)" if found.unchecked else ""
         note(
-            f"silence check: {len(found.silent)} of {found.checked} registered sensor(s) silent: {shown}{more} "
-            "(sensor-digest silence)"
+            f"silence check: {len(found.silent)} of {found.checked} registered sensor(s) silent: {shown}{more}"
+            f"{unchecked} (sensor-digest silence)"
         )
 
 

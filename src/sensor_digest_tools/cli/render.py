@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sensor_digest.registry import SensorProfile
+from sensor_digest.silence.rules import wording
 from sensor_digest.store import schema
 from sensor_digest_tools.ops.dlq import DeadLetter
 
@@ -172,11 +173,9 @@ def demo(result: DemoResult) -> list[RenderableType]:
                 Text.assemble(
                     "Silence: sensor ",
                     data(entry["sensor_id"]),
-                    f" stopped reporting at noon of {result.quiet_day}; at 23:30 the silence check finds it silent: "
-                    "last report in hour ",
-                    data(entry["last_report_hour"]),
-                    f", {entry['silent_hours']} h without a report (its threshold: {entry['threshold_hours']} h). "
-                    "Under `sensor-digest up`: `sensor-digest silence`, GET /silence, the page.",
+                    f" stopped reporting at noon of {result.quiet_day}; at 23:30 the silence check finds it silent: ",
+                    data(wording(entry)),
+                    ". Under `sensor-digest up`: `sensor-digest silence`, GET /silence, the page.",
                 )
             )
     for text, ok in checks:
@@ -209,10 +208,17 @@ def profile(profile: SensorProfile, title: str) -> Table:
         ("serial", profile.serial),
         ("time zone", profile.timezone),
         ("silence after", "the stack's default" if profile.silence_hours is None else f"{profile.silence_hours} h"),
+        ("registered", registered(profile)),
         ("version", profile.version),
     ):
         out.add_row(field, data(value))
     return out
+
+
+def registered(profile: SensorProfile) -> str:
+    """When a profile was registered, as ``sensors show`` and ``sensors list`` say it."""
+    at = profile.registered_at
+    return "before registration times were kept" if at is None else f"{at[:10]} {at[11:16]} UTC"
 
 
 def hours_table(title: str, days: list[tuple[str, int]], hours: dict[str, dict[str, int] | None]) -> Table:
@@ -234,19 +240,13 @@ def hours_table(title: str, days: list[tuple[str, int]], hours: dict[str, dict[s
 
 
 def silent_sensors(title: str, silent: list[dict[str, Any]]) -> Table:
-    """The silent sensors (``GET /silence``'s entries): since when, how long, against which threshold."""
+    """The silent sensors (``GET /silence``'s entries), each said in the one phrasing the page and
+    the docs use too (``silence.rules.wording``): its last report hour and zone, how long, its threshold."""
     out = titled(title)
-    for column in ("sensor", "last report hour", "silent (h)", "threshold (h)"):
-        out.add_column(column, justify="right" if column != "last report hour" else "left")
+    out.add_column("sensor", justify="right")
+    out.add_column("silence")
     for entry in silent:
-        last = entry["last_report_hour"]
-        silent_hours = entry["silent_hours"]
-        out.add_row(
-            data(entry["sensor_id"]),
-            data(last) if last is not None else Text("never reported", style="dim"),
-            data(silent_hours if silent_hours is not None else "-"),
-            data(entry["threshold_hours"]),
-        )
+        out.add_row(data(entry["sensor_id"]), data(wording(entry)))
     return out
 
 

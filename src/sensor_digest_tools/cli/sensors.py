@@ -163,11 +163,12 @@ def sensors_list(
             raise typer.Exit(1)
         return
     out = render.titled(f"{len(profiles)} registered sensor(s)")
-    for column in ("sensor", "name", "serial", "time zone", "silence after", "version"):
+    for column in ("sensor", "name", "serial", "time zone", "silence after", "registered", "version"):
         out.add_column(column)
     for p in profiles:
         silence = "default" if p.silence_hours is None else f"{p.silence_hours} h"
-        out.add_row(*(render.data(v) for v in (p.sensor_id, p.name, p.serial, p.timezone, silence, p.version)))
+        shown = (p.sensor_id, p.name, p.serial, p.timezone, silence, render.registered(p), p.version)
+        out.add_row(*(render.data(v) for v in shown))
     console.print(out)
     if malformed:
         raise typer.Exit(1)

@@ -1,8 +1,9 @@
 """``silence``: the registered sensors silent past their threshold, and since when.
 
 The same check as the stack's scheduled one and the read API's ``GET /silence``
-(``sensor_digest/silence/``), run from here against the tables: reads only, the ``Profiles`` index
-and the day items of today and yesterday in each sensor's zone.
+(``sensor_digest/silence/``), run from here against the tables: reads only, the ``Profiles`` index,
+the profiles, and the day items back to each sensor's last report in its zone. Each silent sensor is
+said in the phrasing the page and the docs use (``silence.rules.wording``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def silence(
 ) -> None:
     """The registered sensors silent past their threshold: their last report hour and how long ago.
 
-    Exit code 0 whatever it finds (a note when none is silent); 1 on an error.
+    Exit code 0 whatever it finds (a note when none is silent); 1 on an error, and when a sensor
+    could not be checked (its reads failed: named on stderr, after the others).
     """
     try:
         zone = zones.load(timezone)
@@ -56,12 +58,15 @@ def silence(
         ).run()
     silent = [s.as_json() for s in found.silent]
     if as_json:
-        print_json({"sensors": silent, "checked": found.checked})
-        return
-    if not silent:
+        print_json({"sensors": silent, "checked": found.checked, "unchecked": [u.as_json() for u in found.unchecked]})
+    elif not silent:
         note(f"no registered sensor is silent past its threshold ({found.checked} checked)")
-        return
-    console.print(render.silent_sensors(f"{len(silent)} of {found.checked} registered sensor(s) silent", silent))
+    else:
+        console.print(render.silent_sensors(f"{len(silent)} of {found.checked} registered sensor(s) silent", silent))
+    for unchecked in found.unchecked:
+        note(f"error: sensor {unchecked.sensor_id} could not be checked: {unchecked.reason}")
+    if found.unchecked:
+        raise typer.Exit(1)
 
 
 __all__ = ["silence"]

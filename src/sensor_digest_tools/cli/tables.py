@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from sensor_digest.errors import MalformedItem
+from sensor_digest import zones
+from sensor_digest.errors import MalformedItem, UnknownTimeZone
 from sensor_digest.store import reads, repairs, schema
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.options import (
@@ -39,33 +40,45 @@ def counts(
     hourly: Annotated[
         bool, typer.Option("--hourly", help="Each day's counts per hour of the sensor's own day (HourCounts) too.")
     ] = False,
+    timezone: Annotated[
+        str,
+        typer.Option(help="With --hourly: the zone of a sensor registered without one (the stack's digestTimezone)."),
+    ] = "UTC",
 ) -> None:
-    """A sensor's day counts over a date range (with --hourly, each day's hours too).
+    """A sensor's day counts over a date range (with --hourly, each day's hours too, in the zone
+    of the sensor's day: its registered zone, else --timezone).
 
     Exit code 0 with a note when the sensor has no day counts in the range (like `summary`);
     1 on an error.
     """
     if end < start:
         raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
+    try:
+        digest_zone = zones.check(timezone)
+    except UnknownTimeZone as exc:
+        raise typer.BadParameter(exc.reason, param_hint="--timezone") from None
     with errors():
         target = resolve_target(stack, region, table=table).need("table")
         items = list(reads.sensor_items(target.dynamodb(), str(target.table), sensor, start, end))
         rows, unreadable = reads.days_read(items)
         hours = hours_by_day(items) if hourly else {}
+        zone = hours_zone(target.dynamodb(), str(target.table), sensor, digest_zone) if hourly else None
         if unreadable:  # a day item written by hand: named, with what mends it
             fail(f"{unreadable[0].reason}; {repairs.day_item(sensor, str(unreadable[0].day))}")
     if as_json:
         days = dict(rows)
         answer: dict[str, Any] = {"sensor_id": sensor, "from": start, "to": end, "days": days}
-        if hourly:  # a day from before hours were kept: null
+        if zone is not None:  # a day from before hours were kept: null
             answer["hours"] = {day: hours.get(day) for day in days}
+            answer["timezone"] = zone[0]
         print_json({**answer, "total": sum(days.values())})
         return
     if not rows:
         note(f"sensor {sensor} has no day counts from {start} to {end}")
         return
-    if hourly:
-        console.print(render.hours_table(f"Sensor {sensor}, {start} to {end}, by hour", rows, hours))
+    if zone is not None:
+        title = f"Sensor {sensor}, {start} to {end}, by hour of its day in {zone[0]} ({zone[1]})"
+        console.print(render.hours_table(title, rows, hours))
         return
     out = render.titled(f"Sensor {sensor}, {start} to {end}")
     out.add_column("day")
@@ -74,6 +87,17 @@ def counts(
         out.add_row(render.data(day), str(n))
     out.add_row(Text("total", style="bold"), Text(str(sum(n for _, n in rows)), style="bold"))
     console.print(out)
+
+
+def hours_zone(client: Any, table: str, sensor: int, digest_zone: str) -> tuple[str, str]:
+    """The zone a sensor's hours are in, and why: its registered zone (one the functions load, as
+    ingest reads it), else the digest zone (``--timezone``)."""
+    profile = reads.get_item(client, table, schema.profile_key(sensor)) or {}
+    name = profile.get(schema.TIME_ZONE, {}).get("S")
+    if isinstance(name, str) and zones.is_known(name):
+        return name, "its registered zone"
+    why = "not registered" if not profile else "its registered zone cannot be loaded"
+    return digest_zone, f"{why}: the digest zone, --timezone"
 
 
 def hours_by_day(items: list[dict[str, Any]]) -> dict[str, dict[str, int] | None]:

@@ -5,7 +5,7 @@ the silence check (the deployed one's code) finds it.
 identity stay: the truth does not change), so its last report hour is at most ``11``.
 ``registered_silence`` registers it with a threshold of its own and runs the check as it would run
 late that evening (``CHECKED_AT``): the demo's days are in the past, so the check's clock is set to
-the traffic's last day, the one thing not as deployed.
+the traffic's last day, and the registry's to its midnight, the one thing not as deployed.
 """
 
 from __future__ import annotations
@@ -48,11 +48,12 @@ def fall_silent(traffic: Traffic, sensor: int = QUIET_SENSOR) -> str | None:
 def registered_silence(client: Any, table: str, ledger: str, day: str, sensor: int = QUIET_SENSOR) -> list[Silent]:
     """Register ``sensor`` with its own threshold, then the silence check at ``CHECKED_AT`` of ``day``
     (UTC): the registered sensors silent then (only this one is registered)."""
-    registry = Registry(table_name=table, ledger_table_name=ledger, client=client)
+    now = dt.datetime.combine(dt.date.fromisoformat(day), CHECKED_AT, tzinfo=dt.UTC)
+    midnight = dt.datetime.combine(dt.date.fromisoformat(day), dt.time(0), tzinfo=dt.UTC)
+    registry = Registry(table_name=table, ledger_table_name=ledger, client=client, clock=lambda: midnight)
     registry.register(
         SensorProfile(sensor, "quiet demo sensor", f"demo-quiet-{sensor}", silence_hours=QUIET_THRESHOLD_HOURS)
     )
-    now = dt.datetime.combine(dt.date.fromisoformat(day), CHECKED_AT, tzinfo=dt.UTC)
     check = SilenceCheck(
         table_name=table, client=client, default_hours=None, default_zone=ZoneInfo("UTC"), clock=lambda: now
     )

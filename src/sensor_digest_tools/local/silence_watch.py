@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sensor_digest.config import ApiSettings
-from sensor_digest.silence.check import SilenceCheck, SilencePage
+from sensor_digest.silence.check import CONNECTIONS, SilenceCheck, SilencePage
 from sensor_digest.store.dynamo import make_client
 
 
@@ -26,7 +26,7 @@ def watch_silence(
     ``heard()`` gives at that moment (none: nobody listens), each failure kept in ``errors``."""
     check = SilenceCheck(
         table_name=settings.table_name,
-        client=make_client(session, max_pool_connections=2),
+        client=make_client(session, max_pool_connections=CONNECTIONS),
         default_hours=settings.silence_hours,
         default_zone=settings.timezone,
     )

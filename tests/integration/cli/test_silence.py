@@ -64,7 +64,10 @@ def test_silence_lists_a_sensor_past_its_threshold_with_the_hour_it_stopped(ddb:
     assert stopped.strftime("%Y-%m-%dT%H") in json.dumps(silent[0])
     assert sorted(s["sensor_id"] for s in json.loads(default.stdout)["sensors"]) == [1, 3]
     assert table.exit_code == 0 and "1 of 3 registered sensor(s) silent" in table.stdout
-    assert stopped.strftime("%Y-%m-%dT%H") in table.stdout
+    hour = stopped.strftime("%H")
+    span = f"{hour}:00\u2013{int(hour) + 1:02d}:00"
+    assert f"last report in hour {stopped:%Y-%m-%d} {span} UTC, silent " in table.stdout
+    assert ", threshold 1 h" in table.stdout
 
 
 def test_counts_hourly_shows_the_hours_of_each_day(ddb: Any, tables: Tables) -> None:
@@ -92,6 +95,26 @@ def test_counts_hourly_shows_the_hours_of_each_day(ddb: Any, tables: Tables) -> 
     answer = json.loads(as_json.stdout)
     assert answer["hours"] == {"2024-05-01": {"09": 2, "17": 3}, "2024-05-02": None}
     assert answer["days"] == {"2024-05-01": 5, "2024-05-02": 4} and answer["total"] == 9
+
+
+def test_counts_hourly_names_the_zone_its_hours_are_in(ddb: Any, tables: Tables) -> None:
+    # Given sensor 7 registered in Paris and sensor 8 not registered, each with a day of hours
+    assert register(tables, 7, "--timezone", "Europe/Paris").exit_code == 0
+    for sensor in (7, 8):
+        ddb.put_item(TableName=tables.table, Item=schema.day_item(sensor, "2024-05-01", 2, {"09": 2}))
+    span = ("--from", "2024-05-01", "--to", "2024-05-01", "--hourly", "--table", tables.table)
+
+    # When their hours are asked, the digest zone given as Tokyo
+    paris = invoke("counts", "--sensor", "7", *span, "--timezone", "Asia/Tokyo")
+    tokyo = invoke("counts", "--sensor", "8", *span, "--timezone", "Asia/Tokyo", "--json")
+    utc = invoke("counts", "--sensor", "8", *span)
+    wrong = invoke("counts", "--sensor", "8", *span, "--timezone", "Mars/Olympus")
+
+    # Then each names its zone: the registered one, else the digest zone (UTC unless given)
+    assert "by hour of its day in Europe/Paris (its registered zone)" in paris.stdout
+    assert json.loads(tokyo.stdout)["timezone"] == "Asia/Tokyo"
+    assert "by hour of its day in UTC (not registered: the digest zone, --timezone)" in utc.stdout
+    assert wrong.exit_code == 2 and "--timezone" in wrong.output
 
 
 @pytest.mark.parametrize("hours", ["0", "721", "-1", "x"])

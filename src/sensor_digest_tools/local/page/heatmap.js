@@ -7,8 +7,10 @@
 // the page says how many it left out. Rows are fetched a few at a time; a row whose request fails is
 // drawn with the API's reason and the others stand; a day or month the API could not read (its
 // `malformed` entries) is marked in its cell with the repair the API names. A click on a day's cell
-// opens its 24 hours (GET /sensors/{id}/hours); the sensors GET /silence lists are marked in the
-// heatmap (their label says since when), and the page says how many are silent.
+// opens its 24 hours (GET /sensors/{id}/hours), each hour's count written in its cell, in the zone
+// the API names (the sensor's registered zone, else the digest zone); the sensors GET /silence lists
+// are marked in the heatmap, said in the one phrasing the command line and the docs use (silenceText,
+// as sensor_digest.silence.rules.wording), and the page says how many are silent.
 "use strict";
 
 const DAY_MS = 86400000;
@@ -115,38 +117,58 @@ async function silentSensors() {
   }
 }
 
+// An hour "HH" as the span it stands for: "19:00–20:00" (the silence counts from its end).
+function hourSpan(hour) {
+  return `${hour}:00\u2013${String(Number(hour) + 1).padStart(2, "0")}:00`;
+}
+
+// A GET /silence entry in the one phrasing of the command line and the docs (silence/rules.py's wording).
 function silenceText(entry) {
-  if (entry.last_report_hour === null) return `silent: never reported (threshold ${entry.threshold_hours} h)`;
-  return (
-    `silent since ${entry.last_report_hour}:00 (${entry.silent_hours} h without a report, ` +
-    `threshold ${entry.threshold_hours} h)`
-  );
+  const threshold = `threshold ${entry.threshold_hours} h`;
+  if (entry.last_report_hour !== null) {
+    const [day, hour] = entry.last_report_hour.split("T");
+    return (
+      `last report in hour ${day} ${hourSpan(hour)} ${entry.timezone}, ` +
+      `silent ${entry.silent_hours} h, ${threshold}`
+    );
+  }
+  if (entry.registered_at === null || entry.silent_hours === null) {
+    return `never reported, registered before registration times were kept, ${threshold}`;
+  }
+  const when = `${entry.registered_at.slice(0, 10)} ${entry.registered_at.slice(11, 16)} UTC`;
+  return `never reported, registered ${when}, silent ${entry.silent_hours} h, ${threshold}`;
 }
 
 async function dayHours(sensorId, day) {
   return api(`/sensors/${encodeURIComponent(sensorId)}/hours`, { day });
 }
 
-// A day's 24 hours of one sensor: one cell per hour 00-23, darker for more reports.
+// A day's 24 hours of one sensor: one cell per hour 00-23, its count written in it, darker for more
+// reports; the hours are the sensor's own day's, in the zone the API names.
 async function drawHours(sensorId, day) {
   const table = byId("hours");
   table.replaceChildren();
   const title = byId("hours-title-line");
   title.textContent = `Sensor ${sensorId}, ${day}: loading its hours…`;
   try {
-    const { hours } = await dayHours(sensorId, day);
+    const { hours, timezone } = await dayHours(sensorId, day);
     const counts = Array.from({ length: 24 }, (_, h) => hours[String(h).padStart(2, "0")] || 0);
     const most = largest(counts, 1);
     const head = element("tr");
+    head.append(element("th", timezone, "zone"));
     const row = element("tr");
     row.dataset.sensor = String(sensorId);
     row.dataset.day = day;
+    row.append(element("th", day));
     counts.forEach((count, h) => {
       const hour = String(h).padStart(2, "0");
       head.append(element("th", hour));
       const td = cell(day, count, most);
+      td.classList.add("hour");
+      td.textContent = String(count);
       td.dataset.hour = hour;
-      td.title = `${day} ${hour}:00-${hour}:59: ${count}`;
+      td.title = `${day} ${hourSpan(hour)} ${timezone}: ${count}`;
+      td.setAttribute("aria-label", td.title);
       row.append(td);
     });
     const thead = element("thead");
@@ -155,10 +177,12 @@ async function drawHours(sensorId, day) {
     body.append(row);
     table.replaceChildren(thead, body);
     const reported = Object.keys(hours).sort();
+    const where = `Sensor ${sensorId}, ${day}, hours of its day in ${timezone}`;
     title.textContent =
       reported.length === 0
-        ? `Sensor ${sensorId}, ${day}: no hours (no report that day, or counted before hours were kept).`
-        : `Sensor ${sensorId}, ${day}: ${counts.reduce((a, b) => a + b, 0)} report(s), last in hour ${reported[reported.length - 1]}.`;
+        ? `${where}: no hours (no report that day, or counted before hours were kept).`
+        : `${where}: ${counts.reduce((a, b) => a + b, 0)} report(s), ` +
+          `last in hour ${hourSpan(reported[reported.length - 1])}.`;
   } catch (problem) {
     title.textContent = `Sensor ${sensorId}, ${day}: the hours could not be read: ${problem.message}`;
   }
@@ -194,6 +218,7 @@ function cell(day, count, most) {
   td.dataset.day = day;
   td.dataset.count = String(count);
   td.title = `${day}: ${count}`;
+  td.setAttribute("aria-label", td.title);
   return td;
 }
 
@@ -353,13 +378,20 @@ async function drawMonths(sensorId, from, to) {
     names.flatMap((m) => Object.values(months[m] || {})),
     1
   );
+  const head = element("tr");
+  head.append(element("th", "month"));
+  for (let d = 1; d <= 31; d += 1) head.append(element("th", String(d).padStart(2, "0")));
+  head.append(element("th", "total"));
+  const thead = element("thead");
+  thead.append(head);
   const body = element("tbody");
   for (const month of names) {
     const row = element("tr");
     row.dataset.month = month;
     row.append(element("th", month));
     let total = 0;
-    for (const day of monthDays(month)) {
+    const days = monthDays(month);
+    for (const day of days) {
       const unreadable = bad.get(day) || (months[month] === undefined ? bad.get(month) : undefined);
       if (unreadable) {
         row.dataset.malformed = "1";
@@ -370,10 +402,11 @@ async function drawMonths(sensorId, from, to) {
       total += count;
       row.append(cell(day, count, most));
     }
+    for (let d = days.length; d < 31; d += 1) row.append(element("td", null, "cell none")); // the total's column stays
     row.append(element("td", total, "total"));
     body.append(row);
   }
-  table.append(body);
+  table.append(thead, body);
 }
 
 function defaults(params) {
