@@ -195,8 +195,8 @@ def hours_table(title: str, hours: dict[str, dict[str, Any]]) -> Table:
 
 
 def exact_text(value: Decimal) -> str:
-    """An exact decimal in plain digits (no exponent), as the read API writes it."""
-    return "0" if value == 0 else format(value, "f")
+    """An exact decimal in plain digits, no exponent and no trailing zero (``182.0`` is ``182``)."""
+    return "0" if value == 0 else format(value.normalize(), "f")
 
 
 def decimals_of(stats: dict[str, Any]) -> int:
