@@ -32,9 +32,9 @@ def day_statistics(kept: Mapping[str, schema.KeptReading]) -> dict[str, dict[str
             variance = max(Decimal(0), count * reading.squares - total * total) / (count * count)
             answer[name] = {
                 "count": count,
-                "sum": total,
-                "min": min(low for _, _, low, _ in hours),
-                "max": max(high for _, _, _, high in hours),
+                "sum": total.normalize(),
+                "min": min(low for _, _, low, _ in hours).normalize(),
+                "max": max(high for _, _, _, high in hours).normalize(),
                 "mean": float(total / count),
                 "stddev": float(variance.sqrt()),
             }
@@ -49,9 +49,9 @@ def hour_statistics(kept: Mapping[str, schema.KeptReading]) -> dict[str, dict[st
             for hour, (count, total, low, high) in reading.hours.items():
                 answer.setdefault(hour, {})[name] = {
                     "count": count,
-                    "sum": total,
-                    "min": low,
-                    "max": high,
+                    "sum": total.normalize(),
+                    "min": low.normalize(),
+                    "max": high.normalize(),
                     "mean": float(total / count),
                 }
     return dict(sorted(answer.items()))

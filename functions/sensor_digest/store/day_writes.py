@@ -167,18 +167,20 @@ def number(value: Decimal | int) -> dict[str, str]:
     return {"N": format(value, "f") if isinstance(value, Decimal) else str(value)}
 
 
+def hour_value(stats: HourStats) -> dict[str, Any]:
+    """An hour's statistics as a day item keeps them: its one value when it holds one, else the list
+    ``[count, sum, minimum, maximum]`` (a single value is its own sum, minimum and maximum: 6 bytes
+    where the list takes about 20, and most hours of a busy sensor hold one or two readings)."""
+    if stats.count == 1:
+        return number(stats.total)
+    return {"L": [number(stats.count), number(stats.total), number(stats.low), number(stats.high)]}
+
+
 def _name_map(reading: ReadingTally) -> dict[str, Any]:
-    """A reading name's whole map in a day item (``schema.READINGS``)."""
-    hours = reading.hours.items()
-    return {
-        "M": {
-            schema.READING_COUNT: {"M": {h: number(st.count) for h, st in hours}},
-            schema.READING_SUM: {"M": {h: number(st.total) for h, st in hours}},
-            schema.READING_LOW: {"M": {h: number(st.low) for h, st in hours}},
-            schema.READING_HIGH: {"M": {h: number(st.high) for h, st in hours}},
-            schema.READING_SQUARES: number(reading.squares),
-        }
-    }
+    """A reading name's whole map in a day item (``schema.READINGS``): the day's sum of squares, and
+    each hour's statistics (``hour_value``) under its ``HH``."""
+    kept = {hour: hour_value(stats) for hour, stats in reading.hours.items()}
+    return {"M": {schema.READING_SQUARES: number(reading.squares), **kept}}
 
 
 class HoursMap(Enum):
@@ -202,16 +204,22 @@ class Kind(Enum):
     COMPACT = "compact"
 
 
+Single = Decimal
+"""An hour that holds one value, known exactly."""
+Bounds = tuple[Decimal, Decimal]
+"""An hour that holds several values: a value its minimum is at most, and one its maximum is at least
+(other writers only move them outwards)."""
+
+
 @dataclass(frozen=True)
 class ReadingsView:
     """What a container knows of a day item's readings' statistics: whether their map is there
-    (``None``: not known), which names' maps are, and for each (name, hour) it saw, a value the stored
-    minimum is at most and one the stored maximum is at least (other writers only move them outwards)."""
+    (``None``: not known), which names' maps are, and what it saw of each (name, hour): one value
+    (``Single``, exactly), or the bounds of several (``Bounds``); an hour not named was not there."""
 
     there: bool | None = None
     names: frozenset[str] = frozenset()
-    low: Mapping[tuple[str, str], Decimal] = field(default_factory=dict)
-    high: Mapping[tuple[str, str], Decimal] = field(default_factory=dict)
+    hours: Mapping[tuple[str, str], Single | Bounds] = field(default_factory=dict)
 
     @classmethod
     def of_item(cls, item: Mapping[str, Any]) -> ReadingsView:
@@ -219,28 +227,44 @@ class ReadingsView:
         stored = item.get(schema.READINGS)
         if not isinstance(stored, Mapping) or not isinstance(stored.get("M"), Mapping):
             return cls(there=bool(item) and stored is not None)
-        low: dict[tuple[str, str], Decimal] = {}
-        high: dict[tuple[str, str], Decimal] = {}
+        hours: dict[tuple[str, str], Single | Bounds] = {}
         for name, value in stored["M"].items():
             kept = value.get("M", {}) if isinstance(value, Mapping) else {}
-            for key, into in ((schema.READING_LOW, low), (schema.READING_HIGH, high)):
-                by_hour = kept.get(key, {}).get("M", {}) if isinstance(kept.get(key), Mapping) else {}
-                for hour, n in by_hour.items():
-                    if isinstance(n, Mapping) and isinstance(n.get("N"), str):
-                        into[(name, hour)] = Decimal(n["N"])
-        return cls(there=True, names=frozenset(stored["M"]), low=low, high=high)
+            for hour, entry in (kept if isinstance(kept, Mapping) else {}).items():
+                seen = _hour_seen(entry)
+                if hour != schema.READING_SQUARES and seen is not None:
+                    hours[(name, hour)] = seen
+        return cls(there=True, names=frozenset(stored["M"]), hours=hours)
 
     def after(self, tally: Tally) -> ReadingsView:
         """What is known once a write of ``tally`` (resting on this view) committed."""
         if not tally.readings:
             return self
-        low, high = dict(self.low), dict(self.high)
+        hours = dict(self.hours)
         for name, reading in tally.readings.items():
             for hour, stats in reading.hours.items():
-                known_low, known_high = low.get((name, hour)), high.get((name, hour))
-                low[(name, hour)] = stats.low if known_low is None else min(known_low, stats.low)
-                high[(name, hour)] = stats.high if known_high is None else max(known_high, stats.high)
-        return ReadingsView(True, self.names | frozenset(tally.readings), low, high)
+                hours[(name, hour)] = _merged(hours.get((name, hour)), stats)
+        return ReadingsView(True, self.names | frozenset(tally.readings), hours)
+
+
+def _hour_seen(entry: Any) -> Single | Bounds | None:
+    """What an hour's stored statistics (``hour_value``) say of it (``None``: nothing readable)."""
+    if not isinstance(entry, Mapping):
+        return None
+    if isinstance(entry.get("N"), str):
+        return Decimal(entry["N"])
+    listed = entry.get("L")
+    if isinstance(listed, list) and len(listed) == 4 and all(isinstance(v, Mapping) and "N" in v for v in listed):
+        return (Decimal(listed[2]["N"]), Decimal(listed[3]["N"]))
+    return None
+
+
+def _merged(seen: Single | Bounds | None, stats: HourStats) -> Single | Bounds:
+    """An hour as known once ``stats`` were written to it (seen as ``seen``)."""
+    if seen is None:
+        return stats.total if stats.count == 1 else (stats.low, stats.high)
+    low, high = (seen, seen) if isinstance(seen, Decimal) else seen
+    return (min(low, stats.low), max(high, stats.high))
 
 
 NOT_THERE = ReadingsView(there=False)
@@ -389,8 +413,8 @@ def fits(tally: Tally, ids: int = 0) -> bool:
 
 def within_limits(*, hours: int, names: int, pairs: int, ids: int) -> bool:
     """``fits``, from how many hours, reading names, (name, hour) pairs and identities a write holds."""
-    updates = 200 + 30 * hours + 34 * names + 120 * pairs
-    conditions = 300 + 30 * ids + 40 * names + 160 * pairs
+    updates = 200 + 30 * hours + 34 * names + 130 * pairs
+    conditions = 300 + 30 * ids + 40 * names + 110 * pairs
     operators = 20 + 2 * ids + 2 * names + 8 * pairs
     return updates <= EXPRESSION_CHARS and conditions <= EXPRESSION_CHARS and operators <= EXPRESSION_OPERATORS
 
@@ -496,11 +520,14 @@ def _hours(parts: _Parts, hours: HoursMap, tally: Tally) -> None:
 
 
 def _readings(parts: _Parts, tally: Tally, seen: ReadingsView) -> None:
-    """The readings' part of an update: a map created whole where ``seen`` says it is not there (on
-    condition that it still is not), else each name's counts, sums and sum of squares added, and each
-    hour's minimum (maximum) set only where the tally's could be below (above) the stored one, on
-    condition that it is (min and max only move outwards: where ``seen`` knows one at or beyond the
-    tally's, nothing is written or checked). A refusal returns the item, and ``seen`` is read again."""
+    """The readings' part of an update, by what ``seen`` knows of the item. Their map, or a name's,
+    not there: created whole, on condition that it still is not. Each hour of a name that is there:
+    not there, set (its value, or its list) on condition that it still is not; one value ``v`` there,
+    replaced by the list of it and the tally's, on condition that it is still ``v``; a list there, its
+    count and sum added, and its minimum (maximum) set only where the tally's could be below (above)
+    the stored one, on condition that it is (they only move outwards: where ``seen`` knows one at or
+    beyond the tally's, nothing is written or checked). The day's sum of squares is added. A refusal
+    returns the item, and ``seen`` is read again from it."""
     if not tally.readings:
         return
     names, values = parts.names, parts.values
@@ -520,25 +547,43 @@ def _readings(parts: _Parts, tally: Tally, seen: ReadingsView) -> None:
             parts.sets.append(f"{path} = :a{i}")
             parts.conditions.append(f"attribute_not_exists({path})")
             continue
-        names.update({"#rn": schema.READING_COUNT, "#rs": schema.READING_SUM, "#rq": schema.READING_SQUARES})
+        names["#rq"] = schema.READING_SQUARES
         values[f":a{i}q"] = number(reading.squares)
         parts.adds.append(f"{path}.#rq :a{i}q")
         parts.conditions.append(f"attribute_type({path}, :mtype)")
         for hour, stats in reading.hours.items():
             names[f"#h{hour}"] = hour
-            values[f":a{i}n{hour}"], values[f":a{i}s{hour}"] = number(stats.count), number(stats.total)
-            parts.adds += [f"{path}.#rn.#h{hour} :a{i}n{hour}", f"{path}.#rs.#h{hour} :a{i}s{hour}"]
-            for key, bound, value, outside in (
-                ("#rl", seen.low.get((name, hour)), stats.low, ">"),
-                ("#rh", seen.high.get((name, hour)), stats.high, "<"),
-            ):
-                if bound is not None and not (value < bound if outside == ">" else value > bound):
-                    continue  # the stored one is already at or beyond this value
-                names[key] = schema.READING_LOW if key == "#rl" else schema.READING_HIGH
-                element, placeholder = f"{path}.{key}.#h{hour}", f":a{i}{key[2]}{hour}"
-                values[placeholder] = number(value)
-                parts.sets.append(f"{element} = {placeholder}")
-                parts.conditions.append(f"(attribute_not_exists({element}) OR {element} {outside} {placeholder})")
+            _hour(parts, f"{path}.#h{hour}", f":a{i}h{hour}", seen.hours.get((name, hour)), stats)
+
+
+def _hour(parts: _Parts, path: str, value: str, seen: Single | Bounds | None, stats: HourStats) -> None:
+    """One (name, hour)'s part of ``_readings``."""
+    values = parts.values
+    if seen is None:
+        values[value] = hour_value(stats)
+        parts.sets.append(f"{path} = {value}")
+        parts.conditions.append(f"attribute_not_exists({path})")
+        return
+    if isinstance(seen, Decimal):
+        with localcontext(EXACT):
+            merged = HourStats(1 + stats.count, seen + stats.total, min(seen, stats.low), max(seen, stats.high))
+        values[value], values[f"{value}v"] = hour_value(merged), number(seen)
+        parts.sets.append(f"{path} = {value}")
+        parts.conditions.append(f"{path} = {value}v")
+        return
+    low, high = seen
+    values[":ltype"] = {"S": "L"}
+    values[f"{value}n"], values[f"{value}s"] = number(stats.count), number(stats.total)
+    parts.sets += [f"{path}[0] = {path}[0] + {value}n", f"{path}[1] = {path}[1] + {value}s"]
+    parts.conditions.append(f"attribute_type({path}, :ltype)")
+    if stats.low < low:
+        values[f"{value}l"] = number(stats.low)
+        parts.sets.append(f"{path}[2] = {value}l")
+        parts.conditions.append(f"{path}[2] > {value}l")
+    if stats.high > high:
+        values[f"{value}x"] = number(stats.high)
+        parts.sets.append(f"{path}[3] = {value}x")
+        parts.conditions.append(f"{path}[3] < {value}x")
 
 
 def _guard(parts: _Parts, guard: Guard, tally: Tally) -> None:

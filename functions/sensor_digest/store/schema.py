@@ -89,13 +89,13 @@ IDS = "Ids"
 ID_PAGE = "IdPage"
 ID_PAGE_PREFIX = "IDS#"
 # a day item's readings' statistics (store/day_writes.py, docs/readings.md): per reading name a map of
-# per-hour maps (count, sum, minimum, maximum by ``HH``) and the day's sum of squares; absent until the
-# day's first report with readings. ``ReadingsCover`` is the part of ``DataCount`` counted by writers
-# that keep readings (every write of this release adds to it, readings or not): less than ``DataCount``,
-# the statistics hold only some of the day's reports (counted before the upgrade, or by a release
-# rolled back to)
+# each hour's statistics by ``HH`` (its one value, or [count, sum, minimum, maximum]) and the day's sum
+# of squares (``q``); absent until the day's first report with readings. ``ReadingsCover`` is the part
+# of ``DataCount`` counted by writers that keep readings (every write of this release adds to it,
+# readings or not): less than ``DataCount``, the statistics hold only some of the day's reports
+# (counted before the upgrade, or by a release rolled back to)
 READINGS = "Readings"
-READING_COUNT, READING_SUM, READING_LOW, READING_HIGH, READING_SQUARES = "n", "s", "l", "h", "q"
+READING_SQUARES = "q"
 READINGS_COVER = "ReadingsCover"
 # the part of a compact day item's ``DataCount`` whose reports' hashes the day keeps: added in the same
 # write as the count by every writer that keeps hashes. Less than ``DataCount`` (or absent beside a
@@ -223,30 +223,35 @@ class KeptReading:
 
 def readings_of_item(item: Mapping[str, Any]) -> dict[str, KeptReading]:
     """A day item's readings' statistics by name (``{}`` when it has none); ``MalformedItem`` naming
-    ``Readings`` when they are not as ingest writes them (a map written by hand)."""
+    ``Readings`` when they are not as ingest writes them (a map written by hand). Each name's map
+    holds the day's sum of squares (``q``) and each hour's statistics under its ``HH``: one value (its
+    own count 1, sum, minimum and maximum), or the list ``[count, sum, minimum, maximum]``."""
     if READINGS not in item:
         return {}
     try:
         kept: dict[str, KeptReading] = {}
         for name, value in sorted(_attribute(item, READINGS, "M").items()):
             stats = _attribute({name: value}, name, "M", within=item)
-            maps = {
-                key: _attribute(stats, key, "M", within=item)
-                for key in (READING_COUNT, READING_SUM, READING_LOW, READING_HIGH)
-            }
-            hours = {}
-            for hour in sorted(maps[READING_COUNT]):
-                count = number_of(maps[READING_COUNT], hour, within=item)
-                total, low, high = (
-                    decimal_of(maps[key], hour, within=item) for key in (READING_SUM, READING_LOW, READING_HIGH)
-                )
-                if count < 1 or not low <= high:
-                    raise MalformedItem(f"{describe(item)}: {READINGS} {name!r} hour {hour!r} holds no statistics")
-                hours[hour] = (count, total, low, high)
+            hours = {hour: _hour_of(stats, hour, item) for hour in sorted(stats) if hour != READING_SQUARES}
             kept[name] = KeptReading(hours, decimal_of(stats, READING_SQUARES, within=item))
     except MalformedItem as bad:
         raise MalformedItem(str(bad), READINGS) from None
     return kept
+
+
+def _hour_of(stats: Mapping[str, Any], hour: str, item: Mapping[str, Any]) -> tuple[int, Decimal, Decimal, Decimal]:
+    entry = stats[hour]
+    if isinstance(entry, Mapping) and "N" in entry:
+        one = decimal_of(stats, hour, within=item)
+        return (1, one, one, one)
+    listed = _attribute(stats, hour, "L", within=item)
+    if not (isinstance(listed, list) and len(listed) == 4):
+        raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} is no [count, sum, min, max]")
+    count = number_of({"n": listed[0]}, "n", within=item)
+    total, low, high = (decimal_of({"v": v}, "v", within=item) for v in listed[1:])
+    if count < 2 or not low <= high:
+        raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} holds no statistics")
+    return (count, total, low, high)
 
 
 def decimal_of(item: Mapping[str, Any], name: str, *, within: Mapping[str, Any] | None = None) -> Decimal:
