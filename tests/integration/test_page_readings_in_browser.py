@@ -14,6 +14,7 @@ import json
 import re
 import urllib.request
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -46,9 +47,9 @@ REPORTS = [  # (day, hour, readings): the numbers as a producer writes them
 
 
 def reading_item(sensor: int, day: str, name: str, value: str) -> dict[str, Any]:
-    """A day item of one report whose statistics hold one reading, written by hand under ``name``."""
-    hour = {"09": {"N": value}}
-    stats = {"n": {"M": {"09": {"N": "1"}}}, "s": {"M": hour}, "l": {"M": hour}, "h": {"M": hour}, "q": {"N": value}}
+    """A day item of one report in hour 09 whose statistics hold one reading, written by hand under
+    ``name`` in the layout ingest writes (docs/readings.md: an hour's one value, the day's squares)."""
+    stats = {"09": {"N": value}, schema.READING_SQUARES: {"N": str(Decimal(value) ** 2)}}
     return {
         **schema.day_item(sensor, day, 1, {"09": 1}),
         schema.READINGS: {"M": {name: {"M": stats}}},
