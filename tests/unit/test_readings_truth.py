@@ -8,6 +8,8 @@ import json
 from decimal import Decimal
 from typing import Any
 
+import pytest
+
 from sensor_digest.messages import read_pending
 from sensor_digest_tools.local.quiet import QUIET_SENSOR, fall_silent
 from sensor_digest_tools.local.readings_check import ReadBack, differences
@@ -95,3 +97,29 @@ def test_an_answer_equal_to_the_truth_has_no_differences_and_every_other_is_name
     assert differences(truth, missing) == [f"{where}: sent, not answered"]
     assert differences(truth, extra) == [f"sensor {sensor}, {day}, pressure: not sent, yet answered"]
     assert differences(truth, partial) == [f"sensor {sensor}, {day}: partial statistics"]
+
+
+@pytest.mark.parametrize("what", ["count", "sum", "min", "max"])
+@pytest.mark.parametrize("by", [1, -1])
+def test_an_exact_statistic_off_by_one_is_named_as_a_difference(what: str, by: int) -> None:
+    truth = traffic().readings
+    key = sorted(truth)[-1]
+    off = answered(truth)
+    off.statistics[key][what] += by
+
+    [difference] = differences(truth, off)
+
+    sensor, day, name = key
+    assert difference.startswith(f"sensor {sensor}, {day}, {name}: {what} {off.statistics[key][what]}, the truth ")
+
+
+def test_a_standard_deviation_off_by_more_than_the_contract_allows_is_named() -> None:
+    truth = traffic().readings
+    key = next(k for k, t in sorted(truth.items()) if t.stddev > 0)
+    within, beyond = answered(truth), answered(truth)
+    within.statistics[key]["stddev"] = float(truth[key].stddev * (1 + Decimal("1e-14")))
+    beyond.statistics[key]["stddev"] = float(truth[key].stddev * (1 + Decimal("1e-10")))
+
+    assert differences(truth, within) == []
+    [difference] = differences(truth, beyond)
+    assert ": stddev " in difference
