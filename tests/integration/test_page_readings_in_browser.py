@@ -183,3 +183,37 @@ def test_the_docs_readings_example_opens_onto_its_data(
     # Then it shows that day's temperature
     assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
     assert marks(dom) == [{"day": "2024-05-01", "mean": "21.5", "min": "21.5", "max": "21.5", "count": "1"}]
+
+
+def test_a_reading_named_like_an_objects_own_property_is_shown_only_where_it_was_sent(
+    ddb: Any, tables: Tables, session: LocalSession, tmp_path: Path
+) -> None:
+    # Given sensor 9's "constructor" (a name the rules accept, and a property every JavaScript object
+    # inherits) in one hour of one day, and its temperature elsewhere
+    ingest(
+        ddb,
+        tables,
+        [
+            '{"sensor_id": 9, "timestamp": "2024-05-01T09:30:00Z", "readings": {"temperature": 20}}',
+            '{"sensor_id": 9, "timestamp": "2024-05-01T10:30:00Z", "readings": {"constructor": 5}}',
+            '{"sensor_id": 9, "timestamp": "2024-05-03T09:30:00Z", "readings": {"temperature": 1}}',
+        ],
+    )
+    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
+    local.start()
+    try:
+        # When the page shows "constructor" over the range, with 2024-05-01's hours open
+        query = "from=2024-05-01&to=2024-05-04&sensors=9&rsensor=9&reading=constructor&hsensor=9&hday=2024-05-01"
+        dom = Dom(render(f"{local.url}/?{query}", tmp_path / "profile"))
+    finally:
+        local.stop()
+
+    # Then the chart holds the one day that has it, and the hours' rows the one hour
+    assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
+    assert [o["text"] for o in dom.find("option")] == ["constructor", "temperature"]
+    assert marks(dom) == [{"day": "2024-05-01", "mean": "5", "min": "5", "max": "5", "count": "1"}]
+    [line] = dom.find("p", id="readings-title-line")
+    assert line["text"].startswith("Sensor 9, constructor, 2024-05-01 to 2024-05-04: 1 day(s) with values, 1 value(s)")
+    cells = [e for e in dom.elements if e["tag"] == "td" and "reading" in e["attrs"].get("class", "")]
+    assert len(cells) == 3 * 24
+    assert [c["text"] for c in cells[24:48]] == ["" if h != 10 else "5" for h in range(24)]  # the minimums

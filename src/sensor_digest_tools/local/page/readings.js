@@ -11,6 +11,12 @@ const CHART = { width: 720, height: 240, left: 64, right: 12, top: 12, bottom: 3
 // The reading the page shows (from the URL, the selector, or the first name there is): kept in the URL.
 const openReading = { rsensor: "", reading: "" };
 
+// A member of an answer's object, only if the answer holds it: a reading's name is the producer's
+// ("constructor" is a valid one), never a property every JavaScript object inherits.
+function own(object, key) {
+  return object !== undefined && Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
 function svg(tag, attributes, text) {
   const made = document.createElementNS(SVG, tag);
   for (const [name, value] of Object.entries(attributes || {})) made.setAttribute(name, String(value));
@@ -152,7 +158,7 @@ async function drawReadings(sensorId, wanted, from, to) {
       return;
     }
     const byDay = {};
-    for (const [day, byName] of Object.entries(answered)) if (byName[name]) byDay[day] = byName[name];
+    for (const [day, byName] of Object.entries(answered)) if (own(byName, name)) byDay[day] = own(byName, name);
     const shown = Object.keys(byDay).sort();
     const values = shown.reduce((n, day) => n + byDay[day].count, 0);
     const low = Math.min(...shown.map((day) => byDay[day].min));
@@ -179,7 +185,7 @@ async function appendReadingHours(body, sensorId, day) {
     const names = [...new Set(Object.values(answer.hours).flatMap((byName) => Object.keys(byName)))].sort();
     if (names.length === 0) return;
     const name = names.includes(openReading.reading) ? openReading.reading : names[0];
-    const held = Object.values(answer.hours).flatMap((byName) => (byName[name] ? [byName[name]] : []));
+    const held = Object.values(answer.hours).flatMap((byName) => (own(byName, name) ? [own(byName, name)] : []));
     const values = held.flatMap((stats) => [stats.min, stats.max]);
     for (const stat of ["mean", "min", "max"]) {
       const row = element("tr", null, "reading-hours");
@@ -188,7 +194,7 @@ async function appendReadingHours(body, sensorId, day) {
       row.append(element("th", `${name} ${stat}`));
       for (let h = 0; h < 24; h += 1) {
         const hour = String(h).padStart(2, "0");
-        const stats = (answer.hours[hour] || {})[name];
+        const stats = own(own(answer.hours, hour), name);
         const shown = stats === undefined ? "" : stat === "mean" ? meanText(stats.mean, values) : String(stats[stat]);
         const td = element("td", shown, "hour reading");
         td.dataset.hour = hour;
