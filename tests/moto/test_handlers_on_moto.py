@@ -1,5 +1,5 @@
 """Both handlers end to end on moto (engine: moto's DynamoDB and SQS; no Java). The same
-behaviours are tested on DynamoDB Local in tests/integration, which is the authority."""
+behaviours are tested on DynamoDB Local in tests/dynamodb_local, which is the authority."""
 
 from __future__ import annotations
 

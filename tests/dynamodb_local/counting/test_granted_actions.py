@@ -1,6 +1,6 @@
 """The ingest role's grant against what ingest really does (DynamoDB Local, every test here).
 
-``test_iam.py`` pins the grant; this runs the ingest handler, built by its own ``build_service``,
+``tests/synth/test_iam.py`` pins the grant; this runs the ingest handler, built by its own ``build_service``,
 through a sensor-day that fills its day item and two identity pages, a redelivered batch (the
 lookups), a report without ``timestamp`` (a marker) and a new day, records every DynamoDB action
 it sends (each action of a transaction counted as the IAM action it is authorised as), and checks
@@ -23,7 +23,7 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.faults import FaultySession
 from tests.support.messages import FakeContext, QueuedMessage, body_of, sqs_event
 from tests.support.tables import Tables, identities, markers
-from tests.support.templates import actions, policy_of, table_id
+from tests.support.templates import actions, policy_of, synth, table_id
 
 pytestmark = pytest.mark.dynamodb_local
 
@@ -51,6 +51,12 @@ class Recorder:
         name = "dynamodb:" + "".join(part.capitalize() for part in operation.split("_"))
         batched = operation in ("batch_get_item", "batch_write_item")
         self.used |= {(name, table) for table in (kwargs["RequestItems"] if batched else [kwargs["TableName"]])}
+
+
+@pytest.fixture(scope="module")
+def template() -> Template:
+    """The stack's template as app.py synthesizes it (``tests/synth``'s fixtures are that folder's)."""
+    return synth()[1]
 
 
 def _report(i: int, day: str = "2024-05-01", received: int = 0, **extra: Any) -> QueuedMessage:

@@ -22,7 +22,7 @@ from tests.support.tables import Tables
 
 pytestmark = pytest.mark.dynamodb_local
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOCS_EXAMPLE = re.compile(r'"\$SENSOR_DIGEST_API_URL(/\?[^"]+)"')
 
 

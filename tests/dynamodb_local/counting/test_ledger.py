@@ -1,7 +1,7 @@
 """Ingest path on DynamoDB Local (every test here); the dead-letter queue is moto's SQS.
 
 The service runs with the compact ledger unless a test names the per-message one
-(``ledger=LedgerMode.PER_MESSAGE``); ``test_compact_ledger.py`` holds the compact ledger's own tests."""
+(``ledger=LedgerMode.PER_MESSAGE``); ``test_ledger_compact.py`` holds the compact ledger's own tests."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``sensor-digest dlq``: list, redrive and stamp the dead letters (cli/dlq.py).
 
 Engines: DynamoDB Local (the session's engine); SQS is the in-process broker for ``demo`` and moto's
-server for the running local pipeline (``running``, tests/integration/cli/conftest.py)."""
+server for the running local pipeline (``running``, tests/dynamodb_local/cli/conftest.py)."""
 
 from __future__ import annotations
 

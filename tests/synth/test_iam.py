@@ -21,7 +21,8 @@ def test_ingest_may_only_write_items_and_send_to_the_dead_letter_queue(template:
         "dynamodb:BatchGetItem",
     }
     ledger = json.dumps({"Fn::GetAtt": [table_id(template, "SensorDigestLedger"), "Arn"]})
-    # markers, identity pages and their lookups (test_granted_actions.py runs ingest against the grant)
+    # markers, identity pages and their lookups (ingest run against the grant:
+    # tests/dynamodb_local/counting/test_granted_actions.py)
     assert {a for a, r in dynamodb if r == ledger} == {
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",

@@ -2,7 +2,7 @@
 errors on stderr, ``--json`` for every read, data shown as text, help, a deployed stack read from its outputs.
 
 Engines: DynamoDB Local (the session's engine); SQS is the in-process broker for ``demo`` and moto's
-server for the running local pipeline (``running``, tests/integration/cli/conftest.py)."""
+server for the running local pipeline (``running``, tests/dynamodb_local/cli/conftest.py)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ The claims under test are the ones the cost section of the docs makes: first del
 looked up, redeliveries are looked up with strongly consistent reads and written apart (in
 transactions of their own, per-message); a new day item is created whole, in one transaction with
 the markers its reports need, so nothing leaves an empty one; and an empty one an earlier release
-left is no day for any reader. The compact ledger's own costs are in ``test_compact_ledger.py``.
+left is no day for any reader. The compact ledger's own costs are in ``test_ledger_compact.py``.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import node
+
 ROOT = Path(__file__).resolve().parents[2]
 FOREIGN_APP = ROOT / "docs" / "examples" / "cdk_app" / "app.py"
 STACK = "Readings"
@@ -92,6 +94,7 @@ def foreign_synth() -> Iterator[tuple[Path, str]]:
 
 
 def synth_foreign_app(tmp: Path) -> tuple[Path, str]:
+    node.on_path()  # the app's jsii runs on the checkout's Node 22
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "CDK_"))}
     venv = tmp / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=tmp, env=env)

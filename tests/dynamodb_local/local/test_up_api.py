@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from sensor_digest_tools.aws.dynamodb_local import free_port
 from sensor_digest_tools.cli.app import app
-from tests.integration.test_up import start_up, wait_for
+from tests.dynamodb_local.local.test_up import start_up, wait_for
 
 pytestmark = pytest.mark.dynamodb_local
 runner = CliRunner()
