@@ -26,8 +26,6 @@ from sensor_digest_tools.instruments.metering import RequestMeter
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage
 from tests.support.tables import Tables
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def test_the_latency_model_delays_each_request_by_its_kind_and_items(session: LocalSession, tables: Tables) -> None:
     # Given the model, its delays recorded instead of slept (no test here rests on a clock)

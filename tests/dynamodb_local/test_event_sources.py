@@ -148,7 +148,6 @@ def put_day(ddb: Any, table: str, sensor: int, day: str, n: int) -> None:
     ddb.put_item(TableName=table, Item={"SensorId": {"N": str(sensor)}, "Date": {"S": day}, "DataCount": {"N": str(n)}})
 
 
-@pytest.mark.dynamodb_local
 def test_the_stream_side_applies_the_stacks_filter(ddb: Any, engine_endpoint: str, tables: Tables) -> None:
     put_day(ddb, tables.table, 1, "2024-05-01", 3)
     ddb.put_item(
@@ -167,7 +166,6 @@ def test_the_stream_side_applies_the_stacks_filter(ddb: Any, engine_endpoint: st
     assert handler.batches[0][0]["eventSourceARN"] == source._reader.stream_arn
 
 
-@pytest.mark.dynamodb_local
 def test_the_stream_side_checkpoints_at_the_first_reported_failure(
     ddb: Any, engine_endpoint: str, tables: Tables
 ) -> None:
@@ -183,7 +181,6 @@ def test_the_stream_side_checkpoints_at_the_first_reported_failure(
     assert source.stats.retries == 1
 
 
-@pytest.mark.dynamodb_local
 def test_a_batch_that_keeps_failing_goes_to_the_on_failure_destination(
     ddb: Any, engine_endpoint: str, tables: Tables
 ) -> None:

@@ -9,14 +9,10 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
-
 from sensor_digest_tools.aws.dynamodb_local import engine_dir
 from sensor_digest_tools.aws.sqs_server import LOCAL_EXTRA_HINT
 
 ROOT = Path(__file__).resolve().parents[2]
-
-pytestmark = pytest.mark.dynamodb_local
 
 
 def run(*command: str | Path, cwd: Path, env: dict[str, str], timeout: float = 600, code: int = 0) -> str:

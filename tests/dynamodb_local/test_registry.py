@@ -36,8 +36,6 @@ from tests.support.faults import FaultyClient
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts, scan_all
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 @pytest.fixture
 def registry(ddb: Any, tables: Tables) -> Registry:

@@ -7,8 +7,6 @@ import json
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import pytest
-
 from sensor_digest import ingest, summary
 from sensor_digest.config import IngestSettings, SummarySettings
 from sensor_digest.store import schema
@@ -17,8 +15,6 @@ from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.ops.dlq import list_dead_letters
 from tests.support.moto_tier import MotoAws
-
-pytestmark = pytest.mark.moto
 
 
 def report(sensor: int, day: str, count: int = 1, event_id: str | None = None) -> QueuedMessage:

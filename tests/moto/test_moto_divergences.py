@@ -3,14 +3,11 @@ breaks them is noticed. Each has its DynamoDB Local counterpart, which is what t
 
 from __future__ import annotations
 
-import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
 from sensor_digest.store import schema
 from tests.support.moto_tier import MotoAws
-
-pytestmark = pytest.mark.moto
 
 OVERLAPPING = "SET #m = if_not_exists(#m, :empty), #m.#d = :v"
 

@@ -28,8 +28,6 @@ from tests.support.cli import invoke
 from tests.support.read_api import follow, get, put_days, put_month
 from tests.support.tables import Tables
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 class Calls:
     """The DynamoDB operations a client made (botocore's ``before-call`` event), by name."""

@@ -24,8 +24,6 @@ from sensor_digest_tools.local.api_server import event_of
 from tests.support.read_api import follow, get, put_days, put_month
 from tests.support.tables import Tables
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 @pytest.fixture
 def service(tables: Tables, session: LocalSession) -> api.ApiService:

@@ -18,8 +18,6 @@ from sensor_digest_tools.ops.dlq import list_dead_letters, queue_depth, redrive
 from sensor_digest_tools.ops.targets import Target, save_local
 from tests.support.cli import REASON, invoke, origins, own_queues, runner, wait_for
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def test_dlq_list_shows_reasons_and_redrive_moves_messages_back(running: LocalPipeline) -> None:
     save_local(running.target)

@@ -8,12 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from sensor_digest_tools.ops.targets import Target, save_local
 from tests.support.cli import invoke
-
-pytestmark = pytest.mark.dynamodb_local
 
 
 def test_the_demo_runs_the_whole_pipeline_and_reports_exact_counts(ddb_endpoint: str) -> None:

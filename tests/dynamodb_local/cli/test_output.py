@@ -24,8 +24,6 @@ from tests.support.cli import MARKUP, REASON, invoke, own_queues, wait_for
 from tests.support.sqs import PASSTHROUGH
 from tests.support.tables import Tables
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def test_producer_and_operator_text_is_shown_as_data_never_as_markup_or_terminal_codes(
     running: LocalPipeline,

@@ -19,8 +19,6 @@ from sensor_digest_tools.ops.targets import Target, save_local
 from tests.support.cli import invoke, wait_for
 from tests.support.sqs import PASSTHROUGH
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def test_send_refuses_what_the_ingest_would_reject_before_it_reaches_for_the_queue() -> None:
     # A queue that nothing answers at: a send attempt would fail with "nothing answers"

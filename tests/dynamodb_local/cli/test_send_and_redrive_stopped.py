@@ -32,7 +32,6 @@ from sensor_digest_tools.ops.dlq import queue_depth
 from sensor_digest_tools.ops.targets import save_local
 from tests.support.stand_in_sqs import StandInSqs
 
-pytestmark = pytest.mark.dynamodb_local
 QUEUE = "https://sqs.us-east-1.amazonaws.com/123456789012/readings"
 
 

@@ -26,8 +26,6 @@ from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.ops.dlq import queue_depth
 from sensor_digest_tools.ops.targets import save_local
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 @pytest.fixture
 def rejecting(ddb_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalPipeline]:

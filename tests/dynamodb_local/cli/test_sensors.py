@@ -17,8 +17,6 @@ from tests.support.cli import invoke, runner
 from tests.support.faults import FaultyClient
 from tests.support.tables import Tables
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def test_sensors_delete_shows_the_profile_and_asks_first_and_a_dry_run_deletes_nothing(
     tables: Tables, ddb: Any, monkeypatch: pytest.MonkeyPatch

@@ -16,8 +16,6 @@ from sensor_digest.store import schema
 from tests.support.cli import invoke
 from tests.support.tables import Tables
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def put_hour(ddb: Any, tables: Tables, sensor: int, when: datetime, count: int) -> None:
     day, hour = when.strftime("%Y-%m-%d"), when.strftime("%H")

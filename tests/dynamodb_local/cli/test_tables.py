@@ -15,8 +15,6 @@ from sensor_digest_tools.local.pipeline import LocalPipeline
 from sensor_digest_tools.ops.targets import save_local
 from tests.support.cli import invoke, wait_for
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def test_send_counts_and_summary_act_on_the_running_local_pipeline(running: LocalPipeline) -> None:
     save_local(running.target)

@@ -24,8 +24,6 @@ from sensor_digest_tools.instruments.conflicts import ConflictEmulator
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts
 
-pytestmark = pytest.mark.dynamodb_local
-
 INVOCATIONS = 8
 
 

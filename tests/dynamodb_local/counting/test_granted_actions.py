@@ -25,8 +25,6 @@ from tests.support.messages import FakeContext, QueuedMessage, body_of, sqs_even
 from tests.support.tables import Tables, identities, markers
 from tests.support.templates import actions, policy_of, synth, table_id
 
-pytestmark = pytest.mark.dynamodb_local
-
 _TRANSACT_ACTIONS = {
     "Put": "PutItem",
     "Update": "UpdateItem",

@@ -25,7 +25,6 @@ from tests.support.scenarios import deliver, generate
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts, identities, markers, scan_all
 
-pytestmark = pytest.mark.dynamodb_local
 UTC_ZONE = ZoneInfo("UTC")
 WRITES = ("transact_write_items", "update_item", "put_item")
 DAY_ONE = "2024-05-01"

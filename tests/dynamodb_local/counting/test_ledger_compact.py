@@ -35,7 +35,6 @@ from tests.support.faults import Crash, FaultyClient
 from tests.support.messages import body_of
 from tests.support.tables import Tables, day_counts, identities, largest_item, markers, scan_all
 
-pytestmark = pytest.mark.dynamodb_local
 DAY = "2024-05-01"
 READS = ("batch_get_item", "get_item")
 

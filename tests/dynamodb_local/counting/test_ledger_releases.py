@@ -29,8 +29,6 @@ from sensor_digest_tools.lambda_runtime.events import QueuedMessage, sqs_event
 from tests.support.previous_release import PreviousRelease
 from tests.support.tables import Tables, day_counts
 
-pytestmark = pytest.mark.dynamodb_local
-
 SENSOR, DAY = 1, "2024-05-01"
 SENT_MS = 1_714_550_400_000  # 2024-05-01T08:00:00Z, when every report was first sent
 

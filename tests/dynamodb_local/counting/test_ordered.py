@@ -34,7 +34,6 @@ from tests.support.messages import FakeContext, QueuedMessage, sqs_event
 from tests.support.sqs import PASSTHROUGH, DeadLetters
 from tests.support.tables import Tables, day_counts, scan_all
 
-pytestmark = pytest.mark.dynamodb_local
 DAY, NEXT_DAY = "2024-05-01", "2024-05-02"
 
 

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import pytest
-
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting import LedgerCounter, RetryPolicy
 from sensor_digest.ingest import InboundMessage, IngestService, Rejection
@@ -29,7 +27,6 @@ from tests.support.faults import FaultyClient
 from tests.support.messages import body_of
 from tests.support.tables import Tables, day_counts, scan_all, summaries
 
-pytestmark = pytest.mark.dynamodb_local
 DAY = "2024-05-01"
 PER_MESSAGE = LedgerMode.PER_MESSAGE
 

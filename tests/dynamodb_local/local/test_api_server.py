@@ -18,8 +18,6 @@ from sensor_digest.store import schema
 from sensor_digest_tools.local.api_server import HOST, LocalApi
 from tests.support.tables import Tables
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 @dataclass(frozen=True)
 class Answer:

@@ -31,8 +31,6 @@ from sensor_digest_tools.local.api_server import LocalApi
 from tests.support.browser import Dom, render
 from tests.support.tables import Tables
 
-pytestmark = pytest.mark.dynamodb_local
-
 HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1">'
 
 

@@ -12,15 +12,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest.store import schema
 from sensor_digest_tools.local.api_server import LocalApi
 from tests.support.browser import Dom, render
 from tests.support.tables import Tables
-
-pytestmark = pytest.mark.dynamodb_local
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS_EXAMPLE = re.compile(r'"\$SENSOR_DIGEST_API_URL(/\?[^"]+)"')

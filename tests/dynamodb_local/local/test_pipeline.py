@@ -23,8 +23,6 @@ from sensor_digest_tools.local.quiet import QUIET_SENSOR
 from sensor_digest_tools.local.traffic import generate
 from sensor_digest_tools.ops.dlq import drain_dead_letters
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def test_two_pipelines_in_one_process_count_their_own_traffic(ddb_endpoint: str) -> None:
     # Given two pipelines side by side, one exactly-once with throttling injected, one at-least-once

@@ -32,7 +32,6 @@ from sensor_digest_tools.aws.session import local_client
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.cli.local import CLIENT_NOTE
 
-pytestmark = pytest.mark.dynamodb_local
 runner = CliRunner()
 
 

@@ -22,7 +22,6 @@ from sensor_digest_tools.aws.dynamodb_local import free_port
 from sensor_digest_tools.cli.app import app
 from tests.dynamodb_local.local.test_up import start_up, wait_for
 
-pytestmark = pytest.mark.dynamodb_local
 runner = CliRunner()
 
 

@@ -9,14 +9,10 @@ import random
 from collections import Counter
 from typing import Any
 
-import pytest
-
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage, sqs_record
 from tests.support.hours import hour_counts, hour_truth, hours_match_counts
 from tests.support.tables import Tables, day_counts, identities
 from tests.support.workers import run_handler_on_batches
-
-pytestmark = pytest.mark.dynamodb_local
 
 
 def test_four_processes_on_overlapping_batches_of_the_same_sensor_days_count_exactly(

@@ -26,7 +26,6 @@ from tests.support.hours import hour_counts, hour_truth, hours_match_counts
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts, identities, scan_all
 
-pytestmark = pytest.mark.dynamodb_local
 DAYS = ["2024-05-01", "2024-05-02", "2024-05-03", "2024-05-04"]
 
 

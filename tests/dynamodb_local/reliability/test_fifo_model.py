@@ -53,7 +53,6 @@ from tests.support.model import (
 )
 from tests.support.tables import day_counts
 
-pytestmark = pytest.mark.dynamodb_local
 FAULTS = ("throttle", "timeout_after", "crash")
 MAX_RECEIVES = 5  # the stack's maxReceiveCount
 

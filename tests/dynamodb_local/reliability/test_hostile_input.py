@@ -10,7 +10,6 @@ import json
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +19,6 @@ from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage
 from tests.support.hostile import HOSTILE_BODY
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts, recorded
-
-pytestmark = pytest.mark.dynamodb_local
 
 EXPRESSION_SYNTAX = [
     "#a",

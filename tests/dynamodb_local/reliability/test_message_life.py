@@ -19,8 +19,6 @@ from sensor_digest_tools.ops.dlq import list_dead_letters
 from tests.support.life import DAY, MAY_1_10H, REDRIVES, LostAnswerOutage, Pipeline
 from tests.support.tables import Tables, day_counts, identities, markers, recorded
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 @pytest.mark.parametrize("how", REDRIVES)
 def test_a_committed_report_without_event_id_or_timestamp_counts_once_on_its_day_after_the_dlq(

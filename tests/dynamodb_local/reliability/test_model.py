@@ -14,7 +14,6 @@ import json
 import random
 from typing import Any
 
-import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -43,7 +42,6 @@ from tests.support.model import (
 )
 from tests.support.tables import by_sensor, day_counts, summaries
 
-pytestmark = pytest.mark.dynamodb_local
 FAULTS = ("throttle", "timeout_after", "conflict", "crash")
 
 

@@ -24,8 +24,6 @@ from sensor_digest_tools.ops.dlq import list_dead_letters
 from tests.support.life import DAY, MAY_1_10H, REDRIVES, LostAnswerOutage, Pipeline
 from tests.support.tables import Tables, day_counts
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def text(value: str) -> dict[str, str]:
     return {"DataType": "String", "StringValue": value}

@@ -9,8 +9,6 @@ import time
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import pytest
-
 from sensor_digest import ingest
 from sensor_digest.config import IngestSettings
 from sensor_digest_tools.aws.session import LocalSession
@@ -21,8 +19,6 @@ from sensor_digest_tools.ops.dlq import redrive
 from tests.support.faults import FaultySession, touches_sensor
 from tests.support.hours import hour_counts, hours_match_counts
 from tests.support.tables import Tables, day_counts, identities
-
-pytestmark = pytest.mark.dynamodb_local
 
 
 def test_messages_that_exhausted_their_receives_are_counted_once_when_redriven(

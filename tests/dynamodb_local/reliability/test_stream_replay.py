@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,8 +12,6 @@ from sensor_digest.stream_filter import matches_filter
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.events import FakeContext, stream_event
 from tests.support.tables import Tables, by_sensor, day_counts, scan_all, summaries
-
-pytestmark = pytest.mark.dynamodb_local
 
 
 def test_any_schedule_of_stream_batches_converges_to_the_day_items(

@@ -27,8 +27,6 @@ from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from tests.support.read_api import follow, get
 from tests.support.tables import Tables
 
-pytestmark = pytest.mark.dynamodb_local
-
 NOW = datetime(2024, 11, 3, 12, 30, tzinfo=UTC)  # 07:30 EST in New York, the day clocks fell back; 21:30 in Tokyo
 REGISTERED = datetime(2024, 10, 1, tzinfo=UTC)  # the fleet's registration: a month before NOW
 

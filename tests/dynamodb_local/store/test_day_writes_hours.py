@@ -20,7 +20,6 @@ from tests.support.fifo import Sequencer
 from tests.support.messages import FakeContext, QueuedMessage, sqs_event
 from tests.support.tables import Tables, scan_all
 
-pytestmark = pytest.mark.dynamodb_local
 DAY = "2024-05-01"
 WRITES = {"PutItem", "UpdateItem", "TransactWriteItems"}
 

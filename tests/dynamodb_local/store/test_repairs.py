@@ -23,8 +23,6 @@ from sensor_digest_tools.ops.rebuild import rebuild
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def put(ddb: Any, table: str, item: dict[str, Any]) -> None:
     ddb.put_item(TableName=table, Item=item)

@@ -18,8 +18,6 @@ from sensor_digest_tools.ops.rebuild import rebuild
 from tests.support.faults import FaultyClient
 from tests.support.tables import Tables, by_sensor, day_counts, scan_all, summaries
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 def put_day(ddb: Any, table: str, sensor: int, day: str, count: int) -> None:
     ddb.put_item(

@@ -24,8 +24,6 @@ from tests.support.faults import FaultyClient, PauseAfterFirstCall
 from tests.support.scenarios import deliver, generate
 from tests.support.tables import Tables, by_sensor, day_counts, scan_all, summaries
 
-pytestmark = pytest.mark.dynamodb_local
-
 
 @pytest.fixture
 def reader(engine_endpoint: str, tables: Tables) -> StreamReader:
