@@ -375,6 +375,27 @@ def test_a_resend_of_an_event_id_with_another_days_timestamp(
     assert len(day_counts(ddb, tables.table)) == days
 
 
+@pytest.mark.parametrize(("ledger", "counted"), [(LedgerMode.COMPACT, 2), (LedgerMode.PER_MESSAGE, 1)])
+def test_a_report_sent_with_its_timestamp_and_resent_without_it_on_a_later_send_day(
+    ddb: Any, tables: Tables, ledger: LedgerMode, counted: int
+) -> None:
+    # The compact ledger knows the first send by its hash on its timestamp's day and writes it no
+    # marker; the resend, without timestamp, is dated by its send time on the next day, where only a
+    # marker would find it: it counts there too (the contract's narrowed case). The per-message
+    # ledger's marker finds it
+    service = service_on(ddb, tables, mode=ledger)
+    body = {"sensor_id": 1, "event_id": "u-1", "count": 2}
+    timed = InboundMessage(
+        message_id="s-timed", body=json.dumps({**body, "timestamp": f"{DAY}T10:00:00Z"}), sent_timestamp="1714557600000"
+    )
+    untimed = InboundMessage(message_id="s-untimed", body=json.dumps(body), sent_timestamp="1714644000000")  # 05-02
+
+    results = [service.process([timed]), service.process([untimed])]
+
+    assert sum(r.counted for r in results) == counted
+    assert sum(day_counts(ddb, tables.table).values()) == 2 * counted
+
+
 def test_an_upgrade_honours_the_markers_of_messages_in_flight_and_keeps_old_days_on_markers(
     ddb: Any, tables: Tables
 ) -> None:
