@@ -1,6 +1,7 @@
 """store/day_writes.py without an engine: the expressions it builds, and that ``fits`` bounds them
 within DynamoDB's limits (4 KB an expression, 300 operators) however little is known of the day
-item. Engine: none (DynamoDB Local takes the largest such write in tests/integration/test_readings.py)."""
+item. Engine: none (DynamoDB Local takes the largest such write in
+tests/dynamodb_local/store/test_day_writes_readings.py)."""
 
 from __future__ import annotations
 
