@@ -19,15 +19,12 @@ from sensor_digest import timestamps
 from sensor_digest.characters import CHARACTER_RULE, control_character
 from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE
 from sensor_digest.errors import RejectedMessage
+from sensor_digest.reading_names import MAX_READINGS, READING_NAME
 from sensor_digest.store import schema
 
 MAX_SENSOR_ID = 2**53 - 1
 MAX_COUNT = 1_000_000
 MAX_EVENT_ID_LENGTH = 128
-MAX_READINGS = 8
-READING_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
-"""A reading's name: 1 to 32 ASCII characters, a letter first, then letters, digits or ``_`` (a map
-key and a path segment; ``fullmatch``)."""
 READING_DECIMALS = 6
 READING_LIMIT = Decimal(10) ** 9
 """A reading's value is a multiple of 10^-6 below 10^9 in magnitude: 15 significant digits at most,

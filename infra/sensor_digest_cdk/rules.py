@@ -31,7 +31,7 @@ from sensor_digest import zones
 from sensor_digest.characters import control_character
 from sensor_digest.config import DEADLINE_MARGIN_SECONDS
 from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES, SQS_MAX_MESSAGE_BYTES
-from sensor_digest.messages import MAX_READINGS, READING_NAME
+from sensor_digest.reading_names import MAX_READINGS, READING_NAME
 
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 # Powertools for AWS Lambda (Python) 3.31.1, as pinned in requirements.txt; Powertools numbers its
