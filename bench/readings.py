@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,23 @@ from typing import Any
 from bench import runner
 from bench.prices import dollars_per_million
 from bench.workloads import Workload, fleet, realtime, with_readings
+from sensor_digest.store import schema
+from sensor_digest.store.identities import DAY_IDS, ID_BYTES
+from sensor_digest.store.sizes import WRITE_UNIT_BYTES, item_bytes
 from sensor_digest_cdk.shape import PipelineShape
+
+# What sizes() fills a day with: a report every 36 s (100 an hour), a reading named as people name
+# them, with a typical thermometer's figures (a list in every hour: count, sum, minimum, maximum).
+NAMES = ("temperature", "humidity", "pressure", "co2", "pm25", "voltage", "battery", "rssi")
+READ_UNIT_BYTES = 4096
+
+
+# W1 at the full benchmark's size (``python -m bench``'s default), where the goal's baseline comes from.
+W1_MESSAGES = 20_000
 
 
 def variants(quick: bool) -> list[tuple[Workload, list[Workload]]]:
-    w1 = realtime(1_000 if quick else runner.CONCURRENCY_MESSAGES)
+    w1 = realtime(1_000 if quick else W1_MESSAGES)
     f = fleet(1_000 if quick else 4_000)
     return [(w1, [with_readings(w1, 1), with_readings(w1, 4)]), (f, [with_readings(f, 1), with_readings(f, 4)])]
 
@@ -70,6 +83,48 @@ def peer(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def full_day_item(names: int) -> dict[str, Any]:
+    """A busy sensor's day item at the end of its day, in DynamoDB's form: 2,400 reports, each hour
+    holding 100, its 40 identities (the rest in pages), and ``names`` readings in every hour."""
+    hourly = {f"{h:02d}": {"N": "100"} for h in range(24)}
+    item: dict[str, Any] = {
+        schema.SENSOR_ID: {"N": "1234"},
+        schema.DATE: {"S": "2026-11-27"},
+        schema.DATA_COUNT: {"N": "2400"},
+        schema.HASHED_COUNT: {"N": "2400"},
+        schema.HOUR_COUNTS: {"M": hourly},
+        schema.IDS: {"BS": [bytes([i]) * ID_BYTES for i in range(DAY_IDS)]},
+        schema.ID_PAGE: {"N": "33"},
+    }
+    if names:
+        hour = {"L": [{"N": "100"}, {"N": "2153.75"}, {"N": "18.25"}, {"N": "24.75"}]}
+        kept = {
+            name: {"M": {"q": {"N": "1109532.1875"}, **{f"{h:02d}": hour for h in range(24)}}} for name in NAMES[:names]
+        }
+        item[schema.READINGS] = {"M": kept}
+        item[schema.READINGS_COVER] = {"N": "2400"}
+    return item
+
+
+def sizes() -> list[dict[str, Any]]:
+    """The full day item's bytes and write units with 0, 1 and 8 readings (computed by DynamoDB's size
+    rules, ``store/sizes.py``), and what a year of such days costs one eventually consistent ``Query``."""
+    rows = []
+    print(f"{'a full busy day':<22} {'bytes':>6} {'WRU':>4} {'a year: RRU':>12}")
+    for names in (0, 1, 8):
+        size = item_bytes(full_day_item(names))
+        year = math.ceil(365 * size / READ_UNIT_BYTES) / 2
+        row = {
+            "readings": names,
+            "bytes": size,
+            "write_units": math.ceil(size / WRITE_UNIT_BYTES),
+            "year_read_units": year,
+        }
+        rows.append(row)
+        print(f"{names:>2} readings{'':<12} {size:6,} {row['write_units']:4} {year:12.1f}")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 messages a workload (a smoke run)")
@@ -79,8 +134,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    rows = []
-    print(f"{'workload':<10} {'WRU/msg':>8} {'RRU/msg':>8} {'$/M':>6} {'WRU x':>6} {'$ x':>6} {'largest':>8}  exact")
+    rows = sizes()
+    print(f"\n{'workload':<10} {'WRU/msg':>8} {'RRU/msg':>8} {'$/M':>6} {'WRU x':>6} {'$ x':>6} {'largest':>8}  exact")
     for base, readings in variants(args.quick):
         plain = measure(base, args.repeat)
         rows.append(plain)
