@@ -183,9 +183,8 @@ class DayCounter(ABC):
     ) -> tuple[list[tuple[DayKey, GroupOutcome]], list[tuple[DayKey, list[SensorMessage]]]]:
         """The groups written concurrently, in the policies' order (the ring): their outcomes, and the
         groups handed back to be written at the end. The workers take the groups one by one; a
-        group deferred (another invocation was writing its day item: it is near on the ring) makes
-        the invocation jump half its remaining ring ahead (``Policies.jump_away``), leaving the groups
-        it skipped for when the other has passed them."""
+        group deferred (another invocation was writing its day item) is handed back, to be written at
+        the end of the batch, when the other has moved on (``Policies.defer_contended``)."""
         pending = deque(self.policies.order(groups))
         done: list[tuple[DayKey, GroupOutcome]] = []
         lock = threading.Lock()
@@ -200,8 +199,6 @@ class DayCounter(ABC):
                 heard(outcome)
                 with lock:
                     done.append((key, outcome))
-                    if outcome.deferred:
-                        self.policies.met_another(pending)
 
         workers = min(self._max_workers, len(pending))
         if workers <= 1:
