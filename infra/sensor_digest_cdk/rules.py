@@ -181,25 +181,76 @@ IOT_TOPIC = Rule(
 )
 MESSAGE_FIELDS = ("sensor_id", "timestamp", "count", "event_id", "readings")
 """The message's own fields (docs/contract.md): never a payload field the IoT rule maps into ``readings``."""
+IOT_SQL_KEYWORDS = frozenset(
+    [
+        "select",
+        "from",
+        "where",
+        "as",
+        "and",
+        "or",
+        "not",
+        "case",
+        "when",
+        "then",
+        "else",
+        "end",
+        "true",
+        "false",
+        "null",
+        "undefined",
+        "in",
+        "is",
+        "like",
+        "between",
+        "set",
+        "distinct",
+        "all",
+        "any",
+        "some",
+        "exists",
+        "by",
+        "order",
+        "group",
+        "having",
+        "limit",
+        "union",
+        "join",
+        "on",
+        "with",
+        "values",
+        "insert",
+        "update",
+        "delete",
+        "into",
+        "",
+    ]
+)
+"""Words of AWS IoT's SQL (in any case): the rule's SQL names a mapped field bare, so a field so named
+would read as the keyword, and IoT would refuse the rule at deploy; refused at synth instead."""
 
 
 def iot_readings_ok(names: tuple[str, ...]) -> bool:
     """Payload fields the IoT rule maps into ``readings``: at most ``MAX_READINGS``, none twice, each a
     reading name by the message schema's rule (``messages.READING_NAME``: letters, digits and ``_``,
-    which the rule's SQL writes as they are), none of the message's own fields."""
+    which the rule's SQL writes as they are), none of the message's own fields, none an IoT SQL keyword."""
     return (
         len(names) <= MAX_READINGS
         and len(set(names)) == len(names)
-        and all(READING_NAME.fullmatch(name) and name not in MESSAGE_FIELDS for name in names)
+        and all(
+            READING_NAME.fullmatch(name) and name not in MESSAGE_FIELDS and name.lower() not in IOT_SQL_KEYWORDS
+            for name in names
+        )
     )
 
 
 IOT_READINGS = Rule(
     f"nothing (the payload as it is) or at most {MAX_READINGS} names of the payload's fields to map into readings, "
     "each 1 to 32 ASCII letters, digits or '_', a letter first (a reading's name), none twice, none of the "
-    f"message's own fields ({', '.join(MESSAGE_FIELDS)}); comma-separated in context",
+    f"message's own fields ({', '.join(MESSAGE_FIELDS)}), none a word of IoT's SQL (from, case, true, ...); "
+    "comma-separated in context",
     iot_readings_ok,
-    refuses=("1st", "temp-c", "t,t", "count", ",".join(f"r{i}" for i in range(MAX_READINGS + 1))),
+    refuses=("1st", "temp-c", "t,t", "count", "From", ",".join(f"r{i}" for i in range(MAX_READINGS + 1))),
 )
 TRUE_OR_FALSE = Rule("true or false", lambda value: isinstance(value, bool))
 PRINCIPAL_ARNS = Rule(

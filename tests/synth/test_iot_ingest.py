@@ -20,7 +20,7 @@ from sensor_digest.messages import read_pending
 from sensor_digest_cdk.context import AppSettings
 from sensor_digest_cdk.iot_ingest import ERROR_LOG_ACTIONS, IOT_SQL_VERSION
 from sensor_digest_cdk.pipeline import PRODUCERS_SID
-from sensor_digest_cdk.rules import IOT_RULE_NAME, MESSAGE_FIELDS, iot_readings_ok
+from sensor_digest_cdk.rules import IOT_RULE_NAME, IOT_SQL_KEYWORDS, MESSAGE_FIELDS, iot_readings_ok
 from sensor_digest_cdk.shape import PipelineShape, ShapeError, iot_topic_ok
 from sensor_digest_cdk.stack import OUTPUT_IOT_RULE_NAME
 from tests.support.templates import cdk_synth, error_lines, resources
@@ -233,6 +233,8 @@ def test_the_construct_takes_the_reading_fields_as_a_list_prop() -> None:
         ("t,t", "none twice"),
         ("count", "none of the message's own fields"),
         ("readings", "none of the message's own fields"),
+        ("temperature,from", "none a word of IoT's SQL"),
+        ("Case", "none a word of IoT's SQL"),
         (",".join(f"r{i}" for i in range(9)), "at most 8"),
     ],
 )
@@ -254,7 +256,9 @@ def test_a_reading_field_the_construct_takes_is_a_name_the_ingest_takes(name: st
         ingest_takes = True
     except RejectedMessage:
         ingest_takes = False
-    assert iot_readings_ok((name,)) == (ingest_takes and name not in MESSAGE_FIELDS)
+    assert iot_readings_ok((name,)) == (
+        ingest_takes and name not in MESSAGE_FIELDS and name.lower() not in IOT_SQL_KEYWORDS
+    )
 
 
 def test_reading_fields_without_a_topic_are_refused() -> None:
