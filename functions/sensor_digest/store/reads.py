@@ -126,7 +126,8 @@ class Unreadable:
 def days_read(items: Iterable[schema.Item]) -> tuple[list[tuple[str, int]], list[Unreadable]]:
     """The day counts among ``items``, in their order, and the day items that cannot be read (a
     ``DataCount`` that is no whole number, or is negative), each alone. Items whose sort key is not a
-    day (a hand-made ``2024-05-01\\n`` sorts inside a day range) are not day items."""
+    day (a hand-made ``2024-05-01\\n`` sorts inside a day range) are not day items; a ``DataCount`` of 0
+    (written by hand) is no day with reports, as the silence check reads it: left out."""
     days: list[tuple[str, int]] = []
     unreadable: list[Unreadable] = []
     for item in filter(_is_day_item, items):
@@ -135,7 +136,7 @@ def days_read(items: Iterable[schema.Item]) -> tuple[list[tuple[str, int]], list
         except MalformedItem as bad:
             unreadable.append(Unreadable(str(bad), day=schema.text_of(item, schema.DATE)))
             continue
-        if found is not None:
+        if found is not None and found[2] > 0:
             days.append((found[1], found[2]))
     return days, unreadable
 

@@ -322,16 +322,17 @@ def test_day_items_without_a_count_are_no_days_to_any_reader(
 ) -> None:
     # Given sensor 7 (its own threshold: an hour), whose last report was in hour 09 of 2024-05-01, then
     # eight days of empty day items (no DataCount: a resent report's identity, an hours map, or keys
-    # alone), and an item whose sort key is no day among them
+    # alone; or a DataCount of 0, written by hand), and an item whose sort key is no day among them
     registry.register(SensorProfile(sensor_id=7, name="roof", serial="S-7", silence_hours=1))
     ddb.put_item(TableName=tables.table, Item=schema.day_item(7, "2024-05-01", 3, {"09": 3}))
     shapes: list[dict[str, Any]] = [
         {schema.ID_PAGE: {"N": "0"}, schema.IDS: {"BS": [b"\x02" * 12]}},
         {schema.HOUR_COUNTS: {"M": {"10": {"N": "2"}}}},
         {},
+        {schema.DATA_COUNT: {"N": "0"}},
     ]
     for day in range(2, 10):
-        item = {**schema.day_key(7, f"2024-05-{day:02d}"), **shapes[day % 3]}
+        item = {**schema.day_key(7, f"2024-05-{day:02d}"), **shapes[day % 4]}
         ddb.put_item(TableName=tables.table, Item=item)
     ddb.put_item(TableName=tables.table, Item={**schema.day_key(7, "2024-05-04x"), schema.DATA_COUNT: {"N": "5"}})
     where = ("--table", tables.table)
