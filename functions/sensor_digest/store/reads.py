@@ -167,13 +167,29 @@ def month_range(sensor_id: int, first: str | None = None, last: str | None = Non
 
 
 def month_items(
-    client: Any, table: str, sensor_id: int, first: str | None = None, last: str | None = None
+    client: Any,
+    table: str,
+    sensor_id: int,
+    first: str | None = None,
+    last: str | None = None,
+    *,
+    whole_prefix: bool = False,
 ) -> dict[str, dict[str, int | None] | None]:
     """A sensor's summary items from month ``first`` to ``last`` (``YYYY-MM``, inclusive; all when
     absent) as stored: every item under ``SUMMARY#`` by what follows the prefix, every element, one
     that is not an integer as ``None``, a ``DailyCounts`` that is no map as ``None``
-    (``schema.daily_counts_as_read``). One ``Query``."""
-    return _months_as_stored(sensor_items(client, table, sensor_id, *month_range(sensor_id, first, last)))
+    (``schema.daily_counts_as_read``). One ``Query``. ``whole_prefix``: every item whose key begins
+    with ``SUMMARY#``, also one that sorts outside the months (``SUMMARY#garbage``, written by hand)."""
+    if not whole_prefix:
+        return _months_as_stored(sensor_items(client, table, sensor_id, *month_range(sensor_id, first, last)))
+    request = {
+        "TableName": table,
+        "KeyConditionExpression": "#s = :s AND begins_with(#d, :p)",
+        "ExpressionAttributeNames": {"#s": schema.SENSOR_ID, "#d": schema.DATE},
+        "ExpressionAttributeValues": {":s": {"N": str(sensor_id)}, ":p": {"S": schema.SUMMARY_PREFIX}},
+        "ConsistentRead": True,
+    }
+    return _months_as_stored(item for page in _pages(client, "Query", **request) for item in page["Items"])
 
 
 def _months_as_stored(items: Iterable[schema.Item]) -> dict[str, dict[str, int | None] | None]:
