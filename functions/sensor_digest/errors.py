@@ -68,7 +68,8 @@ class RefusedWrite(TransientFault):
     """A write DynamoDB refused as invalid (``ValidationException``), such as an ``ADD`` to a day
     item whose ``DataCount`` is not a number (an item written by hand): retrying cannot help, so
     the counters reject its messages into the dead-letter queue with the reason, to be redriven once
-    the item is mended. Everywhere else it is a fault like any other. ``repair`` says how to mend
+    the item is mended. A read DynamoDB refused as invalid is one too: the read API answers it 500,
+    never "try again". Everywhere else it is a fault like any other. ``repair`` says how to mend
     the item, when it is not the usual ``DataCount``."""
 
     def __init__(self, reason: str, repair: str | None = None) -> None:

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sensor_digest.api import rules, tokens
+from sensor_digest.api import rules, service, tokens
 from sensor_digest.errors import BadRequest
 from sensor_digest.registry import SensorProfile
+from sensor_digest.store import reads, schema
 from sensor_digest.stream_filter import matches_filter
 from sensor_digest_tools.local.api_server import BadTarget, event_of
 
@@ -78,6 +79,32 @@ def test_a_token_forged_to_start_outside_the_range_is_refused() -> None:
 
     with pytest.raises(BadRequest, match="token is not one this API gave"):
         tokens.after_sort_key(forged, digest, "2024-05-01", "2024-05-31")
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "after"),
+    [
+        ("2024-05-01", "2024-05-01", "2024-05-01"),  # a one-day range
+        ("2024-05-01", "2024-05-31", "2024-05-31"),
+        ("SUMMARY#2024-01", "SUMMARY#2024-12", "SUMMARY#2024-12"),
+    ],
+)
+def test_a_token_forged_to_start_at_the_ranges_last_key_is_refused(low: str, high: str, after: str) -> None:
+    # DynamoDB refuses a Query that starts at its range's upper bound, and no page gives such a token
+    digest = tokens.request_digest("days", 7, low, high)
+
+    with pytest.raises(BadRequest, match="token is not one this API gave"):
+        tokens.after_sort_key(tokens.encode(digest, after), digest, low, high)
+
+
+def test_a_page_that_stops_at_the_ranges_last_key_gives_no_token() -> None:
+    # DynamoDB answers a LastEvaluatedKey when a page's Limit ends at the range's last item
+    def stopped_at(day: str) -> reads.Page:
+        return reads.Page(items=[], last_key=schema.day_key(7, day))
+
+    assert service._sort_key_after(stopped_at("2024-05-31"), "2024-05-31") is None
+    assert service._sort_key_after(stopped_at("2024-05-30"), "2024-05-31") == "2024-05-30"
+    assert service._sort_key_after(reads.Page(items=[], last_key=None), "2024-05-31") is None
 
 
 def test_the_event_carries_path_query_and_repeated_parameters_as_api_gateway_does() -> None:

@@ -4,7 +4,8 @@
 ``sensor-digest up``) and returns an ``ApiReport`` whose ``response()`` is the HTTP answer. Every
 answer is JSON (``application/json``): the data, or ``{"error": "..."}`` with 400 (the request
 broke a rule: ``rules.py``, ``tokens.py``), 404 (no such route), 405 (a route, another method),
-500 (a fault of the code) or 503 (DynamoDB failed or throttled: try again). Each request is one
+500 (a fault of the code, or a read DynamoDB refused as invalid: retrying cannot help) or 503
+(DynamoDB failed or throttled: try again). Each request is one
 ``Query``: of the sensor's partition for ``days`` and ``months``, of the ``Profiles`` index for
 ``sensors``; ``hours`` is one ``BatchGetItem`` of the day item and the profile (the zone the hours
 are in); never a ``Scan``. ``silence`` checks a page of the ``Profiles`` index (up to 100 registered
@@ -39,7 +40,7 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
 from sensor_digest import names, zones
 from sensor_digest.api import exact_json, readings, rules, tokens
-from sensor_digest.errors import BadRequest, MalformedItem, TransientFault, UnknownTimeZone
+from sensor_digest.errors import BadRequest, MalformedItem, RefusedWrite, TransientFault, UnknownTimeZone
 from sensor_digest.logs import LOG
 from sensor_digest.silence.check import SilenceCheck
 from sensor_digest.store import dynamo, reads, repairs, schema
@@ -100,9 +101,11 @@ def _raw_sensor_id(item: Mapping[str, Any]) -> str:
     return str(value.get("N", "")) if isinstance(value, Mapping) else ""
 
 
-def _sort_key_after(page: reads.Page) -> str | None:
-    """Where a page of a sensor's range stopped (its last sort key), or ``None`` at the end."""
-    return None if page.last_key is None else str(page.last_key[schema.DATE]["S"])
+def _sort_key_after(page: reads.Page, high: str) -> str | None:
+    """Where a page of a sensor's range stopped (its last sort key), or ``None`` at the end: when
+    DynamoDB stopped at the range's last key ``high``, nothing follows it."""
+    after = None if page.last_key is None else str(page.last_key[schema.DATE]["S"])
+    return None if after is None or after >= high else after
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,7 @@ class ApiService:
         days, unreadable = reads.days_read(page.items)
         answer: dict[str, Any] = {"sensor_id": sensor, "days": dict(days)}
         _note_malformed(answer, [_entry(bad, repairs.day_item(sensor, str(bad.day))) for bad in unreadable])
-        return self._continued(answer, digest, _sort_key_after(page))
+        return self._continued(answer, digest, _sort_key_after(page, span.last))
 
     def readings(
         self, sensor: int, first: str | None, last: str | None, limit: str | None, token: str | None
@@ -219,7 +222,7 @@ class ApiService:
                     partial.append(day)
         answer: dict[str, Any] = {"sensor_id": sensor, "days": days, "partial_days": partial}
         _note_malformed(answer, malformed)
-        return self._continued(answer, digest, _sort_key_after(page))
+        return self._continued(answer, digest, _sort_key_after(page, span.last))
 
     def readings_hours(self, sensor: int, day: str | None) -> dict[str, Any]:
         """One day's readings' statistics by hour: one ``GetItem`` (eventually consistent) of the day
@@ -251,7 +254,7 @@ class ApiService:
         months, unreadable = reads.months_read(sensor, page.items)
         answer: dict[str, Any] = {"sensor_id": sensor, "months": months}
         _note_malformed(answer, [_entry(bad, repairs.summary_item(sensor)) for bad in unreadable])
-        return self._continued(answer, digest, _sort_key_after(page))
+        return self._continued(answer, digest, _sort_key_after(page, high))
 
     def sensors(self, limit: str | None, token: str | None) -> dict[str, Any]:
         digest = tokens.request_digest("sensors")
@@ -377,12 +380,17 @@ class ApiService:
             LOG.warning("read failed", error=exc.reason)
             return error(HTTPStatus.SERVICE_UNAVAILABLE, f"the table could not be read ({exc.reason}); try again")
 
+        def refused(exc: RefusedWrite) -> Response[Any]:  # a request DynamoDB refused as invalid
+            LOG.error("read refused", error=exc.reason)
+            return error(HTTPStatus.INTERNAL_SERVER_ERROR, f"the table refused the read ({exc.reason})")
+
         def unexpected(exc: Exception) -> Response[Any]:
             LOG.exception("request failed")
             return error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error")
 
         answers: dict[type[Exception], Callable[[Any], Response[Any]]] = {
             BadRequest: bad_request,
+            RefusedWrite: refused,
             TransientFault: fault,
             Exception: unexpected,
         }

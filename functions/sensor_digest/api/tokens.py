@@ -5,7 +5,9 @@ continues (route, sensor, range) and where the page stopped (a sort key, or a se
 is user input: ``decode`` refuses (``BadRequest``) one that is not well formed, was made for
 another request, or points outside the request's range, so no token can make a ``Query`` read
 another sensor's partition (the partition always comes from the path) or outside the range asked
-for (the key condition is the request's own, and the start must lie inside it). A token is not
+for (the key condition is the request's own, and the start must lie inside it). A page that stops at
+the range's last key gives no token, so a position at the upper bound is refused too: DynamoDB
+refuses a ``Query`` that starts there. A token is not
 secret and not signed: all it can do is skip part of what the same request may read anyway.
 """
 
@@ -51,9 +53,10 @@ def decode(token: str, digest: str) -> Any:
 
 
 def after_sort_key(token: str, digest: str, low: str, high: str) -> str:
-    """The sort key a page of a sensor's range stopped at: a string between ``low`` and ``high``."""
+    """The sort key a page of a sensor's range stopped at: a string from ``low`` up to, not including,
+    ``high`` (a page that stops at ``high`` has nothing after it, and gives no token)."""
     after = decode(token, digest)
-    if not isinstance(after, str) or not low <= after <= high:
+    if not isinstance(after, str) or not low <= after < high:
         raise BadRequest(REFUSED)
     return after
 

@@ -298,11 +298,12 @@ class TableCounter(DayCounter):
 
     def name_the_repair(self, key: DayKey, outcome: GroupOutcome) -> None:
         """The day item, read (strongly consistent, one unit): the attribute a counting write cannot add
-        to, or the item too large to grow (``schema.check_day_item``), named with what mends it; a
-        read that fails names nothing (the generic repair stands)."""
+        the group's count to (one whose sum would pass DynamoDB's 38 digits too), or the item too large
+        to grow (``schema.check_day_item``), named with what mends it; a read that fails names nothing
+        (the generic repair stands)."""
         try:
             item = reads.get_item(self._client, self._table, schema.day_key(*key)) or {}
-            schema.check_day_item(item, sizes.item_bytes(item))
+            schema.check_day_item(item, sizes.item_bytes(item), sum(m.count for m in outcome.rejected))
         except TransientFault:
             return
         except MalformedItem as bad:

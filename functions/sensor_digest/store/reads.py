@@ -126,7 +126,8 @@ class Unreadable:
 def days_read(items: Iterable[schema.Item]) -> tuple[list[tuple[str, int]], list[Unreadable]]:
     """The day counts among ``items``, in their order, and the day items that cannot be read (a
     ``DataCount`` that is no whole number, or is negative), each alone. Items whose sort key is not a
-    day (a hand-made ``2024-05-01\\n`` sorts inside a day range) are not day items."""
+    day (a hand-made ``2024-05-01\\n`` sorts inside a day range) are not day items; a ``DataCount`` of 0
+    (written by hand) is no day with reports, as the silence check reads it: left out."""
     days: list[tuple[str, int]] = []
     unreadable: list[Unreadable] = []
     for item in filter(_is_day_item, items):
@@ -135,7 +136,7 @@ def days_read(items: Iterable[schema.Item]) -> tuple[list[tuple[str, int]], list
         except MalformedItem as bad:
             unreadable.append(Unreadable(str(bad), day=schema.text_of(item, schema.DATE)))
             continue
-        if found is not None:
+        if found is not None and found[2] > 0:
             days.append((found[1], found[2]))
     return days, unreadable
 
@@ -166,13 +167,29 @@ def month_range(sensor_id: int, first: str | None = None, last: str | None = Non
 
 
 def month_items(
-    client: Any, table: str, sensor_id: int, first: str | None = None, last: str | None = None
+    client: Any,
+    table: str,
+    sensor_id: int,
+    first: str | None = None,
+    last: str | None = None,
+    *,
+    whole_prefix: bool = False,
 ) -> dict[str, dict[str, int | None] | None]:
     """A sensor's summary items from month ``first`` to ``last`` (``YYYY-MM``, inclusive; all when
     absent) as stored: every item under ``SUMMARY#`` by what follows the prefix, every element, one
     that is not an integer as ``None``, a ``DailyCounts`` that is no map as ``None``
-    (``schema.daily_counts_as_read``). One ``Query``."""
-    return _months_as_stored(sensor_items(client, table, sensor_id, *month_range(sensor_id, first, last)))
+    (``schema.daily_counts_as_read``). One ``Query``. ``whole_prefix``: every item whose key begins
+    with ``SUMMARY#``, also one that sorts outside the months (``SUMMARY#garbage``, written by hand)."""
+    if not whole_prefix:
+        return _months_as_stored(sensor_items(client, table, sensor_id, *month_range(sensor_id, first, last)))
+    request = {
+        "TableName": table,
+        "KeyConditionExpression": "#s = :s AND begins_with(#d, :p)",
+        "ExpressionAttributeNames": {"#s": schema.SENSOR_ID, "#d": schema.DATE},
+        "ExpressionAttributeValues": {":s": {"N": str(sensor_id)}, ":p": {"S": schema.SUMMARY_PREFIX}},
+        "ConsistentRead": True,
+    }
+    return _months_as_stored(item for page in _pages(client, "Query", **request) for item in page["Items"])
 
 
 def _months_as_stored(items: Iterable[schema.Item]) -> dict[str, dict[str, int | None] | None]:

@@ -3,15 +3,17 @@ restored from elsewhere, or put there by another writer), in words a person can 
 name the item and what is wrong with it (``schema.MalformedItem``); these say what to do about it.
 
 - A **day item**, by the attribute at fault (``MalformedItem.attribute``):
-  ``DataCount`` no whole number, or negative: nothing in the pipeline recomputes a day's count (the
-  reports are gone; the ledger's markers record each counted message's count only while they live),
-  so the count is set by hand, then the month's summary element is brought back to it by the exact
-  rebuild (the summary path only ever raises an element); ``summary rebuild --exact`` alone does not
-  mend it: it reads the day items, and cannot read this one.
-  ``HourCounts`` no map of counts: removed (the next report creates the map; the day's hours then
-  read as incomplete). ``Ids`` no binary set, ``IdPage`` no page the day can have, ``HashedCount``
-  no number: the compact ledger's own attributes, which only a write by hand puts wrong; each says
-  what it must be. The item too near 400 KB: the attributes that are not the contract's removed.
+  ``DataCount`` no whole number, negative, or too large to add to (its sum needs more than
+  DynamoDB's 38 digits): nothing in the pipeline recomputes a day's count (the reports are gone;
+  the ledger's markers record each counted message's count only while they live), so the count is
+  set by hand, then the month's summary element is brought back to it by the exact rebuild (the
+  summary path only ever raises an element); ``summary rebuild --exact`` alone does not mend it: it
+  reads the day items, and cannot read this one.
+  ``HourCounts`` no map of counts (or an element too large to add to): removed (the next report
+  creates the map; the day's hours then read as incomplete). ``Ids`` no binary set, ``IdPage`` no
+  page the day can have, ``HashedCount`` no number (or too large to add to): the compact ledger's
+  own attributes, which only a write by hand puts wrong; each says what it must be. The item too
+  near 400 KB: the attributes that are not the contract's removed.
 - A **summary item** whose ``DailyCounts`` is no map or holds an element that is no number: the exact
   rebuild rewrites it from the sensor's day items.
 - A **profile** (``Date = PROFILE``) whose ``SensorId`` is no sensor id (outside 0 to 2^53 - 1, or no

@@ -328,17 +328,36 @@ NEAR_ITEM_SIZE_LIMIT = ITEM_SIZE_LIMIT - 8 * 1024
 name): a write that would pass the limit is refused, whatever it adds."""
 
 
-def check_day_item(item: Mapping[str, Any], size: int) -> None:
+DYNAMODB_DIGITS = 38
+"""DynamoDB keeps a number's 38 most significant digits: an ``ADD`` whose result needs more is refused."""
+
+
+def exact_in_dynamodb(number: int) -> bool:
+    """Whether DynamoDB can hold ``number`` exactly: at most 38 significant digits."""
+    return len(str(abs(number)).rstrip("0")) <= DYNAMODB_DIGITS
+
+
+def check_day_item(item: Mapping[str, Any], size: int, adding: int = 1) -> None:
     """``MalformedItem`` naming the first attribute of a day item (``size``: its bytes, as DynamoDB
-    counts them) that a counting write cannot add to: ``DataCount``, ``HashedCount`` or ``IdPage`` that
-    is no whole number of at least 0, ``Ids`` that is no binary set, ``HourCounts`` that is no map of
-    counts; or the item as a whole, when it is too near DynamoDB's 400 KB to grow."""
+    counts them) that a counting write of ``adding`` reports cannot add to: ``DataCount``, ``HashedCount``
+    or ``IdPage`` that is no whole number of at least 0, ``Ids`` that is no binary set, ``HourCounts`` that
+    is no map of counts; ``DataCount``, ``HashedCount`` or an ``HourCounts`` element whose sum with
+    ``adding`` needs more than DynamoDB's 38 digits; or the item as a whole, when it is too near
+    DynamoDB's 400 KB to grow."""
     for name in (DATA_COUNT, HASHED_COUNT, ID_PAGE, SKIPPED_PAGES, READINGS_COVER):
         if name in item and number_of(item, name) < 0:
             raise MalformedItem(f"{describe(item)}: {name} {number_of(item, name)} is negative", name)
     if IDS in item:
         _attribute(item, IDS, "BS")
-    hour_counts_of_item(item)
+    counts = [(name, name, number_of(item, name)) for name in (DATA_COUNT, HASHED_COUNT) if name in item]
+    hours = hour_counts_of_item(item) or {}
+    counts += [(HOUR_COUNTS, f"{HOUR_COUNTS} element {hour!r}", n) for hour, n in hours.items()]
+    for name, what, count in counts:
+        if not exact_in_dynamodb(count + adding):
+            raise MalformedItem(
+                f"{describe(item)}: {what} {count} plus {adding} needs more than DynamoDB's {DYNAMODB_DIGITS} digits",
+                name,
+            )
     readings_of_item(item)
     if size >= NEAR_ITEM_SIZE_LIMIT:
         raise MalformedItem(

@@ -229,8 +229,11 @@ def registered(profile: SensorProfile) -> str:
     return "before registration times were kept" if at is None else f"{at[:10]} {at[11:16]} UTC"
 
 
-def hours_table(title: str, days: list[tuple[str, int]], hours: dict[str, dict[str, int] | None]) -> Table:
-    """A sensor's days, each with its hours: one row per hour with reports, under its day's row."""
+def hours_table(
+    title: str, days: list[tuple[str, int]], hours: dict[str, dict[str, int] | None], bad_hours: dict[str, str]
+) -> Table:
+    """A sensor's days, each with its hours: one row per hour with reports, under its day's row. A
+    day whose hours hold only some of its reports, or whose hours cannot be read, says so."""
     out = titled(title)
     out.add_column("day")
     out.add_column("hour")
@@ -238,12 +241,19 @@ def hours_table(title: str, days: list[tuple[str, int]], hours: dict[str, dict[s
     for day, n in days:
         out.add_row(data(day), Text("all day", style="bold"), Text(str(n), style="bold"))
         by_hour = hours.get(day)
+        if day in bad_hours:
+            out.add_row("", Text.assemble(("(hours cannot be read: ", "dim"), data(bad_hours[day]), (")", "dim")), "")
+            continue
         if by_hour is None:
             out.add_row("", Text("(no hours: counted before hours were kept)", style="dim"), "")
             continue
         for hour, count in sorted(by_hour.items()):
             if count:
                 out.add_row("", data(f"{hour}:00"), str(count))
+        held = sum(by_hour.values())
+        if held != n:
+            why = "some counted before hours were kept" if held < n else "more than the day's count"
+            out.add_row("", Text(f"(hours hold {held} of {n} reports: {why})", style="dim"), "")
     return out
 
 

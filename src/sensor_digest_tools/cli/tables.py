@@ -61,7 +61,7 @@ def counts(
         target = resolve_target(stack, region, table=table).need("table")
         items = list(reads.sensor_items(target.dynamodb(), str(target.table), sensor, start, end))
         rows, unreadable = reads.days_read(items)
-        hours = hours_by_day(items) if hourly else {}
+        hours, bad_hours = hours_by_day(items) if hourly else ({}, {})
         zone = hours_zone(target.dynamodb(), str(target.table), sensor, digest_zone) if hourly else None
         if unreadable:  # a day item written by hand: named, with what mends it
             fail(f"{unreadable[0].reason}; {repairs.day_item(sensor, str(unreadable[0].day))}")
@@ -70,6 +70,7 @@ def counts(
         answer: dict[str, Any] = {"sensor_id": sensor, "from": start, "to": end, "days": days}
         if zone is not None:  # a day from before hours were kept: null
             answer["hours"] = {day: hours.get(day) for day in days}
+            answer["complete"] = {day: sum((hours.get(day) or {}).values()) == n for day, n in days.items()}
             answer["timezone"] = zone[0]
         print_json({**answer, "total": sum(days.values())})
         return
@@ -78,7 +79,7 @@ def counts(
         return
     if zone is not None:
         title = f"Sensor {sensor}, {start} to {end}, by hour of its day in {zone[0]} ({zone[1]})"
-        console.print(render.hours_table(title, rows, hours))
+        console.print(render.hours_table(title, rows, hours, bad_hours))
         return
     out = render.titled(f"Sensor {sensor}, {start} to {end}")
     out.add_column("day")
@@ -100,10 +101,11 @@ def hours_zone(client: Any, table: str, sensor: int, digest_zone: str) -> tuple[
     return digest_zone, f"{why}: the digest zone, --timezone"
 
 
-def hours_by_day(items: list[dict[str, Any]]) -> dict[str, dict[str, int] | None]:
-    """Each day item's ``HourCounts`` by day (``None``: a day item from before hours; a map that
-    cannot be read is named on stderr and shown as ``None``)."""
+def hours_by_day(items: list[dict[str, Any]]) -> tuple[dict[str, dict[str, int] | None], dict[str, str]]:
+    """Each day item's ``HourCounts`` by day (``None``: a day item from before hours), and what is
+    wrong with each map that cannot be read (named on stderr too; its hours are ``None``)."""
     out: dict[str, dict[str, int] | None] = {}
+    bad_hours: dict[str, str] = {}
     for item in items:
         day = item.get(schema.DATE, {}).get("S")
         if not (isinstance(day, str) and schema.is_day(day)) or schema.DATA_COUNT not in item:
@@ -113,7 +115,8 @@ def hours_by_day(items: list[dict[str, Any]]) -> dict[str, dict[str, int] | None
         except MalformedItem as bad:
             note(f"warning: {bad}")
             out[day] = None
-    return out
+            bad_hours[day] = str(bad)
+    return out, bad_hours
 
 
 @summary_app.callback(invoke_without_command=True)

@@ -142,8 +142,9 @@ def exact_actions(table: str, sensor_id: int, month: str, plan: MonthPlan) -> li
             "ConditionCheck": {
                 "TableName": table,
                 "Key": schema.day_key(sensor_id, day),
-                "ConditionExpression": "attribute_not_exists(#n)",
+                "ConditionExpression": "attribute_not_exists(#n) OR #n = :zero",  # 0: no report either
                 "ExpressionAttributeNames": {"#n": schema.DATA_COUNT},
+                "ExpressionAttributeValues": {":zero": {"N": "0"}},
             }
         }
         for day in plan.remove_days
@@ -225,7 +226,7 @@ class ExactRebuild:
 
     def sensor(self, sensor_id: int, report: RebuildReport) -> None:
         days = self._days(sensor_id, "0000-00-00", "9999-12-31")
-        held = month_items(self._client, self._table, sensor_id)
+        held = month_items(self._client, self._table, sensor_id, whole_prefix=True)  # SUMMARY#garbage too
         report.days += len(days)
         for junk in sorted(m for m in held if not schema.is_month(m)):  # names no month: no summary item
             self._client.delete_item(TableName=self._table, Key=schema.summary_key(sensor_id, junk))

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from api import handler as api_module
 from sensor_digest import api
+from sensor_digest.api import tokens
 from sensor_digest.config import ApiSettings
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest.store import schema
@@ -200,6 +201,42 @@ def test_a_token_of_another_sensor_or_range_is_refused(ddb: Any, tables: Tables,
 
 
 @pytest.mark.parametrize(
+    ("target", "after"),
+    [
+        ("/sensors/7/days?from=2024-05-01&to=2024-05-01", "2024-05-01"),
+        ("/sensors/7/days?from=2024-05-01&to=2024-05-31", "2024-05-31"),
+        ("/sensors/7/months?from=2024-01&to=2024-12", "SUMMARY#2024-12"),
+    ],
+)
+def test_a_token_forged_to_start_at_the_ranges_last_key_is_a_400_never_try_again(
+    ddb: Any, tables: Tables, service: api.ApiService, target: str, after: str
+) -> None:
+    # Given a token made (not given) for the request, at the range's upper bound
+    put_days(ddb, tables, 7, {"2024-05-01": 1})
+    route, query = target.split("?")
+    first, last = (part.split("=")[1] for part in query.split("&"))
+    token = tokens.encode(tokens.request_digest(route.rsplit("/", 1)[1], 7, first, last), after)
+
+    status, body, _ = get(service, f"{target}&token={token}")
+
+    # Then it is refused as a bad token: DynamoDB would refuse the Query that starts there
+    assert status == 400 and "token is not one this API gave" in body["error"]
+
+
+def test_a_query_dynamodb_refuses_as_invalid_is_a_500_never_try_again(
+    ddb: Any, tables: Tables, service: api.ApiService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a Query DynamoDB refuses (ValidationException): one that starts at its range's upper bound
+    put_days(ddb, tables, 7, {"2024-05-01": 1})
+    monkeypatch.setattr(tokens, "after_sort_key", lambda token, digest, low, high: high)
+
+    status, body, _ = get(service, "/sensors/7/days?from=2024-05-01&to=2024-05-01&token=x")
+
+    # Then the answer says DynamoDB refused it; retrying cannot help, so it never says try again
+    assert status == 500 and "refused" in body["error"] and "try again" not in body["error"]
+
+
+@pytest.mark.parametrize(
     ("method", "target", "status"),
     [
         ("GET", "/", 404),
@@ -285,16 +322,17 @@ def test_day_items_without_a_count_are_no_days_to_any_reader(
 ) -> None:
     # Given sensor 7 (its own threshold: an hour), whose last report was in hour 09 of 2024-05-01, then
     # eight days of empty day items (no DataCount: a resent report's identity, an hours map, or keys
-    # alone), and an item whose sort key is no day among them
+    # alone; or a DataCount of 0, written by hand), and an item whose sort key is no day among them
     registry.register(SensorProfile(sensor_id=7, name="roof", serial="S-7", silence_hours=1))
     ddb.put_item(TableName=tables.table, Item=schema.day_item(7, "2024-05-01", 3, {"09": 3}))
     shapes: list[dict[str, Any]] = [
         {schema.ID_PAGE: {"N": "0"}, schema.IDS: {"BS": [b"\x02" * 12]}},
         {schema.HOUR_COUNTS: {"M": {"10": {"N": "2"}}}},
         {},
+        {schema.DATA_COUNT: {"N": "0"}},
     ]
     for day in range(2, 10):
-        item = {**schema.day_key(7, f"2024-05-{day:02d}"), **shapes[day % 3]}
+        item = {**schema.day_key(7, f"2024-05-{day:02d}"), **shapes[day % 4]}
         ddb.put_item(TableName=tables.table, Item=item)
     ddb.put_item(TableName=tables.table, Item={**schema.day_key(7, "2024-05-04x"), schema.DATA_COUNT: {"N": "5"}})
     where = ("--table", tables.table)

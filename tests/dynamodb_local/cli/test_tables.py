@@ -5,15 +5,18 @@ server for the running local pipeline (``running``, tests/dynamodb_local/cli/con
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 import pytest
 
-from sensor_digest.store import reads
+from sensor_digest.store import reads, schema
 from sensor_digest_tools.aws.dynamodb_local import free_port
 from sensor_digest_tools.local.pipeline import LocalPipeline
 from sensor_digest_tools.ops.targets import save_local
-from tests.support.cli import invoke, wait_for
+from tests.support.cli import MARKUP, invoke, wait_for
+from tests.support.tables import Tables
 
 
 def test_send_counts_and_summary_act_on_the_running_local_pipeline(running: LocalPipeline) -> None:
@@ -69,3 +72,35 @@ def test_counts_and_summary_of_a_sensor_without_data_agree_a_note_and_exit_code_
     assert "sensor 4999 has no day counts from 2024-05-01 to 2024-05-02" in counts.output
     assert "total" not in counts.output
     assert "sensor 4999 has no summary yet" in summary.output
+
+
+def test_counts_hourly_says_when_a_days_hours_hold_only_some_of_its_reports_or_cannot_be_read(
+    ddb: Any, tables: Tables
+) -> None:
+    # Given sensor 7's days: one whose hours hold 152 of its 173 reports (a rollback's previous release
+    # counted the rest without hours), one whole, and one whose HourCounts has an hour no hour is
+    put = [
+        schema.day_item(7, "2024-05-01", 173, {"09": 150, "10": 2}),
+        schema.day_item(7, "2024-05-02", 4, {"11": 4}),
+        {
+            **schema.day_key(7, "2024-05-03"),
+            schema.DATA_COUNT: {"N": "2"},
+            schema.HOUR_COUNTS: {"M": {MARKUP: {"N": "2"}}},
+        },
+    ]
+    for item in put:
+        ddb.put_item(TableName=tables.table, Item=item)
+    where = ("--sensor", "7", "--from", "2024-05-01", "--to", "2024-05-03", "--hourly", "--table", tables.table)
+
+    table = invoke("counts", *where)
+    answer = json.loads(invoke("counts", *where, "--json").stdout)
+
+    # Then the table says the first day's hours are not the whole day, and what is wrong with the third's
+    text = " ".join(table.stdout.split())
+    assert table.exit_code == 0, table.output
+    assert "(hours hold 152 of 173 reports: some counted before hours were kept)" in text
+    assert text.count("hours hold") == 1
+    assert "(hours cannot be read: item SensorId '7', Date '2024-05-03': HourCounts element" in text
+    assert "(no hours: counted before hours were kept)" not in text
+    # And --json says it as the read API's complete does
+    assert answer["complete"] == {"2024-05-01": False, "2024-05-02": True, "2024-05-03": False}

@@ -157,3 +157,23 @@ def month_heads(dom: Dom) -> list[str]:
     start = next(i for i, e in enumerate(dom.elements) if e["tag"] == "table" and e["attrs"].get("id") == "months")
     first = next(i for i, e in enumerate(dom.elements) if "data-month" in e["attrs"])
     return [e["text"] for e in dom.elements[start:first] if e["tag"] == "th"]
+
+
+def test_the_page_says_a_days_hours_hold_only_some_of_its_reports_as_the_api_does(
+    ddb: Any, tables: Tables, server: LocalApi, tmp_path: Path
+) -> None:
+    # Given sensor 7's day whose hours hold 152 of its 173 reports (the rest counted by a release that
+    # kept no hours: a rollback)
+    ddb.put_item(TableName=tables.table, Item=schema.day_item(7, "2024-05-02", 173, {"09": 150, "10": 2}))
+
+    # When Chromium opens the page with that day's hours open
+    query = "from=2024-05-01&to=2024-05-03&hsensor=7&hday=2024-05-02"
+    dom = Dom(render(f"{server.url}/?{query}", tmp_path / "profile"))
+
+    # Then the hours are drawn, and the line under them says they are not the whole day
+    assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
+    [line] = dom.find("p", id="hours-title-line")
+    assert line["text"] == (
+        "Sensor 7, 2024-05-02, hours of its day in UTC: 152 report(s), last in hour 10:00\u201311:00."
+        " The hours hold 152 of the day's 173 report(s): some were counted before hours were kept."
+    )

@@ -239,3 +239,55 @@ def test_a_day_item_a_count_cannot_be_added_to_names_its_wrong_attribute_and_tha
     assert kept.source_message_id == report.message_id
     assert said in str(kept.error) and repair in str(kept.error)
     assert f"set its {schema.DATA_COUNT}" not in str(kept.error)
+
+
+BEYOND = "1.2345678901234567890123456789012345678E+50"  # 38 digits: a whole number DynamoDB cannot add 1 to
+
+
+@pytest.mark.parametrize(
+    ("broken", "said", "repair"),
+    [
+        (
+            {schema.DATA_COUNT: {"N": BEYOND}},
+            "DataCount 123456789012345678901234567890123456780000000000000 plus 1 needs more than DynamoDB's 38",
+            "set its DataCount to the day's count",
+        ),
+        (
+            {schema.DATA_COUNT: {"N": "9.9999999999999999999999999999999999999E+125"}},
+            "plus 1 needs more than DynamoDB's 38 digits",
+            "set its DataCount to the day's count",
+        ),
+        (
+            {schema.HASHED_COUNT: {"N": BEYOND}},
+            "HashedCount 123456789012345678901234567890123456780000000000000 plus 1 needs more",
+            "remove its HashedCount by hand",
+        ),
+        (
+            {schema.HOUR_COUNTS: {"M": {"09": {"N": BEYOND}}}},
+            "09",  # DynamoDB Local gives an element in exponent form: no integer, named as such
+            "remove its HourCounts by hand",
+        ),
+    ],
+    ids=["data-count-of-38-digits-e50", "data-count-near-1e126", "hashed-count-e50", "an-hour-e50"],
+)
+def test_a_count_dynamodb_cannot_add_to_within_its_38_digits_is_named_with_its_repair(
+    ddb: Any,
+    tables: Tables,
+    ingest_handler: Any,
+    dead_letters: DeadLetters,
+    broken: dict[str, Any],
+    said: str,
+    repair: str,
+) -> None:
+    # Given sensor 7's day item with a count written by hand that DynamoDB cannot add a report to
+    put(ddb, tables.table, compact_day(7, **broken))
+    report = QueuedMessage(body=json.dumps({"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "a"}))
+
+    response = ingest_handler(sqs_event([report]), FakeContext())
+
+    # Then its report is kept in the dead-letter queue, naming that attribute and what mends it
+    [kept] = dead_letters.drain()
+    assert response == {"batchItemFailures": []}
+    assert kept.source_message_id == report.message_id
+    assert said in str(kept.error) and repair in str(kept.error), kept.error
+    assert "its attributes as the contract gives them" not in str(kept.error)

@@ -294,3 +294,33 @@ def test_the_command_rebuilds_exactly_and_still_migrates_the_legacy_single_summa
     keys = sorted(i["Date"]["S"] for i in scan_all(ddb, tables.table))
     assert keys == ["2024-03-01", "2024-04-02", "SUMMARY#2024-03", "SUMMARY#2024-04"]  # the legacy item is gone
     assert summaries(ddb, tables.table) == {7: {"2024-03-01": 5, "2024-04-02": 2}}
+
+
+def test_exact_rebuild_deletes_summary_keys_that_name_no_month_wherever_they_sort(ddb: Any, tables: Tables) -> None:
+    # Given sensor 3's day, its month item, and keys under SUMMARY# that name no month, written by hand:
+    # one that sorts inside the months, two after them (past SUMMARY#9999-99)
+    put_day(ddb, tables.table, 3, "2024-05-01", 5)
+    put_summary(ddb, tables.table, 3, "SUMMARY#2024-05", {"2024-05-01": 5})
+    for junk in ("SUMMARY#2024-05\n", "SUMMARY#garbage", "SUMMARY#\uffff"):
+        put_summary(ddb, tables.table, 3, junk, {"2024-05-01": 9})
+
+    report = rebuild(ddb, tables.table, [3], exact=True)
+
+    # Then only the month item is left under SUMMARY#
+    left = sorted(i["Date"]["S"] for i in scan_all(ddb, tables.table) if i["Date"]["S"].startswith("SUMMARY"))
+    assert left == ["SUMMARY#2024-05"]
+    assert (report.junk_removed, report.failed) == (3, [])
+
+
+def test_exact_rebuild_removes_the_element_of_a_day_whose_count_is_0(ddb: Any, tables: Tables) -> None:
+    # Given a day item whose DataCount is 0 (written by hand: no report, as every reader reads it),
+    # and a month item that holds an element for it
+    put_day(ddb, tables.table, 3, "2024-05-01", 5)
+    put_day(ddb, tables.table, 3, "2024-05-02", 0)
+    put_summary(ddb, tables.table, 3, "SUMMARY#2024-05", {"2024-05-01": 5, "2024-05-02": 4})
+
+    report = rebuild(ddb, tables.table, [3], exact=True, max_attempts=2)
+
+    # Then the element is removed, in one transaction: the day has no report
+    assert report.failed == [] and (report.removed, report.retries) == (1, 0)
+    assert summary_months(ddb, tables.table, 3) == {"2024-05": {"2024-05-01": 5}}

@@ -152,7 +152,7 @@ async function drawHours(sensorId, day) {
   const title = byId("hours-title-line");
   title.textContent = `Sensor ${sensorId}, ${day}: loading its hours…`;
   try {
-    const { hours, timezone } = await dayHours(sensorId, day);
+    const { hours, timezone, count, complete, malformed } = await dayHours(sensorId, day);
     const counts = Array.from({ length: 24 }, (_, h) => hours[String(h).padStart(2, "0")] || 0);
     const most = largest(counts, 1);
     const head = element("tr");
@@ -180,11 +180,18 @@ async function drawHours(sensorId, day) {
     await appendReadingHours(body, sensorId, day);
     const reported = Object.keys(hours).sort();
     const where = `Sensor ${sensorId}, ${day}, hours of its day in ${timezone}`;
+    const held = counts.reduce((a, b) => a + b, 0);
     title.textContent =
       reported.length === 0
         ? `${where}: no hours (no report that day, or counted before hours were kept).`
-        : `${where}: ${counts.reduce((a, b) => a + b, 0)} report(s), ` +
-          `last in hour ${hourSpan(reported[reported.length - 1])}.`;
+        : `${where}: ${held} report(s), last in hour ${hourSpan(reported[reported.length - 1])}.`;
+    if (malformed && malformed.length > 0) {
+      title.textContent = `${where}: the hours cannot be read: ${malformed[0].error}`;
+    } else if (complete === false) {
+      // the API's own verdict: the hours hold only some of the day's reports (or more, by hand)
+      const why = held < count ? "some were counted before hours were kept" : "more than the day's count";
+      title.textContent += ` The hours hold ${held} of the day's ${count} report(s): ${why}.`;
+    }
   } catch (problem) {
     title.textContent = `Sensor ${sensorId}, ${day}: the hours could not be read: ${problem.message}`;
   }
