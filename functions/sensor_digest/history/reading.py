@@ -18,25 +18,33 @@ from dataclasses import dataclass
 from sensor_digest.errors import UnreadableInput
 from sensor_digest.history.rows import CSV, Row, Unreadable, check_header
 
+BOM = "\ufeff"
+"""A byte order mark, which some exporters (spreadsheets) put before the first line: not part of it."""
 MAX_LINE_BYTES = 1024 * 1024
 """The longest line read (a sensor message is far shorter; Step Functions refuses items past 256 KB)."""
 
 
 @dataclass(frozen=True)
 class Line:
-    """One physical line: its number (from 1) and its text with its line break (``None``: too long)."""
+    """One physical line: its number (from 1), its text with its line break (``None``: too long), and
+    whether it was UTF-8 (if not, its other bytes are kept as surrogate escapes)."""
 
     number: int
     text: str | None
+    utf8: bool = True
 
 
-def _decoded(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="surrogateescape")
+def _line(number: int, raw: bytes) -> Line:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Line(number, raw.decode("utf-8", errors="surrogateescape"), utf8=False)
+    return Line(number, text.removeprefix(BOM) if number == 1 else text)
 
 
 def lines_of(blocks: Iterable[bytes], *, limit: int = MAX_LINE_BYTES) -> Iterator[Line]:
-    """The lines of a stream of byte blocks, each decoded as UTF-8 (bytes that are not UTF-8 kept as
-    surrogate escapes, which ``not_text`` finds); a line past ``limit`` bytes as ``Line(n, None)``."""
+    """The lines of a stream of byte blocks, each decoded as UTF-8 (a line that is not: ``utf8``
+    false); a line past ``limit`` bytes as ``Line(n, None)``."""
     number, held, skipping = 0, bytearray(), False
     for block in blocks:
         start = 0
@@ -56,18 +64,13 @@ def lines_of(blocks: Iterable[bytes], *, limit: int = MAX_LINE_BYTES) -> Iterato
                 skipping = False
             else:
                 held += block[start : end + 1]
-                yield Line(number, _decoded(bytes(held)))
+                yield _line(number, bytes(held))
                 held.clear()
             start = end + 1
     if skipping:
         yield Line(number + 1, None)
     elif held:
-        yield Line(number + 1, _decoded(bytes(held)))
-
-
-def not_text(text: str) -> bool:
-    """Whether decoded text holds bytes that were not UTF-8 (their surrogate escapes)."""
-    return any("\udc80" <= c <= "\udcff" for c in text)
+        yield _line(number + 1, bytes(held))
 
 
 NOT_UTF8 = "the line is not UTF-8 text"
@@ -86,7 +89,7 @@ def jsonl_rows(lines: Iterable[Line]) -> Iterator[Row]:
             value: object = Unreadable(TOO_LONG)
         elif not line.text.strip():
             continue
-        elif not_text(line.text):
+        elif not line.utf8:
             value = Unreadable(NOT_UTF8, _clipped(line.text))
         else:
             value = line.text.rstrip("\r\n")
@@ -105,6 +108,8 @@ def csv_rows(lines: Iterable[Line]) -> Iterator[Row]:
                 bad.append(Unreadable(TOO_LONG))
                 yield "\n"
             else:
+                if not line.utf8:
+                    bad.append(Unreadable(NOT_UTF8, _clipped(line.text)))
                 yield line.text
 
     reader = csv.reader(texts(), strict=True)
@@ -129,8 +134,6 @@ def csv_rows(lines: Iterable[Line]) -> Iterator[Row]:
             elif not cells:
                 start = reader.line_num
                 continue
-            elif any(not_text(c) for c in cells):
-                value = Unreadable(NOT_UTF8, _clipped(",".join(cells)))
             elif len(cells) != len(header):
                 value = Unreadable(
                     f"the CSV record has {len(cells)} cells, the header {len(header)}", _clipped(",".join(cells))
