@@ -12,9 +12,9 @@ from typing import Any
 
 import boto3
 import pytest
+from import_ import handler as entry_points
 from moto import mock_aws
 
-from import_ import handler as entry_points
 from sensor_digest.history import service as batches_module
 from sensor_digest.history.service import Batch
 from sensor_digest_tools.local.history import write_history
@@ -167,5 +167,5 @@ def test_a_csv_object_without_the_required_columns_is_refused(s3: Any) -> None:
     ],
 )
 def test_a_batch_event_the_state_machine_never_sends_is_refused(event: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="batch|item|object|reports"):
+    with pytest.raises(ValueError, match=r"batch|item|object|reports"):
         Batch.of(event)
