@@ -75,7 +75,7 @@ $(VENV313)/.installed: requirements.txt requirements-cli.txt requirements-dev.tx
 test-unit-py313: $(VENV313)/.installed
 	$(VENV313)/bin/python -m pytest tests/unit tests/moto docs/examples
 
-## lint: ruff (lint and format check), mypy, the docs site's strict build, and Checkov on the synthesized templates of both queue types (.checkov.yaml)
+## lint: ruff (lint and format check), mypy, the docs site's strict build, and Checkov on the synthesized templates of both queue types and of the history import (.checkov.yaml)
 lint: setup $(CHECKOV)/.installed docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -84,6 +84,8 @@ lint: setup $(CHECKOV)/.installed docs
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out/$(STACK).template.json
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet -c queueType=fifo --output cdk.out.fifo
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out.fifo/$(STACK).template.json
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet -c importEnabled=true --output cdk.out.import
+	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out.import/$(STACK).template.json
 
 ## generated: the files written from the tunables (infra/sensor_digest_cdk/tunables.py): the construct's
 ## PipelineProps (props.py) and the options table of docs/configuration.md; the unit tests fail when either is stale
