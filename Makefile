@@ -18,7 +18,7 @@ export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 PY313 ?= $(shell pyenv prefix 3.13.0 2>/dev/null)/bin/python
 VENV313 ?= .venv-py313
 
-.PHONY: setup demo test test-unit test-unit-py313 lint generated docs docs-serve synth bootstrap deploy destroy bench bench-quick clean
+.PHONY: setup demo demo-import test test-unit test-unit-py313 lint generated docs docs-serve synth bootstrap deploy destroy bench bench-quick clean
 
 $(VENV)/.installed: requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -49,6 +49,10 @@ setup: $(VENV)/.installed .cache/dynamodb-local/DynamoDBLocal.jar $(TOOLS)/.inst
 ## demo: the whole pipeline on this machine against DynamoDB Local (the main command)
 demo: setup
 	$(VENV)/bin/sensor-digest demo
+
+## demo-import: a generated history file imported into a fresh local pipeline, checked against its truth (docs/import.md)
+demo-import: setup
+	$(VENV)/bin/sensor-digest import-demo
 
 ## test: every test: unit, DynamoDB Local integration, infrastructure (template, cdk-nag, cfn-lint);
 ## the read API page's browser test needs Debian's chromium (apt-get install -y chromium)

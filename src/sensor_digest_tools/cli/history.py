@@ -188,3 +188,61 @@ def _show(
     say(line)
     if errors_path:
         note(f"the rejected rows, with their line and reason: {errors_path}")
+
+
+@commands.command("import-demo")
+def import_demo(
+    sensors: Annotated[int, typer.Option(min=1, max=10_000, help="Distinct sensors.")] = 10,
+    days: Annotated[int, typer.Option(min=1, max=3650, help="Distinct days.")] = 3,
+    per_day: Annotated[int, typer.Option(min=1, max=100_000, help="Reports per sensor-day.")] = 150,
+    poison: Annotated[int, typer.Option(min=0, max=10_000, help="Rows the import must reject.")] = 5,
+    fmt: Annotated[str, typer.Option("--format", help="jsonl or csv.")] = "jsonl",
+    order: Annotated[str, typer.Option(help="sorted (by sensor, then time), time, or random.")] = "sorted",
+    seed: Annotated[int, typer.Option(help="Random seed of the history.")] = 7,
+    keep: Annotated[
+        Path | None, typer.Option(help="A folder to keep the history file and its error report in.")
+    ] = None,
+) -> None:
+    """Import a generated history file into a fresh local pipeline and check it against the truth:
+    every sensor-day's count and hours, the month summaries, the rejected rows in the error report,
+    and a second import of the same file counting nothing. Exit code 1 when anything differs."""
+    import os
+
+    from sensor_digest_tools.local.history_demo import ImportDemoOptions, run_import_demo
+
+    if fmt not in ("jsonl", "csv"):
+        raise typer.BadParameter("jsonl or csv", param_hint="--format")
+    if order not in ("sorted", "time", "random"):
+        raise typer.BadParameter("sorted, time or random", param_hint="--order")
+    if keep is not None and not keep.is_dir():
+        raise typer.BadParameter(f"{keep}: no such folder", param_hint="--keep")
+    options = ImportDemoOptions(
+        sensors=sensors,
+        days=days,
+        per_day=per_day,
+        poison=poison,
+        fmt=fmt,
+        order=order,  # type: ignore[arg-type]
+        seed=seed,
+        engine_endpoint=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
+    )
+    with errors():
+        note(f"importing {sensors * days * per_day + poison:,} generated rows into a local pipeline ...")
+        result = run_import_demo(options, folder=keep)
+    check = {True: "ok", False: "DIFFERENT"}
+    first, again = result.first, result.again
+    say(
+        f"imported {first.rows:,} rows in {result.elapsed_s:.1f} s (both runs): {first.counted:,} reports counted, "
+        f"{first.rejected:,} rejected"
+    )
+    say(f"counts and hours of {len(result.truth.counts):,} sensor-days against the truth: {check[result.counts_exact]}")
+    say(f"month summaries built by the stream equal the day items: {check[result.summaries_exact]}")
+    say(f"rejected rows in the error report ({result.rejected_lines} lines): {check[result.rejected_reported]}")
+    say(
+        f"the same file again: {again.counted:,} counted, {again.already:,} found counted before: "
+        f"{check[result.again_counted_nothing]}"
+    )
+    for problem in result.problems:
+        note(problem)
+    if not result.ok:
+        raise typer.Exit(1)
