@@ -161,3 +161,10 @@ def test_the_stack_names_the_bucket_and_state_machine_for_the_cli(enabled: Templ
         "AWS::CloudWatch::Alarm",
         {"MetricName": "ExecutionsFailed", "Namespace": "AWS/States", "AlarmActions": [{"Ref": Match.any_value()}]},
     )
+
+
+def test_the_one_checkov_skip_of_the_bucket_says_why(enabled: Template) -> None:
+    # Checkov's finding on the import's bucket (no server access logs) is skipped on that bucket alone
+    (bucket,) = resources(enabled, "AWS::S3::Bucket").values()
+    (skip,) = bucket["Metadata"]["checkov"]["skip"]
+    assert skip["id"] == "CKV_AWS_18" and len(skip["comment"]) >= 60
