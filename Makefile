@@ -54,12 +54,12 @@ demo: setup
 demo-import: setup
 	$(VENV)/bin/sensor-digest import-demo
 
-## test: every test: unit, DynamoDB Local integration, infrastructure (template, cdk-nag, cfn-lint);
-## the read API page's browser test needs Debian's chromium (apt-get install -y chromium)
+## test: every tier: unit, moto, DynamoDB Local, the template (cdk-nag, cfn-lint), the repository;
+## the read API page's browser tests need Debian's chromium (apt-get install -y chromium)
 test: setup
 	$(PY) -m pytest
 
-## test-unit: the fast tier, no Java: unit tests and both handlers end to end on moto (seconds)
+## test-unit: the fast tier, no Java: tests/unit, both handlers end to end on moto (tests/moto) and docs/examples
 test-unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit tests/moto docs/examples
 
@@ -92,7 +92,7 @@ lint: setup $(CHECKOV)/.installed docs
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out.import/$(STACK).template.json
 
 ## generated: the files written from the tunables (infra/sensor_digest_cdk/tunables.py): the construct's
-## PipelineProps (props.py) and the options table of docs/configuration.md; the unit tests fail when either is stale
+## PipelineProps (props.py) and the options table of docs/configuration.md; tests/repository/test_generated.py fails when either is stale
 generated: $(VENV)/.installed
 	$(PY) -m sensor_digest_cdk.props_writer --write
 	$(PY) -m docs_hooks.context_options --write

@@ -4,7 +4,7 @@ run's date, machine and settings, so the site's figures are the latest run's and
 A full ``python -m bench`` writes the page after its results file; ``python -m bench.pages FILE``
 renders it from any results file (``bench/results/latest.json`` by default). The results file is
 kept beside the page (``docs/benchmark-results.json``, offered for download), and
-``tests/unit/test_docs_site.py`` holds the committed page to its rendering. The sweep's plot is
+``tests/repository/test_docs_site.py`` holds the committed page to its rendering. The sweep's plot is
 ``docs/batching.svg`` (``bench/sweep.py`` draws it in a full run).
 """
 

@@ -5,7 +5,7 @@ fields a context key sets (``sensor_digest_cdk.tunables``: each one's default, r
 a row). ``{s.<figure>}`` in a meaning is the app's default ``PipelineShape``'s figure.
 
 ``python -m docs_hooks.context_options --write`` (``make generated``) writes the table between the
-page's two markers; ``tests/unit/test_generated.py`` fails when the page's table differs from what
+page's two markers; ``tests/repository/test_generated.py`` fails when the page's table differs from what
 that writes (so CI keeps it true), and so does the site's build (``on_page_markdown``, the MkDocs
 hook, checks the page and renders nothing).
 """

@@ -1,10 +1,13 @@
 """Shared fixtures. Engines: DynamoDB Local (AWS's own engine) for every DynamoDB claim; moto for SQS.
 
+Each folder under tests/ is a tier, one engine (tests/support/tiers.py, whose hooks are registered
+here): its tests carry its marker, and a test under tests/unit/ or tests/repository/ that asks for
+one of the engine fixtures below fails before the engine starts, saying where it belongs.
+
 The session starts one DynamoDB Local on a free port (or uses ``AWS_ENDPOINT_URL_DYNAMODB`` when it
 is already set and answers), and every test gets its own freshly named tables. The ingest fixtures
-(the real ingest service with DynamoDB Local behind it and moto's SQS as DLQ) serve both the
-integration and the reliability suites; the reliability suite wraps ``ingest_session`` in its fault
-layer.
+(the real ingest service with DynamoDB Local behind it and moto's SQS as DLQ) serve the whole of
+tests/dynamodb_local; its reliability suite wraps ``ingest_session`` in its fault layer.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from sensor_digest_tools.aws.session import LocalSession, local_client  # noqa: 
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler  # noqa: E402
 from tests.support.sqs import PASSTHROUGH, DeadLetters  # noqa: E402
 from tests.support.tables import Tables  # noqa: E402
+from tests.support.tiers import pytest_collection_modifyitems, pytest_runtest_setup  # noqa: E402, F401
 
 # No test may ever reach AWS: fake credentials and a fixed region before any client exists.
 os.environ["AWS_ACCESS_KEY_ID"] = "local"

@@ -1,7 +1,7 @@
 """The construct's keyword props as a type: ``PipelineProps``, one key per tunable, with its type.
 
 Written from ``tunables.py`` by ``python -m sensor_digest_cdk.props_writer --write`` (``make generated``):
-not edited by hand; ``tests/unit/test_generated.py`` fails when it differs from what that writes.
+not edited by hand; ``tests/repository/test_generated.py`` fails when it differs from what that writes.
 """
 
 from __future__ import annotations

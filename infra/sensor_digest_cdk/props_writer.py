@@ -1,6 +1,6 @@
 """Writes ``props.py``, the construct's ``PipelineProps``, from the tunables (one key per field of
 ``Tunables``, with its type as declared there): ``python -m sensor_digest_cdk.props_writer --write``
-(``make generated``). Without ``--write`` it prints the file. ``tests/unit/test_generated.py`` fails
+(``make generated``). Without ``--write`` it prints the file. ``tests/repository/test_generated.py`` fails
 when the committed file differs, so a tunable added is a prop of the construct's type as well."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEAD = '''"""The construct's keyword props as a type: ``PipelineProps``, one key per tunable, with its type.
 
 Written from ``tunables.py`` by ``python -m sensor_digest_cdk.props_writer --write`` (``make generated``):
-not edited by hand; ``tests/unit/test_generated.py`` fails when it differs from what that writes.
+not edited by hand; ``tests/repository/test_generated.py`` fails when it differs from what that writes.
 """
 
 from __future__ import annotations

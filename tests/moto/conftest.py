@@ -1,7 +1,7 @@
 """The moto tier: the handlers end to end on moto's DynamoDB and SQS, no Java, in seconds.
 
 moto is a quick check here, never the authority: every correctness claim is also tested on
-DynamoDB Local (tests/integration), and ``test_moto_divergences.py`` pins where moto differs.
+DynamoDB Local (tests/dynamodb_local), and ``test_moto_divergences.py`` pins where moto differs.
 """
 
 from __future__ import annotations

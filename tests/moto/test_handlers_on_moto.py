@@ -1,13 +1,11 @@
 """Both handlers end to end on moto (engine: moto's DynamoDB and SQS; no Java). The same
-behaviours are tested on DynamoDB Local in tests/integration, which is the authority."""
+behaviours are tested on DynamoDB Local in tests/dynamodb_local, which is the authority."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 from zoneinfo import ZoneInfo
-
-import pytest
 
 from sensor_digest import ingest, summary
 from sensor_digest.config import IngestSettings, SummarySettings
@@ -17,8 +15,6 @@ from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.ops.dlq import list_dead_letters
 from tests.support.moto_tier import MotoAws
-
-pytestmark = pytest.mark.moto
 
 
 def report(sensor: int, day: str, count: int = 1, event_id: str | None = None) -> QueuedMessage:

@@ -19,7 +19,6 @@ from moto import mock_aws
 from sensor_digest_tools.ops import import_stack
 from sensor_digest_tools.ops.targets import Target, TargetError
 
-pytestmark = pytest.mark.moto
 BUCKET = "the-import-bucket"
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:Import"
 FINISHED = {"action": "finished", "figures": {"rows": 3, "counted": 3}, "name": "x"}

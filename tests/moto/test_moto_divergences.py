@@ -3,14 +3,11 @@ breaks them is noticed. Each has its DynamoDB Local counterpart, which is what t
 
 from __future__ import annotations
 
-import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
 from sensor_digest.store import schema
 from tests.support.moto_tier import MotoAws
-
-pytestmark = pytest.mark.moto
 
 OVERLAPPING = "SET #m = if_not_exists(#m, :empty), #m.#d = :v"
 
@@ -26,7 +23,7 @@ def overlapping_update(aws: MotoAws) -> None:
 
 
 def test_moto_accepts_two_overlapping_paths_in_one_update_once_the_map_exists(moto_aws: MotoAws) -> None:
-    # DynamoDB (and DynamoDB Local: tests/integration/test_summary.py) rejects this expression,
+    # DynamoDB (and DynamoDB Local: tests/dynamodb_local/summary/test_service.py) rejects this expression,
     # which is why the summary takes three steps instead of this one request.
     moto_aws.ddb.put_item(TableName=moto_aws.table, Item=schema.summary_item(1, "2024-05", {}))
 
@@ -38,7 +35,7 @@ def test_moto_accepts_two_overlapping_paths_in_one_update_once_the_map_exists(mo
 
 def test_moto_emits_a_stream_record_for_an_update_that_changes_nothing(moto_aws: MotoAws) -> None:
     # DynamoDB writes no stream record when an update leaves the item as it was (DynamoDB Local
-    # agrees: tests/integration/test_summary.py). moto's streams API does not answer this
+    # agrees: tests/dynamodb_local/summary/test_service.py). moto's streams API does not answer this
     # botocore, so its own record list is read.
     moto_aws.ddb.put_item(TableName=moto_aws.table, Item=schema.day_item(2, "2024-05-01", 5))
 
@@ -59,7 +56,7 @@ def test_moto_emits_a_stream_record_for_an_update_that_changes_nothing(moto_aws:
 def test_moto_numbers_fifo_messages_at_random_not_growing_within_a_group(moto_aws: MotoAws) -> None:
     # SQS gives a group's messages growing sequence numbers, which ordered mode (QUEUE_TYPE=fifo)
     # rests on; moto draws 20 random digits per message. So the FIFO pipeline runs on the
-    # in-process broker (tests/unit/test_fifo_broker.py checks that numbers grow there), never on moto.
+    # in-process broker (tests/unit/test_sqs_broker_fifo.py checks that numbers grow there), never on moto.
     url = moto_aws.sqs.create_queue(QueueName="pin.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     numbers = [
         int(

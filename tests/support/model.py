@@ -22,8 +22,8 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.faults import FaultySession
 
 CONTEXT: dict[str, Any] = {}
-"""What a machine's run gets from its test's fixtures (``machine_context``, tests/reliability/conftest.py):
-``ddb``, ``endpoint``, ``session``, ``dlq_url``."""
+"""What a machine's run gets from its test's fixtures (``machine_context``,
+tests/dynamodb_local/reliability/conftest.py): ``ddb``, ``endpoint``, ``session``, ``dlq_url``."""
 
 
 class Script:

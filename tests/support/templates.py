@@ -2,7 +2,8 @@
 function's role, a statement's actions. Properties, never logical ids. And ``cdk synth`` (or
 ``make``) run as a deployer runs it, in a process of its own.
 
-Synthesis needs Node on ``PATH`` (tests/infra/conftest.py puts the checkout's there first).
+Synthesis needs Node: importing this module puts the checkout's Node 22 first on ``PATH``
+(``tests.support.node``), before jsii starts it.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aws_cdk.assertions import Template
+from tests.support import node
+from tests.support.node import NODE_BIN, ROOT
 
-from app import build_app
+node.on_path()
 
-ROOT = Path(__file__).resolve().parents[2]
-NODE_BIN = ROOT / ".cache" / "node" / "node_modules" / ".bin"
+from aws_cdk.assertions import Template  # noqa: E402
+
+from app import build_app  # noqa: E402
 
 DAY = 24 * 3600
 """A day in seconds."""

@@ -1,0 +1,241 @@
+"""Items without the contract's shape (hand-made writes, restores from elsewhere), on DynamoDB Local:
+each is named, none costs a traceback, a batch or another item, and each can be mended.
+
+Every test here writes the bad item by hand with ``PutItem``, as an operator's mistake would.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from sensor_digest.errors import MalformedItem
+from sensor_digest.registry import Registry, SensorProfile
+from sensor_digest.store import reads, schema
+from sensor_digest.store.sizes import item_bytes
+from sensor_digest.summary import SummaryWriter
+from sensor_digest_tools.cli.app import app
+from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_tools.ops.rebuild import rebuild
+from tests.support.sqs import DeadLetters
+from tests.support.tables import Tables, day_counts
+
+
+def put(ddb: Any, table: str, item: dict[str, Any]) -> None:
+    ddb.put_item(TableName=table, Item=item)
+
+
+def profile(sensor_id: int, **overrides: Any) -> dict[str, Any]:
+    """A profile item as the registry writes it, with attributes replaced (``None``: left out)."""
+    item = SensorProfile(sensor_id=sensor_id, name=f"s{sensor_id}", serial=f"SN-{sensor_id}").item()
+    for name, value in overrides.items():
+        if value is None:
+            item.pop(name)
+        else:
+            item[name] = value
+    return item
+
+
+def compact_day(sensor_id: int, **attributes: Any) -> dict[str, Any]:
+    """Sensor ``sensor_id``'s day item of 2024-05-01 as the compact ledger writes it, with attributes
+    replaced: one report counted at 09:00."""
+    item = {
+        **schema.day_key(sensor_id, "2024-05-01"),
+        schema.DATA_COUNT: {"N": "1"},
+        schema.HASHED_COUNT: {"N": "1"},
+        schema.ID_PAGE: {"N": "0"},
+        schema.IDS: {"BS": [b"\x01" * 12]},
+        schema.HOUR_COUNTS: {"M": {"09": {"N": "1"}}},
+    }
+    return {**item, **attributes}
+
+
+@pytest.fixture
+def registry(ddb: Any, tables: Tables) -> Registry:
+    return Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb)
+
+
+def test_a_malformed_profile_is_named_left_out_of_the_list_and_can_be_deleted(
+    ddb: Any, tables: Tables, registry: Registry
+) -> None:
+    registry.register(SensorProfile(sensor_id=1, name="good", serial="G-1"))
+    put(ddb, tables.table, profile(2, **{schema.NAME: None}))  # no name
+    put(ddb, tables.table, profile(3, **{schema.VERSION: {"S": "1.5"}}))  # a version that is text
+
+    listed = CliRunner().invoke(app, ["sensors", "list", "--table", tables.table, "--ledger", tables.ledger])
+    shown = CliRunner().invoke(
+        app, ["sensors", "show", "--sensor", "2", "--table", tables.table, "--ledger", tables.ledger]
+    )
+
+    assert listed.exit_code == 1 and "Traceback" not in listed.output
+    assert "1 registered sensor(s)" in listed.stdout and "good" in listed.stdout
+    assert "item SensorId '2', Date 'PROFILE': Name is missing" in listed.stderr
+    assert "item SensorId '3', Date 'PROFILE': Version is not of type N" in listed.stderr
+    assert shown.exit_code == 1 and "Name is missing" in shown.output and "Traceback" not in shown.output
+
+    for sensor in (2, 3):  # written by hand, without a sentinel: deleting them frees no serial anyone saw
+        deleted = registry.delete(sensor)
+        assert (deleted.serial, deleted.serial_freed, deleted.held_by) == (f"SN-{sensor}", False, None)
+    assert [p.sensor_id for p in registry.all_profiles()] == [1]
+
+
+@pytest.mark.parametrize(
+    ("broken", "said"),
+    [
+        ({schema.TIME_ZONE: {"N": "9"}}, "TimeZone is not of type S"),
+        ({schema.TIME_ZONE: None}, "TimeZone is missing"),
+        ({schema.SERIAL: {"N": "1"}}, "Serial is not of type S"),
+    ],
+)
+def test_a_report_of_a_sensor_whose_profile_is_malformed_is_kept_with_the_way_to_mend_it(
+    ddb: Any,
+    tables: Tables,
+    ingest_handler: Any,
+    dead_letters: DeadLetters,
+    broken: dict[str, Any],
+    said: str,
+) -> None:
+    # Given sensor 7's profile with a wrong-typed or missing attribute (read as UTC until now)
+    put(ddb, tables.table, profile(7, **broken))
+    report = QueuedMessage(body=json.dumps({"sensor_id": 7, "timestamp": "2024-05-01T23:30:00"}))
+    other = QueuedMessage(body=json.dumps({"sensor_id": 8, "timestamp": "2024-05-01T23:30:00"}))
+
+    response = ingest_handler(sqs_event([report, other]), FakeContext())
+
+    [kept] = dead_letters.drain()
+    assert response == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 1}  # the other sensor is not held back
+    assert kept.source_message_id == report.message_id
+    assert said in str(kept.error) and "sensor-digest sensors delete --sensor 7" in str(kept.error)
+
+
+def test_counts_and_summary_show_only_day_and_month_keys(ddb: Any, tables: Tables) -> None:
+    # Given hand-made items whose sort keys sort inside a range but are no day or month
+    put(ddb, tables.table, schema.day_item(5, "2024-05-01", 3))
+    put(ddb, tables.table, {**schema.day_key(5, "2024-05-01\n"), schema.DATA_COUNT: {"N": "40"}})
+    put(ddb, tables.table, {**schema.day_key(5, "2024-05-0\u0661"), schema.DATA_COUNT: {"N": "50"}})
+    put(ddb, tables.table, schema.summary_item(5, "2024-05", {"2024-05-01": 3, "2024-05-01\n": 40, "2024-06-01": 9}))
+    put(ddb, tables.table, schema.summary_item(5, "2024-05\n", {"2024-05-02": 60}))
+
+    assert reads.sensor_days(ddb, tables.table, 5, "2024-05-01", "2024-05-31") == [("2024-05-01", 3)]
+    assert reads.summary_months(ddb, tables.table, 5) == {"2024-05": {"2024-05-01": 3}}
+
+
+def test_an_element_that_is_no_number_is_named_replaced_by_the_summary_and_mended_by_the_exact_rebuild(
+    ddb: Any, tables: Tables
+) -> None:
+    # Given a month item whose elements of 05-01 and 05-02 were written by hand as text
+    put(ddb, tables.table, schema.day_item(6, "2024-05-01", 4))
+    put(ddb, tables.table, schema.day_item(6, "2024-05-02", 5))
+    item = schema.summary_item(6, "2024-05", {"2024-05-03": 1})
+    item[schema.DAILY_COUNTS]["M"].update({"2024-05-01": {"S": "four"}, "2024-05-02": {"S": "five"}})
+    put(ddb, tables.table, item)
+
+    # the summary command names it, with the repair
+    shown = CliRunner().invoke(app, ["summary", "--sensor", "6", "--table", tables.table])
+    assert shown.exit_code == 1 and "Traceback" not in shown.output
+    assert "SUMMARY#2024-05: element 2024-05-01 is not a number" in shown.output
+    assert "summary rebuild --exact --sensor 6" in shown.output
+    with pytest.raises(MalformedItem):
+        reads.summary_months(ddb, tables.table, 6)
+
+    # the summary path replaces an element that holds no count (and reads no other)
+    outcome = SummaryWriter(table_name=tables.table, client=ddb).upsert(6, "2024-05-01", 4)
+    assert (outcome.written, outcome.requests) == (True, 1)
+
+    # the exact rebuild mends the rest: 05-02 set to its day item, 05-03 (no day item) removed
+    done = rebuild(ddb, tables.table, [6], exact=True)
+    assert reads.summary_months(ddb, tables.table, 6) == {"2024-05": {"2024-05-01": 4, "2024-05-02": 5}}
+    assert done.removed == 1
+
+
+def test_the_map_upsert_replaces_an_element_that_is_no_number_and_only_raises_a_number(
+    ddb: Any, tables: Tables
+) -> None:
+    # the upsert's condition allows a write over an element that is not a number, and only that
+    item = schema.summary_item(9, "2024-05", {"2024-05-02": 8})
+    item[schema.DAILY_COUNTS]["M"]["2024-05-01"] = {"BOOL": True}
+    put(ddb, tables.table, item)
+    writer = SummaryWriter(table_name=tables.table, client=ddb)
+
+    replaced = writer.upsert(9, "2024-05-01", 2)
+    stale = writer.upsert(9, "2024-05-02", 3)  # a number only moves up
+
+    assert (replaced.written, replaced.stale) == (True, False)
+    assert (stale.written, stale.stale) == (False, True)
+    assert reads.summary_months(ddb, tables.table, 9) == {"2024-05": {"2024-05-01": 2, "2024-05-02": 8}}
+
+
+@pytest.mark.parametrize("value", [{"S": "6"}, {"N": "1.5"}, {"NULL": True}])
+def test_a_hand_written_silence_threshold_never_stops_a_sensors_counts(
+    ddb: Any, tables: Tables, registry: Registry, value: dict[str, Any], ingest_handler: Any, dead_letters: Any
+) -> None:
+    # Given a registered sensor whose SilenceHours was written by hand as no whole number
+    registry.register(SensorProfile(sensor_id=5, name="five", serial="S-5", timezone="Asia/Tokyo"))
+    ddb.update_item(
+        TableName=tables.table,
+        Key=schema.profile_key(5),
+        UpdateExpression="SET SilenceHours = :v",
+        ExpressionAttributeValues={":v": value},
+    )
+
+    # When a report of it arrives
+    body = json.dumps({"sensor_id": 5, "timestamp": "2024-05-01T20:00:00Z", "event_id": "a"})
+    answer = ingest_handler(sqs_event([QueuedMessage(body=body)]), FakeContext())
+
+    # Then it counts, on its zone's day (ingest reads the threshold as none: the stack's default);
+    # the command line still names the malformed profile
+    assert answer == {"batchItemFailures": []} and dead_letters.drain() == []
+    assert reads.day_counts(ddb, tables.table) == {(5, "2024-05-02"): 1}
+    listed = CliRunner().invoke(app, ["sensors", "list", "--table", tables.table, "--ledger", tables.ledger])
+    assert listed.exit_code == 1 and "SilenceHours" in listed.stderr
+
+
+@pytest.mark.parametrize(
+    ("broken", "said", "repair"),
+    [
+        (
+            {schema.IDS: {"S": "hand-written"}},
+            "Ids is not of type BS",
+            "its Ids must be a binary set of 12-byte identity hashes",
+        ),
+        (
+            {schema.HOUR_COUNTS: {"M": {"09": {"S": "one"}}}},
+            "HourCounts",
+            "remove its HourCounts by hand",
+        ),
+        (
+            {"Notes": {"S": "x" * (schema.ITEM_SIZE_LIMIT - 6 - len("Notes") - item_bytes(compact_day(7)))}},
+            "too near DynamoDB's 409,600 to grow",
+            "the item has no room to grow: remove the attributes that are not the contract's",
+        ),
+    ],
+    ids=["ids-of-another-type", "an-hour-that-is-no-number", "near-400-kb"],
+)
+def test_a_day_item_a_count_cannot_be_added_to_names_its_wrong_attribute_and_that_ones_repair(
+    ddb: Any,
+    tables: Tables,
+    ingest_handler: Any,
+    dead_letters: DeadLetters,
+    broken: dict[str, Any],
+    said: str,
+    repair: str,
+) -> None:
+    # Given sensor 7's day item with a wrong attribute written by hand
+    put(ddb, tables.table, compact_day(7, **broken))
+    body = {"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "x" * 100}  # hour 09
+    report = QueuedMessage(body=json.dumps(body))
+    other = QueuedMessage(body=json.dumps({"sensor_id": 8, "timestamp": "2024-05-01T12:00:00Z"}))
+
+    response = ingest_handler(sqs_event([report, other]), FakeContext())
+
+    # Then its report is kept with what is wrong and what mends that attribute; the other counts
+    [kept] = dead_letters.drain()
+    assert response == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table)[(8, "2024-05-01")] == 1
+    assert kept.source_message_id == report.message_id
+    assert said in str(kept.error) and repair in str(kept.error)
+    assert f"set its {schema.DATA_COUNT}" not in str(kept.error)
