@@ -86,6 +86,48 @@ def blog_update(client: Any, table: str, parsed: SensorMessage) -> None:
     )
 
 
+def readings_updates(client: Any, table: str, parsed: SensorMessage) -> None:
+    """The readings' statistics of one message as a developer without this project writes them: per
+    reading, an item per sensor-day and one per sensor-day-hour (``SensorId``, ``<day>#<name>`` and
+    ``<day>T<HH>#<name>``), each with ``ADD`` of its count, sum (and the day's sum of squares), then
+    the minimum and maximum each set by a conditional ``UpdateItem`` (DynamoDB has no min or max: a
+    write refused because the stored value is already lower or higher is charged all the same)."""
+    for name, value in parsed.readings:
+        for sort_key, squares in ((f"{parsed.day}#{name}", True), (f"{parsed.day}T{parsed.hour}#{name}", False)):
+            key = {schema.SENSOR_ID: {"N": str(parsed.sensor_id)}, schema.DATE: {"S": sort_key}}
+            adds = "ADD #n :one, #s :v" + (", #q :q" if squares else "")
+            values = {":one": {"N": "1"}, ":v": {"N": str(value)}}
+            names = {"#n": "n", "#s": "s"}
+            if squares:
+                values[":q"], names["#q"] = {"N": str(value * value)}, "q"
+            client.update_item(
+                TableName=table,
+                Key=key,
+                UpdateExpression=adds,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+            for bound, beyond in (("lo", ">"), ("hi", "<")):
+                try:
+                    client.update_item(
+                        TableName=table,
+                        Key=key,
+                        UpdateExpression="SET #b = :v",
+                        ConditionExpression=f"attribute_not_exists(#b) OR #b {beyond} :v",
+                        ExpressionAttributeNames={"#b": bound},
+                        ExpressionAttributeValues={":v": {"N": str(value)}},
+                    )
+                except ClientError as exc:
+                    if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                        raise
+
+
+def counted_their_way(client: Any, table: str, parsed: SensorMessage) -> None:
+    """The blog's count, then the message's readings' statistics (``readings_updates``)."""
+    blog_update(client, table, parsed)
+    readings_updates(client, table, parsed)
+
+
 def _per_message(count: Callable[[QueuedMessage], None]) -> Handler:
     """A Lambda handler that counts its batch one message at a time, as the blog's function does,
     listing a message whose write failed."""
@@ -109,7 +151,7 @@ def _per_message(count: Callable[[QueuedMessage], None]) -> Handler:
 
 def blog(session: Any, tables: dict[str, str], settings: PipelineShape) -> Handler:
     client = session.client("dynamodb")
-    return _per_message(lambda message: blog_update(client, tables["table"], _parsed(message)))
+    return _per_message(lambda message: counted_their_way(client, tables["table"], _parsed(message)))
 
 
 def powertools_idempotency(session: Any, tables: dict[str, str], settings: PipelineShape) -> Handler:
@@ -135,7 +177,7 @@ def powertools_idempotency(session: Any, tables: dict[str, str], settings: Pipel
                 message_id=record.message_id,
                 sent_timestamp_ms=int(record.attributes.sent_timestamp),
             )
-            blog_update(client, tables["table"], _parsed(message))
+            counted_their_way(client, tables["table"], _parsed(message))
             return {"counted": True}
 
         def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

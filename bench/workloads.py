@@ -115,6 +115,40 @@ def fleet(n: int = 4_000, seed: int = 8, sensors: int = 50_000) -> Workload:
 
 WORKLOADS = {"W1": realtime, "W2": skewed, "W3": backfill, "W4": hot_sensor, "F": fleet}
 
+READINGS = (
+    ("temperature", 150, 300, 1),
+    ("humidity", 300, 900, 1),
+    ("pressure", 9800, 10300, 1),
+    ("voltage", 330, 420, 2),
+)
+"""What the readings variants measure: name, least and greatest value in units of the last decimal,
+and its decimals (a thermometer's 21.4, a hygrometer's 45.2, a barometer's 1013.2, a cell's 3.71)."""
+
+
+def with_readings(workload: Workload, names: int, seed: int = 9) -> Workload:
+    """``workload`` with the first ``names`` of ``READINGS`` in every report (``W1+r1`` and the like):
+    the same reports, days and hours, so its figures compare with the workload's own."""
+    rng = random.Random(seed)
+
+    def read(body: str) -> str:
+        report = json.loads(body)
+        report["readings"] = {
+            name: round(rng.randint(low, high) / 10**decimals, decimals)
+            for name, low, high, decimals in READINGS[:names]
+        }
+        return json.dumps(report)
+
+    bodies = {m.message_id: read(m.body) for m in workload.messages}
+    messages = [replace(m, body=bodies[m.message_id]) for m in workload.messages]
+    deliveries = [replace(m, body=bodies[m.message_id]) for m in workload.deliveries]
+    return replace(
+        workload,
+        name=f"{workload.name}+r{names}",
+        description=f"{workload.description}, {names} reading(s) a report",
+        messages=messages,
+        deliveries=deliveries,
+    )
+
 
 def shape(sensors: int, n: int, seed: int = 5) -> Workload:
     """The sweep's traffic: ``n`` messages spread evenly over ``sensors`` sensors, one day (2% late)."""

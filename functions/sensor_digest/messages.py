@@ -12,17 +12,27 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import tzinfo
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from sensor_digest import timestamps
 from sensor_digest.characters import CHARACTER_RULE, control_character
 from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE
 from sensor_digest.errors import RejectedMessage
+from sensor_digest.reading_names import MAX_READINGS, READING_NAME
 from sensor_digest.store import schema
 
 MAX_SENSOR_ID = 2**53 - 1
 MAX_COUNT = 1_000_000
 MAX_EVENT_ID_LENGTH = 128
+READING_DECIMALS = 6
+READING_LIMIT = Decimal(10) ** 9
+"""A reading's value is a multiple of 10^-6 below 10^9 in magnitude: 15 significant digits at most,
+its square 30, so a sensor-day's sum stays exact in DynamoDB's 38 digits for 10^23 readings of a name
+and its sum of squares for 10^8 of them at the largest magnitude (docs/readings.md)."""
+
+Readings = tuple[tuple[str, Decimal], ...]
+"""A report's readings: (name, value) by name."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,7 @@ class SensorMessage:
     timed: bool = True  # its body has a ``timestamp`` (else its day comes from the send time)
     named: bool = True  # its body has an ``event_id`` (else its identity is its origin messageId)
     hour: str = "00"  # ``HH``: the hour of its day it counts toward (``HourCounts``), in the same zone as ``day``
+    readings: Readings = ()  # the values the sensor measured for this report, by name
 
     @property
     def sent_again_elsewhere(self) -> bool:
@@ -63,6 +74,18 @@ class SensorMessage:
 
 def _reject_constant(name: str) -> Any:
     raise RejectedMessage(f"body is not valid JSON: {name} is not a JSON number")
+
+
+class JsonNumber(float):
+    """A JSON number with a fraction or an exponent, as Python reads it (a float, for the rules that
+    read floats), keeping its text: a reading is taken from its text, exactly, never from the float."""
+
+    text: str
+
+    def __new__(cls, text: str) -> JsonNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
 
 
 MAX_NESTING = 64
@@ -100,7 +123,7 @@ def _load_object(body: Any) -> dict[str, Any]:
     if body.count("[") + body.count("{") > MAX_NESTING and nesting_depth(body) > MAX_NESTING:
         raise RejectedMessage(f"body is not valid JSON: nested too deeply (more than {MAX_NESTING} levels)")
     try:
-        value = json.loads(body, parse_constant=_reject_constant)
+        value = json.loads(body, parse_constant=_reject_constant, parse_float=JsonNumber)
     except RejectedMessage:
         raise
     except RecursionError:
@@ -189,6 +212,53 @@ def _parse_event_id(fields: Mapping[str, Any], message_id: str, origin_id: str |
     return check_event_id(origin_id, f"the {SOURCE_ID_ATTRIBUTE} attribute (the report's event id)")
 
 
+READING_RULE = (
+    f"a JSON number below {READING_LIMIT:,} in magnitude with at most {READING_DECIMALS} digits after the decimal "
+    "point (the bounds within which a day's sums and sums of squares stay exact)"
+)
+
+
+def _parse_readings(fields: Mapping[str, Any]) -> Readings:
+    """The body's ``readings``: an object of at most ``MAX_READINGS`` names, each ``READING_NAME``, each
+    value ``READING_RULE``; -0 reads as 0. Absent: none."""
+    if "readings" not in fields:
+        return ()
+    given = fields["readings"]
+    if not isinstance(given, dict):
+        raise RejectedMessage(f"readings must be an object of named numbers, got {_got(given)}")
+    if len(given) > MAX_READINGS:
+        raise RejectedMessage(f"readings must have at most {MAX_READINGS} names, got {len(given)}")
+    readings = []
+    for name, value in given.items():
+        if not READING_NAME.fullmatch(name):
+            raise RejectedMessage(
+                f"readings name {_got(name)} must be 1 to 32 ASCII letters, digits or _, a letter first"
+            )
+        readings.append((name, _reading_value(name, value)))
+    return tuple(sorted(readings))
+
+
+def _reading_value(name: str, value: Any) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise RejectedMessage(f"readings.{name} must be {READING_RULE}, got {_got(value)}")
+    text = value.text if isinstance(value, JsonNumber) else str(value)
+    try:
+        number = Decimal(text)
+    except (InvalidOperation, ValueError):  # pragma: no cover - json.loads gave the text
+        raise RejectedMessage(f"readings.{name} must be {READING_RULE}, got {_got(value)}") from None
+    if (
+        not number.is_finite()
+        or abs(number) >= READING_LIMIT
+        or number != number.quantize(Decimal(1).scaleb(-READING_DECIMALS))
+    ):
+        raise RejectedMessage(f"readings.{name} must be {READING_RULE}, got {_short_number(text)}")
+    return Decimal(format(number.normalize(), "f")) + 0  # plain digits, no exponent; -0 is 0
+
+
+def _short_number(text: str) -> str:
+    return f"number {text}" if len(text) <= SHOWN_VALUE_CHARS else f"number {text[: SHOWN_VALUE_CHARS - 3]}..."
+
+
 _SENT_TIMESTAMP = re.compile(r"-?[0-9]{1,19}")
 
 
@@ -236,6 +306,7 @@ class PendingMessage:
     source: str = ""
     origin_id: str = ""
     receive_count: int = 1
+    readings: Readings = ()
 
     def in_zone(self, zone: tzinfo) -> SensorMessage:
         """The message with its day, the timestamp read in ``zone``; ``RejectedMessage`` if invalid."""
@@ -252,6 +323,7 @@ class PendingMessage:
             timed="timestamp" in self.fields,
             named="event_id" in self.fields,
             hour=_hour_of(self.fields, self.sent_timestamp, zone),
+            readings=self.readings,
         )
 
 
@@ -276,6 +348,7 @@ def read_pending(
         event_id=_parse_event_id(fields, message_id, origin_id),
         origin_id=message_id if origin_id is None else origin_id,
         fields=fields,
+        readings=_parse_readings(fields),
         sent_timestamp=sent_timestamp,
         sequence=sequence,
     )

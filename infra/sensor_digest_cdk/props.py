@@ -72,6 +72,7 @@ class PipelineProps(TypedDict, total=False):
     alarm_email: str
     iot_topic: str
     iot_rule_name: str
+    iot_readings: tuple[str, ...]
     restrict_producers: bool
     producer_arns: tuple[str, ...]
     import_enabled: bool

@@ -41,6 +41,8 @@ ROUTES = (
     "/sensors/{sensor_id}/days",
     "/sensors/{sensor_id}/months",
     "/sensors/{sensor_id}/hours",
+    "/sensors/{sensor_id}/readings",
+    "/sensors/{sensor_id}/readings/hours",
     "/silence",
 )
 # the routes as execute-api ARNs name them: a path parameter is a wildcard there

@@ -31,6 +31,7 @@ from sensor_digest import zones
 from sensor_digest.characters import control_character
 from sensor_digest.config import DEADLINE_MARGIN_SECONDS
 from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES, SQS_MAX_MESSAGE_BYTES
+from sensor_digest.reading_names import MAX_READINGS, READING_NAME
 
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 # Powertools for AWS Lambda (Python) 3.31.1, as pinned in requirements.txt; Powertools numbers its
@@ -177,6 +178,28 @@ IOT_TOPIC = Rule(
     "nothing (no IoT rule) or an MQTT topic filter of at most 256 bytes and 7 slashes, '+' and '#' each a "
     "whole level ('#' the last), no quote, backslash or control character, not $aws/rules/...",
     iot_topic_ok,
+)
+MESSAGE_FIELDS = ("sensor_id", "timestamp", "count", "event_id", "readings")
+"""The message's own fields (docs/contract.md): never a payload field the IoT rule maps into ``readings``."""
+
+
+def iot_readings_ok(names: tuple[str, ...]) -> bool:
+    """Payload fields the IoT rule maps into ``readings``: at most ``MAX_READINGS``, none twice, each a
+    reading name by the message schema's rule (``messages.READING_NAME``: letters, digits and ``_``,
+    which the rule's SQL writes as they are), none of the message's own fields."""
+    return (
+        len(names) <= MAX_READINGS
+        and len(set(names)) == len(names)
+        and all(READING_NAME.fullmatch(name) and name not in MESSAGE_FIELDS for name in names)
+    )
+
+
+IOT_READINGS = Rule(
+    f"nothing (the payload as it is) or at most {MAX_READINGS} names of the payload's fields to map into readings, "
+    "each 1 to 32 ASCII letters, digits or '_', a letter first (a reading's name), none twice, none of the "
+    f"message's own fields ({', '.join(MESSAGE_FIELDS)}); comma-separated in context",
+    iot_readings_ok,
+    refuses=("1st", "temp-c", "t,t", "count", ",".join(f"r{i}" for i in range(MAX_READINGS + 1))),
 )
 TRUE_OR_FALSE = Rule("true or false", lambda value: isinstance(value, bool))
 PRINCIPAL_ARNS = Rule(

@@ -98,9 +98,15 @@ class PipelineShape(Tunables):
 
     @property
     def iot_rule_sql(self) -> str:
-        """The IoT rule's statement: every field of a report published on ``iot_topic`` (the filter
-        is quoted as it is: ``iot_topic_ok`` admits no character that could end the literal)."""
-        return f"SELECT * FROM '{self.iot_topic}'"  # noqa: S608 - the filter can hold no quote (iot_topic_ok)
+        """The IoT rule's statement: every field of a report published on ``iot_topic``, and with
+        ``iot_readings`` those fields again as the report's ``readings`` (an object literal, which
+        leaves out a field the payload lacks). The filter is quoted as it is (``iot_topic_ok`` admits
+        no character that could end the literal), the names written as they are (``iot_readings_ok``:
+        letters, digits and ``_``)."""
+        if not self.iot_readings:
+            return f"SELECT * FROM '{self.iot_topic}'"  # noqa: S608 - the filter can hold no quote (iot_topic_ok)
+        mapped = ", ".join(f"'{name}': {name}" for name in self.iot_readings)
+        return f"SELECT *, {{{mapped}}} AS readings FROM '{self.iot_topic}'"  # noqa: S608 - checked names and filter
 
     # -- the functions' environments -----------------------------------------------------------
 

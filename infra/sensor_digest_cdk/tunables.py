@@ -93,7 +93,8 @@ READ_API = (
 )
 IOT = (
     "[IoT Core ingestion](iot.md): an MQTT topic filter whose reports a topic rule forwards to the ingest queue "
-    "(standard queues only), and the rule's name (derived when not given)"
+    "(standard queues only), the rule's name (derived when not given), and the payload's fields the rule maps "
+    "into the report's `readings` ([flat payloads](iot.md#readings-from-flat-payloads))"
 )
 IMPORT = (
     "the [history import](import.md): with `true`, a bucket, three functions and a Step Functions state machine whose "
@@ -218,6 +219,7 @@ class Tunables:
     iot_rule_name: str = option(
         "", r.physical_name(r.IOT_RULE_NAME, "1 to 128 letters, digits and '_' (AWS IoT's rule names)"), IOT
     )
+    iot_readings: tuple[str, ...] = option((), r.IOT_READINGS, IOT)
     restrict_producers: bool = option(False, r.TRUE_OR_FALSE, PRODUCERS)
     producer_arns: tuple[str, ...] = option((), r.PRINCIPAL_ARNS, PRODUCERS)
     import_enabled: bool = option(False, r.TRUE_OR_FALSE, IMPORT)
@@ -233,8 +235,9 @@ class Tunables:
     )
 
     def __post_init__(self) -> None:
-        if isinstance(self.producer_arns, list):  # a list given for the tuple
-            object.__setattr__(self, "producer_arns", tuple(self.producer_arns))
+        for name in ("producer_arns", "iot_readings"):
+            if isinstance(getattr(self, name), list):  # a list given for the tuple
+                object.__setattr__(self, name, tuple(getattr(self, name)))
 
     # -- the figures the checks read (workable.py) --------------------------------------------
 

@@ -62,6 +62,12 @@ def combinations(shape: Tunables, k: Callable[[str], str]) -> list[Combination]:
             f"{k('iot_rule_name')} names the rule {k('iot_topic')} adds: give {k('iot_topic')} too",
         ),
         (
+            ("iot_readings",),
+            not shape.iot_readings or bool(shape.iot_topic),
+            f"{k('iot_readings')} maps payload fields into readings in the rule {k('iot_topic')} adds: "
+            f"give {k('iot_topic')} too",
+        ),
+        (
             ("producer_arns", "restrict_producers"),
             not shape.producer_arns or shape.restrict_producers,
             f"{k('producer_arns')} are the only senders the queue admits with {k('restrict_producers')}=true: "

@@ -10,6 +10,7 @@ import json
 import threading
 from collections import Counter
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -272,3 +273,24 @@ def test_rows_of_unregistered_sensors_count_once_they_are_registered(
     # a wall-clock time is read in the sensor's own zone, as ingest reads it
     assert day_counts(ddb, tables.table) == {(1, "2024-02-02"): 1, (2, "2024-02-02"): 1}
     assert again.figures.counted == 1 and again.figures.already == 1 and again.figures.rejected == 0
+
+
+def test_readings_columns_become_the_days_readings_statistics_across_chunks(
+    ddb: Any, tables: Tables, tmp_path: Path
+) -> None:
+    # chunks of 3 rows: the second and third chunks add to day items the first created (the update path)
+    values = {7: ["21.5", "19", "23.25", "20", "18.5"], 8: ["-3", "4.5", "", "0.125"]}
+    lines = ["sensor_id,timestamp,readings.temp_c"]
+    lines += [f"{sensor},2023-03-01T0{i}:30:00Z,{v}" for sensor, vs in values.items() for i, v in enumerate(vs)]
+    history = tmp_path / "readings.csv"
+    history.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    outcome = file_import(ddb, tables, chunk_rows=3).run(history, "csv", tmp_path / "r.jsonl")
+
+    assert (outcome.figures.counted, outcome.figures.rejected) == (9, 0)
+    items = {schema.sensor_of_item(i): i for i in scan_all(ddb, tables.table) if schema.day_count_of_item(i)}
+    for sensor, vs in values.items():
+        kept = schema.readings_of_item(items[sensor])["temp_c"]
+        expected = {f"0{i}": (1, Decimal(v), Decimal(v), Decimal(v)) for i, v in enumerate(vs) if v}
+        assert kept.hours == expected  # an empty cell is no reading, the report still counts
+        assert kept.squares == sum((Decimal(v) ** 2 for v in vs if v), Decimal(0))

@@ -7,8 +7,8 @@ import json
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sensor_digest import ingest, summary
-from sensor_digest.config import IngestSettings, SummarySettings
+from sensor_digest import api, ingest, summary
+from sensor_digest.config import ApiSettings, IngestSettings, SummarySettings
 from sensor_digest.store import schema
 from sensor_digest.store.reads import day_counts, scan_all, summaries, summary_months
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event, stream_event
@@ -118,3 +118,30 @@ def test_two_days_of_one_month_in_one_batch_both_reach_the_month_item_every_time
 
         assert summarize(stream_event(records, arn), FakeContext()) == {"batchItemFailures": []}
         assert summaries(moto_aws.ddb, moto_aws.table)[sensor] == {f"2024-05-{d:02d}": d for d in range(1, 9)}
+
+
+def test_readings_are_counted_once_and_read_back_exactly_on_moto(moto_aws: MotoAws) -> None:
+    # The users' moto tier: ingest with readings (new day, one value then a list in an hour, a
+    # redelivery), then the read API's readings route on the same tables
+    handler = ingest_handler(moto_aws)
+
+    def reading(event_id: str, value: str, hour: int) -> QueuedMessage:
+        stamp = f"2024-05-01T{hour:02d}:10:00Z"
+        body = f'{{"sensor_id": 3, "timestamp": "{stamp}", "event_id": "{event_id}", "readings": {{"t": {value}}}}}'
+        return QueuedMessage(body=body)
+
+    first = [reading("a", "21.5", 9), reading("b", "20.25", 10)]
+    handler(sqs_event(first), FakeContext())
+    handler(sqs_event([reading("c", "19.75", 9), reading("d", "0.1", 9)]), FakeContext())
+    handler(sqs_event(first), FakeContext())  # delivered again
+
+    reader = api.build_service(ApiSettings(table_name=moto_aws.table), moto_aws.session)
+    answer = reader.readings(3, "2024-05-01", "2024-05-01", None, None)
+    stats = answer["days"]["2024-05-01"]["t"]
+    assert (str(stats["count"]), str(stats["sum"]), str(stats["min"]), str(stats["max"])) == (
+        "4",
+        "61.6",
+        "0.1",
+        "21.5",
+    )
+    assert answer["partial_days"] == []

@@ -60,3 +60,40 @@ def hours_match_counts(client: Any, table: str) -> list[tuple[int, str]]:
         if hours is None or sum(hours.values()) != found[2]:
             wrong.append((found[0], found[1]))
     return wrong
+
+
+ReadingKey = tuple[int, str, str, str]
+"""(sensor, day, hour, reading name)."""
+
+
+def readings_truth(messages: Iterable[QueuedMessage], zone: tzinfo = ZoneInfo("UTC")) -> dict[ReadingKey, tuple]:
+    """(sensor, day, hour, name) -> (count, sum, min, max) of the valid reports' readings among
+    ``messages``, each report once (its first message), computed in decimal."""
+    values: dict[ReadingKey, list] = {}
+    seen: set[tuple[int, str]] = set()
+    for queued in messages:
+        try:
+            message = read_pending(
+                message_id=queued.message_id, body=queued.body, sent_timestamp=str(queued.sent_timestamp_ms)
+            ).in_zone(zone)
+        except RejectedMessage:
+            continue
+        if (message.sensor_id, message.event_id) in seen:
+            continue
+        seen.add((message.sensor_id, message.event_id))
+        for name, value in message.readings:
+            values.setdefault((message.sensor_id, message.day, message.hour, name), []).append(value)
+    return {key: (len(v), sum(v), min(v), max(v)) for key, v in values.items()}
+
+
+def readings_read(client: Any, table: str) -> dict[ReadingKey, tuple]:
+    """The same, as the day items keep them."""
+    found: dict[ReadingKey, tuple] = {}
+    for item in scan_all(client, table):
+        if schema.DATA_COUNT not in item or schema.READINGS not in item:
+            continue
+        sensor, day = schema.sensor_of_item(item), schema.text_of(item, schema.DATE)
+        for name, kept in schema.readings_of_item(item).items():
+            for hour, stats in kept.hours.items():
+                found[(sensor, day, hour, name)] = stats
+    return found

@@ -5,17 +5,22 @@ context check (no AWS); one ``cdk synth`` in a process of its own, as a deployer
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aws_cdk import Stack
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from sensor_digest.errors import RejectedMessage
+from sensor_digest.messages import read_pending
 from sensor_digest_cdk.context import AppSettings
 from sensor_digest_cdk.iot_ingest import ERROR_LOG_ACTIONS, IOT_SQL_VERSION
 from sensor_digest_cdk.pipeline import PRODUCERS_SID
-from sensor_digest_cdk.rules import IOT_RULE_NAME
+from sensor_digest_cdk.rules import IOT_RULE_NAME, MESSAGE_FIELDS, iot_readings_ok
 from sensor_digest_cdk.shape import PipelineShape, ShapeError, iot_topic_ok
 from sensor_digest_cdk.stack import OUTPUT_IOT_RULE_NAME
 from tests.support.templates import cdk_synth, error_lines, resources
@@ -192,6 +197,73 @@ def test_a_topic_filter_iot_would_refuse_or_the_sql_could_not_quote_is_refused(t
     assert not iot_topic_ok(topic)
     with pytest.raises(ShapeError, match=r"^prop iot_topic=.* is not allowed: iot_topic takes nothing"):
         PipelineShape(iot_topic=topic)
+
+
+def test_iot_readings_maps_the_payloads_fields_into_readings_in_the_rules_sql(
+    synth_with: Callable[..., Any],
+) -> None:
+    # A device publishes {"sensor_id": 7, "temperature": 21.5, "humidity": 40}: the rule keeps every field
+    # and gives the report its readings, an object literal that leaves out a field the payload lacks
+    stack, template = synth_with(iotTopic=TOPIC, iotReadings="temperature,humidity")
+    template.has_resource_properties(
+        "AWS::IoT::TopicRule",
+        {
+            "TopicRulePayload": {
+                "Sql": "SELECT *, {'temperature': temperature, 'humidity': humidity} AS readings "
+                "FROM 'sensors/+/reports'",
+                "AwsIotSqlVersion": IOT_SQL_VERSION,  # object literals need 2016-03-23
+            }
+        },
+    )
+    assert stack.pipeline.shape.iot_readings == ("temperature", "humidity")
+
+
+def test_the_construct_takes_the_reading_fields_as_a_list_prop() -> None:
+    shape = PipelineShape.from_props(iot_topic=TOPIC, iot_readings=["pm25", "co2"])  # type: ignore[typeddict-item]
+    assert shape.iot_readings == ("pm25", "co2")
+    assert shape.iot_rule_sql == "SELECT *, {'pm25': pm25, 'co2': co2} AS readings FROM 'sensors/+/reports'"
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ("2nd", "a letter first"),
+        ("temp-c", "letters, digits or '_'"),
+        ("t" * 33, "1 to 32"),
+        ("t,t", "none twice"),
+        ("count", "none of the message's own fields"),
+        ("readings", "none of the message's own fields"),
+        (",".join(f"r{i}" for i in range(9)), "at most 8"),
+    ],
+)
+def test_a_reading_field_the_ingest_would_refuse_or_the_message_reads_itself_is_refused(fields: str, why: str) -> None:
+    with pytest.raises(ShapeError) as refused:
+        AppSettings.from_context({"iotTopic": TOPIC, "iotReadings": fields}.get)
+    [problem] = refused.value.problems
+    assert problem.startswith(f"context value iotReadings={fields!r} is not allowed: iotReadings takes nothing")
+    assert why in problem
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=40))
+def test_a_reading_field_the_construct_takes_is_a_name_the_ingest_takes(name: str) -> None:
+    # the construct's rule is the ingest's rule for a reading's name (messages.READING_NAME), and more
+    body = json.dumps({"sensor_id": 7, "readings": {name: 1}})
+    try:
+        read_pending(message_id="m", body=body, sent_timestamp="0")
+        ingest_takes = True
+    except RejectedMessage:
+        ingest_takes = False
+    assert iot_readings_ok((name,)) == (ingest_takes and name not in MESSAGE_FIELDS)
+
+
+def test_reading_fields_without_a_topic_are_refused() -> None:
+    with pytest.raises(ShapeError) as refused:
+        AppSettings.from_context({"iotReadings": "temperature"}.get)
+    assert refused.value.problems == [
+        "context value iotReadings='temperature' is not allowed: iotReadings maps payload fields into readings "
+        "in the rule iotTopic adds: give iotTopic too"
+    ]
 
 
 def test_a_rule_name_without_a_topic_is_refused() -> None:

@@ -33,6 +33,8 @@ def test_every_route_of_the_api_takes_iam_callers_only(template: Template) -> No
         "GET /sensors/{sensor_id}/days",
         "GET /sensors/{sensor_id}/months",
         "GET /sensors/{sensor_id}/hours",
+        "GET /sensors/{sensor_id}/readings",
+        "GET /sensors/{sensor_id}/readings/hours",
         "GET /silence",
     }
     assert {r["Properties"].get("AuthorizationType") for r in routes.values()} == {"AWS_IAM"}
@@ -147,6 +149,8 @@ def test_grant_invoke_lets_a_principal_get_the_apis_routes_and_nothing_else() ->
         "$default/GET/sensors/*/days",
         "$default/GET/sensors/*/months",
         "$default/GET/sensors/*/hours",
+        "$default/GET/sensors/*/readings",
+        "$default/GET/sensors/*/readings/hours",
         "$default/GET/silence",
     ]
 

@@ -122,6 +122,65 @@ def test_send_says_an_epoch_in_milliseconds_looks_like_milliseconds() -> None:
     assert "it looks like epoch milliseconds (2024-05-01 in UTC): send epoch seconds (divide by 1000)" in result.output
 
 
+READING_RULE_SAID = "a reading is a JSON number below 1,000,000,000 in magnitude with at most 6 digits after"
+
+
+@pytest.mark.parametrize(
+    ("readings", "said"),
+    [
+        (["temperature"], 'Invalid value for --reading: "temperature" is no name=value (temperature=21.5)'),
+        (
+            ["t=21,5"],
+            f'Invalid value for --reading: "t=21,5": the value is no JSON number (21.5, -3); {READING_RULE_SAID}',
+        ),
+        (["t=+5"], "the value is no JSON number"),
+        (["t=.5"], "the value is no JSON number"),
+        (["t=NaN"], "the value is no JSON number"),
+        (["t=\u0661"], "the value is no JSON number"),  # an Arabic-Indic digit
+        (["t=" + "1" * 80], "the value has 80 characters"),
+        (["t=1", "t=2"], 'Invalid value for --reading: "t" is given twice: one value a name'),
+        # the ingest's own rules, and its words
+        (
+            ["1x=5"],
+            'the ingest would reject this report: readings name string "1x" must be 1 to 32 ASCII letters, digits or '
+            "_, a letter first",
+        ),
+        (["t=1.1234567"], "the ingest would reject this report: readings.t must be a JSON number below 1,000,000,000"),
+        (["t=1e9"], "got number 1e9"),
+        ([f"r{i}=1" for i in range(9)], "the ingest would reject this report: readings must have at most 8 names"),
+    ],
+)
+def test_send_refuses_a_reading_the_ingest_would_reject_in_one_line_before_any_queue(
+    readings: list[str], said: str
+) -> None:
+    options = [x for reading in readings for x in ("--reading", reading)]
+    result = CliRunner().invoke(app, ["send", "--sensor", "1", *options, "--queue-url", "http://nowhere.invalid/q"])
+
+    assert result.exit_code == 2 and result.stdout == ""
+    error = result.stderr.splitlines()[-1]  # one line, after click's usage lines
+    assert error.startswith("Error: ") and said in error
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--hourly"], "Invalid value for --day: --hourly reads one day: give --day YYYY-MM-DD"),
+        (["--day", "2024-05-01"], "--day goes with --hourly (a day's hours); a range is --from and --to"),
+        ([], "--from and --to are required (or --hourly --day)"),
+        (["--from", "2024-05-01"], "--from and --to are required (or --hourly --day)"),
+        (["--from", "2024-05-02", "--to", "2024-05-01"], "--to 2024-05-01 is before --from 2024-05-02"),
+        (["--from", "2024-13-01", "--to", "2024-05-01"], "'2024-13-01' is not a date (YYYY-MM-DD)"),
+        (["--hourly", "--day", "2024-05-01", "--from", "2024-05-01"], "--hourly reads one day (--day), not a range"),
+        (["--hourly", "--day", "2024-05-01", "--timezone", "Mars/Base"], "time zone 'Mars/Base' is not an IANA"),
+    ],
+)
+def test_readings_refuses_options_that_do_not_go_together_before_reading_anything(args: list[str], said: str) -> None:
+    result = CliRunner().invoke(app, ["readings", "--sensor", "1", *args, "--table", "t"])
+
+    assert result.exit_code == 2 and result.stdout == ""
+    assert said in result.stderr.splitlines()[-1]
+
+
 @pytest.fixture
 def no_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No running local pipeline: the state file lives in the test's tmp dir (never a developer's)."""

@@ -60,10 +60,10 @@ def test_a_groups_hours_sum_to_its_count_and_a_missing_map_is_created_not_added_
     tally = Tally.of(messages)
     assert tally.hours == {"09": 3, "23": 3} and tally.count == sum(m.count for m in messages)
     added = day_writes.update("t", (1, "2024-05-01"), tally, HoursMap.ADD, Anyway())
-    assert added["UpdateExpression"] == "ADD #count :n, #hours.#h09 :h09, #hours.#h23 :h23"
+    assert added["UpdateExpression"] == "ADD #count :n, #cover :n, #hours.#h09 :h09, #hours.#h23 :h23"
     assert added["ConditionExpression"] == "attribute_type(#hours, :mtype)"
     created = day_writes.update("t", (1, "2024-05-01"), tally, HoursMap.CREATE, Anyway())
-    assert created["UpdateExpression"] == "ADD #count :n SET #hours = :hmap"
+    assert created["UpdateExpression"] == "ADD #count :n, #cover :n SET #hours = :hmap"
     assert created["ExpressionAttributeValues"][":hmap"] == {"M": {"09": {"N": "3"}, "23": {"N": "3"}}}
     assert created["ConditionExpression"].startswith("(attribute_not_exists(#hours)")
 

@@ -38,7 +38,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
 from sensor_digest import names, zones
-from sensor_digest.api import rules, tokens
+from sensor_digest.api import exact_json, readings, rules, tokens
 from sensor_digest.errors import BadRequest, MalformedItem, TransientFault, UnknownTimeZone
 from sensor_digest.logs import LOG
 from sensor_digest.silence.check import SilenceCheck
@@ -51,11 +51,21 @@ DAYS_ROUTE = "/sensors/<sensor_id>/days"
 MONTHS_ROUTE = "/sensors/<sensor_id>/months"
 SENSORS_ROUTE = "/sensors"
 HOURS_ROUTE = "/sensors/<sensor_id>/hours"
+READINGS_ROUTE = "/sensors/<sensor_id>/readings"
+READINGS_HOURS_ROUTE = "/sensors/<sensor_id>/readings/hours"
 SILENCE_ROUTE = "/silence"
 # the paths of the routes, for telling a wrong method (405) from a wrong path (404)
 ROUTE_PATHS = tuple(
     re.compile(p)
-    for p in (r"/sensors", r"/sensors/[^/]+/days", r"/sensors/[^/]+/months", r"/sensors/[^/]+/hours", r"/silence")
+    for p in (
+        r"/sensors",
+        r"/sensors/[^/]+/days",
+        r"/sensors/[^/]+/months",
+        r"/sensors/[^/]+/hours",
+        r"/sensors/[^/]+/readings",
+        r"/sensors/[^/]+/readings/hours",
+        r"/silence",
+    )
 )
 LOGGED_PATH_CHARS = 200
 MALFORMED = "malformed"  # the answer's field beside the contract's: what was left out, why, and its repair
@@ -171,6 +181,63 @@ class ApiService:
         _note_malformed(answer, [_entry(bad, repairs.day_item(sensor, str(bad.day))) for bad in unreadable])
         return self._continued(answer, digest, _sort_key_after(page))
 
+    def readings(
+        self, sensor: int, first: str | None, last: str | None, limit: str | None, token: str | None
+    ) -> dict[str, Any]:
+        """Each day's readings' statistics (``api/readings.py``): one ``Query`` of the sensor's day items
+        in the range, as ``days`` reads them. Days without readings are absent; ``partial_days`` names
+        the days whose statistics hold only some of their reports (counted before readings were kept)."""
+        span = rules.day_range(first, last)
+        digest = tokens.request_digest("readings", sensor, span.first, span.last)
+        after = tokens.after_sort_key(token, digest, span.first, span.last) if token is not None else None
+        page = reads.sensor_items_page(
+            self._client,
+            self._table,
+            sensor,
+            span.first,
+            span.last,
+            limit=rules.limit(limit, rules.MAX_DAYS),
+            after=after,
+        )
+        days: dict[str, Any] = {}
+        partial: list[str] = []
+        malformed: list[dict[str, Any]] = []
+        for item in page.items:
+            day = item.get(schema.DATE, {}).get("S", "")
+            if not schema.is_day(day) or schema.DATA_COUNT not in item:
+                continue
+            try:
+                kept = schema.readings_of_item(item)
+            except MalformedItem as bad:
+                malformed.append(
+                    {"day": day, "error": str(bad), "repair": repairs.day_item(sensor, day, bad.attribute)}
+                )
+                continue
+            if kept:
+                days[day] = readings.day_statistics(kept)
+                if not readings.complete(item):
+                    partial.append(day)
+        answer: dict[str, Any] = {"sensor_id": sensor, "days": days, "partial_days": partial}
+        _note_malformed(answer, malformed)
+        return self._continued(answer, digest, _sort_key_after(page))
+
+    def readings_hours(self, sensor: int, day: str | None) -> dict[str, Any]:
+        """One day's readings' statistics by hour: one ``GetItem`` (eventually consistent) of the day
+        item; ``complete`` says whether they hold all of its reports."""
+        wanted = rules.day(day)
+        item = reads.get_item(self._client, self._table, schema.day_key(sensor, wanted), consistent=False) or {}
+        answer: dict[str, Any] = {"sensor_id": sensor, "day": wanted, "hours": {}, "complete": True}
+        if schema.DATA_COUNT not in item:
+            return answer
+        try:
+            answer["hours"] = readings.hour_statistics(schema.readings_of_item(item))
+        except MalformedItem as bad:
+            _note_malformed(
+                answer, [{"day": wanted, "error": str(bad), "repair": repairs.day_item(sensor, wanted, bad.attribute)}]
+            )
+        answer["complete"] = readings.complete(item)
+        return answer
+
     def months(
         self, sensor: int, first: str | None, last: str | None, limit: str | None, token: str | None
     ) -> dict[str, Any]:
@@ -271,7 +338,7 @@ class ApiService:
     # -- routing ------------------------------------------------------------------------
 
     def _resolver(self) -> APIGatewayHttpResolver:
-        app = APIGatewayHttpResolver()
+        app = APIGatewayHttpResolver(serializer=exact_json.dumps)
 
         def query(name: str) -> str | None:
             return app.current_event.get_query_string_value(name)
@@ -283,6 +350,8 @@ class ApiService:
             return route
 
         app.get(DAYS_ROUTE)(ranged(self.days))
+        app.get(READINGS_ROUTE)(ranged(self.readings))
+        app.get(READINGS_HOURS_ROUTE)(lambda sensor_id: self.readings_hours(rules.sensor_id(sensor_id), query("day")))
         app.get(MONTHS_ROUTE)(ranged(self.months))
         app.get(SENSORS_ROUTE)(lambda: self.sensors(query("limit"), query("token")))
         app.get(HOURS_ROUTE)(lambda sensor_id: self.hours(rules.sensor_id(sensor_id), query("day")))
@@ -297,8 +366,8 @@ class ApiService:
                 )
             return error(
                 HTTPStatus.NOT_FOUND,
-                "no such route: GET /sensors, /sensors/{id}/days, /sensors/{id}/months, /sensors/{id}/hours"
-                " or /silence",
+                "no such route: GET /sensors, /sensors/{id}/days, /sensors/{id}/months, /sensors/{id}/hours,"
+                " /sensors/{id}/readings, /sensors/{id}/readings/hours or /silence",
             )
 
         def bad_request(exc: BadRequest) -> Response[Any]:

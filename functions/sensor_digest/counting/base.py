@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from sensor_digest.counting.memory import CreatedDays, HourlessDays, KnownDays
+from sensor_digest.counting.memory import CreatedDays, KnownDays
 from sensor_digest.counting.outcomes import (
     BatchCount,
     Group,
@@ -36,8 +36,8 @@ from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import MalformedItem, TransientFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import dynamo, reads, repairs, schema, sizes
-from sensor_digest.store.day_writes import DayKey
+from sensor_digest.store import day_writes, dynamo, reads, repairs, schema, sizes
+from sensor_digest.store.day_writes import MISSING, UNSEEN, DayKey, DayView
 from sensor_digest.upsert import UpsertStep
 
 if TYPE_CHECKING:
@@ -183,9 +183,8 @@ class DayCounter(ABC):
     ) -> tuple[list[tuple[DayKey, GroupOutcome]], list[tuple[DayKey, list[SensorMessage]]]]:
         """The groups written concurrently, in the policies' order (the ring): their outcomes, and the
         groups handed back to be written at the end. The workers take the groups one by one; a
-        group deferred (another invocation was writing its day item: it is near on the ring) makes
-        the invocation jump half its remaining ring ahead (``Policies.jump_away``), leaving the groups
-        it skipped for when the other has passed them."""
+        group deferred (another invocation was writing its day item) is handed back, to be written at
+        the end of the batch, when the other has moved on (``Policies.defer_contended``)."""
         pending = deque(self.policies.order(groups))
         done: list[tuple[DayKey, GroupOutcome]] = []
         lock = threading.Lock()
@@ -200,8 +199,6 @@ class DayCounter(ABC):
                 heard(outcome)
                 with lock:
                     done.append((key, outcome))
-                    if outcome.deferred:
-                        self.policies.met_another(pending)
 
         workers = min(self._max_workers, len(pending))
         if workers <= 1:
@@ -269,14 +266,14 @@ class TableCounter(DayCounter):
         self._table = table_name
         self._client = client
         self.known_days = KnownDays()
-        self.hourless = HourlessDays()
 
     def lookup(self, messages: Sequence[SensorMessage], expired: Expired = None) -> Lookup:
         return self.lookup_days(messages, Lookup(), expired)
 
     def lookup_days(self, messages: Sequence[SensorMessage], found: Lookup, expired: Expired = None) -> Lookup:
         """The day items of the groups of ``messages`` (those not counted before) that this container
-        does not know to exist: each one missing starts at the insert."""
+        does not know to exist: each one missing starts at the insert, each one there is remembered with
+        what the writes need of it (its hours map, its readings: ``DayView``)."""
         days = self.known_days.unknown(
             (m.sensor_id, m.day) for m in messages if self.known_key(m) not in found.counted_before
         )
@@ -287,13 +284,14 @@ class TableCounter(DayCounter):
                 self._table,
                 keys,
                 consistent=False,
-                projection=[schema.SENSOR_ID, schema.DATE, schema.HOUR_COUNTS],
+                projection=[schema.SENSOR_ID, schema.DATE, schema.HOUR_COUNTS, schema.READINGS],
                 expired=expired,
             )
-            present = {(schema.sensor_of_item(item), str(item[schema.DATE]["S"])) for item in items}
+            present = set()
             for item in items:
-                self.hourless.note((schema.sensor_of_item(item), str(item[schema.DATE]["S"])), item)
-            self.known_days.add(present)
+                day = (schema.sensor_of_item(item), str(item[schema.DATE]["S"]))
+                present.add(day)
+                self.known_days.add([day], day_writes.seen_of(item))
             found.missing_days = set(days) - present
             found.requests += (len(keys) + 99) // 100
         return found
@@ -310,6 +308,11 @@ class TableCounter(DayCounter):
         except MalformedItem as bad:
             outcome.reason = f"{outcome.reason}: {bad}"
             outcome.repair = repairs.day_item(*key, bad.attribute)
+
+    def view(self, group: Group) -> DayView:
+        """What the container knows of a group's day item: missing (a read found none), as last seen,
+        or not seen (``UNSEEN``: its writes find out)."""
+        return MISSING if group.missing else (self.known_days.get(group.key) or UNSEEN)
 
     @staticmethod
     def first_step(missing: bool) -> UpsertStep:

@@ -31,7 +31,15 @@ from sensor_digest.backoff import RetryPolicy
 from sensor_digest.errors import Contention, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo, expressions, schema
-from sensor_digest.store.day_writes import DayKey, HoursMap, Imported, Tally, imports_of, tokens_full
+from sensor_digest.store.day_writes import (
+    DayKey,
+    HoursMap,
+    Imported,
+    ReadingsView,
+    Tally,
+    imports_of,
+    tokens_full,
+)
 from sensor_digest.store.identities import import_token
 from sensor_digest.upsert import Answer, ThreeStepUpsert, UpsertStep
 
@@ -254,8 +262,10 @@ class ImportWrite(ThreeStepUpsert):
             self.fate = "already"
             return Answer.DONE
         hours = HoursMap.after(seen) if self.seen is not None else HoursMap.ADD
+        readings = ReadingsView.of_item(seen) if self.seen is not None else ReadingsView()  # a refusal shows them
         kept = not tokens_full(seen)
-        params = day_writes.update(counter.table, part.day, self._tally, hours, Imported(part.token, kept))
+        guard = Imported(part.token, kept)
+        params = day_writes.update(counter.table, part.day, self._tally, hours, guard, readings=readings)
         if kept:
             answer = self._send("UpdateItem", params)
             if answer.written:

@@ -36,20 +36,25 @@ from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
 from sensor_digest.counting.base import Expired, TableCounter
 from sensor_digest.counting.memory import FrozenPages
-from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate
+from sensor_digest.counting.outcomes import (
+    Group,
+    GroupOutcome,
+    Lookup,
+    leaders,
+    share_leaders_fate,
+    write_chunks,
+)
 from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo, expressions, reads, repairs, schema
 from sensor_digest.store.day_writes import (
-    MISSING,
     PER_MESSAGE,
     UNSEEN,
     Compact,
     DayKey,
     DayView,
     Exists,
-    HoursMap,
     Kind,
     Tally,
     ids_of,
@@ -214,8 +219,6 @@ class LedgerCounter(TableCounter):
         found.requests += (len(days) + 99) // 100
         day_items = {(schema.sensor_of_item(item), schema.text_of(item, schema.DATE)): item for item in read}
         found.missing_days = days - set(day_items)
-        for day, item in day_items.items():
-            self.hourless.note(day, item)
         views = {day: day_writes.view_or_none(item) for day, item in day_items.items()}
         for day, view in views.items():
             if view is not None:
@@ -246,20 +249,21 @@ class LedgerCounter(TableCounter):
         contention is not retried here."""
         outcome, key, messages = GroupOutcome(), group.key, group.messages
         first, followers = leaders(messages, key=_ledger_key)
-        view = MISSING if group.missing else (self.known_days.get(key) or UNSEEN)
-        for start in range(0, len(first), WRITE_IDS):
-            chunk = first[start : start + WRITE_IDS]
+        view = self.view(group)
+        start = 0
+        for chunk in write_chunks(first, WRITE_IDS, identities=True):
+            start += len(chunk)
             try:
                 view = self._count_chunk(key, chunk, outcome, view, deadline=group.deadline, may_defer=group.may_defer)
             except Deferred:  # what the chunk wrote so far stands; the rest waits, repeats too
                 ended = {m.ledger_key for m in outcome.counted + outcome.duplicates}
-                handed_back = {m.ledger_key for m in first[start:]} - ended
+                handed_back = {m.ledger_key for m in first[start - len(chunk) :]} - ended
                 outcome.deferred = [m for m in messages if m.ledger_key in handed_back]
                 followers = {k: v for k, v in followers.items() if k not in handed_back}
                 break
             except TransientFault as fault:
                 done = {m.message_id for m in outcome.counted + outcome.duplicates}
-                outcome.give_up([m for m in first[start:] if m.message_id not in done], fault)
+                outcome.give_up([m for m in first[start - len(chunk) :] if m.message_id not in done], fault)
                 break
         share_leaders_fate(followers, outcome, key=_ledger_key)
         return outcome
@@ -281,7 +285,6 @@ class LedgerCounter(TableCounter):
             step = UpsertStep.CREATE_IF_MISSING if write.view.kind is Kind.MISSING else UpsertStep.UPDATE_IF_EXISTS
             try:  # each attempt succeeds, drops at least one duplicate, or learns more of the day
                 write.run(max_attempts=len(chunk) + 7, start=step)  # the 7th: the read before a next page
-                self.hourless.written(key)  # a write of the day item leaves its map there
                 if write.view.kind is not Kind.MISSING:
                     self.known_days.add([key], write.view)
                 return write.view
@@ -329,7 +332,6 @@ class LedgerWrite(ThreeStepUpsert):
         self._key = schema.day_key(*day)
         self._outcome = outcome
         self.view = view
-        self.hours = HoursMap.CREATE if day in counter.hourless else HoursMap.ADD
         self.pending = self._distinct(chunk)
         self._read_before_next_page = True
 
@@ -371,8 +373,7 @@ class LedgerWrite(ThreeStepUpsert):
             return Answer.NEXT
         if not written:  # only markers refused: those reports were counted before; the rest again
             return self._drop(set(), counted)
-        self.view = DayView(Kind.COMPACT, day_ids=len(head)) if compact else PER_MESSAGE
-        self.hours = HoursMap.ADD
+        self.view = day_writes.view_of(params["Item"])  # as it was put
         done = {p.message.message_id for p in head}
         self._outcome.counted.extend(m for m in self.pending if m.message_id in done)
         self.pending = [m for m in self.pending if m.message_id not in done]
@@ -393,7 +394,7 @@ class LedgerWrite(ThreeStepUpsert):
         markers = [p.message for p in proofs if p.marker]
         tally = Tally.of(p.message for p in proofs)
         if self.view.kind is Kind.PER_MESSAGE:
-            return self._transact([(Role("day"), self._day_update(tally, Exists()))], markers)
+            return self._transact([(Role("day"), self._day_update(tally, Exists()))], markers, tally)
         page, seen = self.view.page, (self.view.day_ids if self.view.page == 0 else self.view.page_ids)
         room = max(0, (DAY_IDS if page == 0 else PAGE_IDS) - seen)
         here, onward = ids[:room], ids[room:]
@@ -402,18 +403,19 @@ class LedgerWrite(ThreeStepUpsert):
         if onward and self._read_before_next_page:
             return self._read_again()
         if page == 0 and not onward and not markers:
-            return self._single(self._day_update(tally, Compact(self.view, ids, here)))
+            return self._single(self._day_update(tally, Compact(self.view, ids, here)), tally)
         day = self._day_update(tally, Compact(self.view, ids, here if page == 0 else [], advance))
         actions = [(Role("day"), day)]
         if page > 0 and here:
             actions.append((Role("page", page), self._page_action(page, ids, here)))
         if onward:
             actions.append((Role("page", following), self._page_action(following, onward, onward)))
-        return self._transact(actions, markers)
+        return self._transact(actions, markers, tally)
 
     def _day_update(self, tally: Tally, guard: Exists | Compact) -> dict[str, Any]:
         """The day item's update as the view and the hours map stand (``store/day_writes.py``)."""
-        return day_writes.update(self._counter.table, self._day, tally, self.hours, guard)
+        view = self.view
+        return day_writes.update(self._counter.table, self._day, tally, view.hours, guard, readings=view.readings)
 
     def _page_action(self, page: int, checked: list[bytes], added: list[bytes]) -> dict[str, Any]:
         """Page ``page``'s update (``store/day_writes.py``)."""
@@ -439,23 +441,25 @@ class LedgerWrite(ThreeStepUpsert):
 
     # -- sending and reading the answers ------------------------------------------------------
 
-    def _single(self, params: dict[str, Any]) -> Answer:
+    def _single(self, params: dict[str, Any], tally: Tally) -> Answer:
         self._outcome.requests += 1
         answer = dynamo.single_write(self._counter.client, "UpdateItem", {**params, "ReturnValues": "UPDATED_NEW"})
         if answer.written:
-            self.view = replace(self.view, day_ids=len(ids_of(answer.item)), rebase=None)
+            self.view = replace(self.view.written(tally), day_ids=len(ids_of(answer.item)))
             self._all_counted()
             return Answer.DONE
         return self._found(answer.item, [])
 
-    def _transact(self, actions: list[tuple[Role, dict[str, Any]]], markers: list[SensorMessage]) -> Answer:
+    def _transact(
+        self, actions: list[tuple[Role, dict[str, Any]]], markers: list[SensorMessage], tally: Tally
+    ) -> Answer:
         roles = [role for role, _ in actions] + [Role("marker", message=m) for m in markers]
         sent = [expressions.update(params) for _, params in actions]
         sent += [self._counter.marker_action(m) for m in markers]
         self._outcome.requests += 1
         refusals = self._refusals(dynamo.transact_refusals(self._counter.client, sent), len(sent))
         if not refusals:
-            self._moved_on(actions)
+            self._moved_on(actions, tally)
             self._all_counted()
             return Answer.DONE
         day_item: dict[str, Any] | None = None
@@ -501,8 +505,6 @@ class LedgerWrite(ThreeStepUpsert):
     ) -> Answer:
         """A refusal by the day item: ``item`` as it was (``{}``: none). Its kind and page correct the
         view; identities found in it or in a refused page are counted before."""
-        self.hours = HoursMap.after(item)
-        self._counter.hourless.note(self._day, item)
         try:
             seen = day_writes.view_of(item)
         except MalformedItem as bad:  # a hand-made item: retrying cannot help, its reports wait mended
@@ -545,15 +547,16 @@ class LedgerWrite(ThreeStepUpsert):
         self._drop(found, set())
         return True
 
-    def _moved_on(self, actions: list[tuple[Role, dict[str, Any]]]) -> None:
+    def _moved_on(self, actions: list[tuple[Role, dict[str, Any]]], tally: Tally) -> None:
         """The view after a committed transaction: what it added, where."""
         if self.view.kind is not Kind.COMPACT:
+            self.view = self.view.written(tally)
             return
         added = {
             (role.kind, role.page): len(params["ExpressionAttributeValues"].get(":added", {}).get("BS", []))
             for role, params in actions
         }
-        view = replace(self.view, day_ids=self.view.day_ids + added.get(("day", 0), 0), rebase=None)
+        view = replace(self.view.written(tally), day_ids=self.view.day_ids + added.get(("day", 0), 0))
         if ("page", view.next_page) in added:
             view = replace(view, page=view.next_page, page_ids=added[("page", view.next_page)], skip_to=0)
         elif view.page > 0:

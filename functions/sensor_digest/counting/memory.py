@@ -2,11 +2,10 @@
 count rests on (every write is conditioned on the item as it is), only what saves asking again.
 Each is shared by the threads of a container, and bounded (least recently used forgotten).
 
-- ``KnownDays``: the sensor-days whose day item exists (day items are never deleted), with what a
-  counter keeps of each (the ledger: its ``DayView``), so a sensor-day is read about once per
-  container, not once per batch;
-- ``HourlessDays``: day items a read found without ``HourCounts`` (written before hours were kept),
-  so their first write creates the map at once instead of being refused for it;
+- ``KnownDays``: the sensor-days whose day item exists (day items are never deleted), each with its
+  ``DayView`` (its kind, page and identities for the ledger; its hours map and readings for every
+  writer), so a sensor-day is read about once per container, not once per batch, and a day item
+  from before hours has its map created by its first write instead of being refused for it;
 - ``FrozenPages``: the identities of a compact day's pages before the one being filled, which never
   change again, read once;
 - ``CreatedDays``: what became of the last days a lookup found missing (the missing-day bet,
@@ -17,11 +16,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from sensor_digest.counting.outcomes import GroupOutcome
-from sensor_digest.store.day_writes import DayKey, has_hours
+from sensor_digest.store.day_writes import DayKey
 
 KNOWN_DAYS_KEPT = 100_000  # sensor-days remembered per container as existing (about 15 MB at most)
 
@@ -81,39 +80,6 @@ class CreatedDays:
         there = outcome.insert_refused if outcome.steps[0] == "insert" else "insert" not in outcome.steps
         with self._lock:
             self._recent.append(there)
-
-
-HOURLESS_KEPT = 100_000  # day items remembered per container as without a map (a few MB at most)
-
-
-class HourlessDays:
-    """Sensor-days whose day item a read found without ``HourCounts`` (written before hours were
-    kept), least recently noted forgotten past ``limit``; shared by the threads of a container."""
-
-    def __init__(self, limit: int = HOURLESS_KEPT) -> None:
-        self._days: OrderedDict[tuple[int, str], None] = OrderedDict()
-        self._limit = limit
-        self._lock = threading.Lock()
-
-    def note(self, day: tuple[int, str], item: Mapping[str, Any]) -> None:
-        """What a read of ``day``'s item showed (an empty item, none: nothing to note)."""
-        with self._lock:
-            if item and not has_hours(item):
-                self._days[day] = None
-                self._days.move_to_end(day)
-                while len(self._days) > self._limit:
-                    self._days.popitem(last=False)
-            else:
-                self._days.pop(day, None)
-
-    def written(self, day: tuple[int, str]) -> None:
-        """``day``'s item has its map now."""
-        with self._lock:
-            self._days.pop(day, None)
-
-    def __contains__(self, day: object) -> bool:
-        with self._lock:
-            return day in self._days
 
 
 FROZEN_IDS_KEPT = 500_000

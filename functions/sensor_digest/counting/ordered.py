@@ -24,12 +24,12 @@ from typing import Any
 
 from sensor_digest.backoff import Backoff
 from sensor_digest.counting.base import Expired, TableCounter
-from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate
+from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate, write_chunks
 from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo, expressions, schema
-from sensor_digest.store.day_writes import AfterSequence, DayKey, HoursMap, Tally
+from sensor_digest.store.day_writes import AfterSequence, DayKey, DayView, Kind, Tally
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 MARKER_ATTEMPTS = 3
@@ -147,16 +147,19 @@ class OrderedCounter(TableCounter):
     def count_group(self, group: Group) -> GroupOutcome:
         outcome = GroupOutcome()
         first, followers = leaders(group.messages, key=sequence_of)
-        write = OrderedWrite(self, group.key, sorted(first, key=sequence_of), outcome)
-        write.hours = HoursMap.CREATE if group.key in self.hourless else HoursMap.ADD
-        try:  # each attempt succeeds, drops the applied messages, or advances the step
-            write.run(max_attempts=len(first) + 3, start=self.first_step(group.missing))
-        except TransientFault as fault:
-            outcome.give_up(write.pending, fault)
-        else:
-            self.known_days.add([group.key])
-            self.hourless.written(group.key)
-        outcome.steps += write.steps
+        ordered, view = sorted(first, key=sequence_of), self.view(group)
+        for chunk in write_chunks(ordered, len(ordered), identities=False):  # in sequence order, one after another
+            write = OrderedWrite(self, group.key, chunk, outcome, view)
+            try:  # each attempt succeeds, drops the applied messages, or advances the step
+                write.run(max_attempts=len(chunk) + 3, start=self.first_step(view.kind is Kind.MISSING))
+            except TransientFault as fault:
+                ended = {m.message_id for m in outcome.counted + outcome.duplicates}
+                outcome.give_up([m for m in ordered if m.message_id not in ended], fault)
+                break
+            finally:
+                outcome.steps += write.steps
+            view = write.view
+            self.known_days.add([group.key], view)
         share_leaders_fate(followers, outcome, key=sequence_of)
         return outcome
 
@@ -171,8 +174,10 @@ class OrderedWrite(ThreeStepUpsert):
         day: DayKey,
         pending: list[SensorMessage],
         outcome: GroupOutcome,
+        view: DayView,
     ) -> None:
         super().__init__()
+        self.view = view
         self._counter = counter
         self._client = counter._client
         self._table = counter._table
@@ -180,7 +185,6 @@ class OrderedWrite(ThreeStepUpsert):
         self.pending = pending
         self._outcome = outcome
         self._source = pending[0].source if pending else ""
-        self.hours = HoursMap.ADD
 
     def nothing_left(self) -> bool:
         return not self.pending  # every message turned out to be applied already
@@ -198,7 +202,8 @@ class OrderedWrite(ThreeStepUpsert):
         the winner applied)."""
         first, last = sequence_of(self.pending[0]), sequence_of(self.pending[-1])
         guard = AfterSequence(self._source, first, last)
-        params = day_writes.update(self._table, self._day, Tally.of(self.pending), self.hours, guard)
+        tally, view = Tally.of(self.pending), self.view
+        params = day_writes.update(self._table, self._day, tally, view.hours, guard, readings=view.readings)
         return self._send("Update", params)
 
     def _send(self, kind: str, params: dict[str, Any]) -> Answer:
@@ -213,11 +218,12 @@ class OrderedWrite(ThreeStepUpsert):
         else:
             old = dynamo.conditional_write("UpdateItem", partial(self._client.update_item, **params))
         if old is None:
+            self.view = self.view.written(Tally.of(self.pending))
             self._outcome.counted.extend(self.pending)
             return Answer.DONE
         if not old:  # no day item yet
             return Answer.NEXT
-        self.hours = HoursMap.after(old)  # a day item from before hours: the next write creates its map
+        self.view = day_writes.seen_of(old)  # its hours map, its readings: the next write rests on them
         applied = day_writes.applied_sequence_of(old, self._source)
         done = [m for m in self.pending if applied is not None and sequence_of(m) <= applied]
         self._outcome.duplicates.extend(done)

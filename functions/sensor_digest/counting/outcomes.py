@@ -6,12 +6,12 @@ of a repeated identity is written, and the fate its repeats share.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from sensor_digest.errors import RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store.day_writes import DayKey
+from sensor_digest.store.day_writes import DayKey, within_limits
 
 
 @dataclass(frozen=True)
@@ -121,3 +121,32 @@ def share_leaders_fate(
             outcome.rejected.extend(repeats)
         else:
             outcome.duplicates.extend(repeats)
+
+
+def write_chunks(messages: Sequence[SensorMessage], most: int, *, identities: bool) -> Iterator[list[SensorMessage]]:
+    """``messages`` in order, cut into the chunks one write each carries: at most ``most`` messages, and
+    no more hours, reading names and (name, hour) pairs than a write's expressions hold (with an
+    identity checked per message where ``identities``; ``day_writes.fits``)."""
+    chunk: list[SensorMessage] = []
+    hours: set[str] = set()
+    names: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    for message in messages:
+        more_names = names | {name for name, _ in message.readings}
+        more_pairs = pairs | {(name, message.hour) for name, _ in message.readings}
+        fits = len(chunk) < most and within_limits(
+            hours=len(hours | {message.hour}),
+            names=len(more_names),
+            pairs=len(more_pairs),
+            ids=len(chunk) + 1 if identities else 0,
+        )
+        if chunk and not fits:
+            yield chunk
+            chunk, hours, names, pairs = [], set(), set(), set()
+            more_names = {name for name, _ in message.readings}
+            more_pairs = {(name, message.hour) for name, _ in message.readings}
+        chunk.append(message)
+        hours.add(message.hour)
+        names, pairs = more_names, more_pairs
+    if chunk:
+        yield chunk

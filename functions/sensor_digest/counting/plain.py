@@ -12,11 +12,11 @@ from functools import partial
 from typing import Any
 
 from sensor_digest.counting.base import TableCounter
-from sensor_digest.counting.outcomes import Group, GroupOutcome
+from sensor_digest.counting.outcomes import Group, GroupOutcome, write_chunks
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo
-from sensor_digest.store.day_writes import Anyway, DayKey, Exists, HoursMap, Tally
+from sensor_digest.store.day_writes import Anyway, DayKey, DayView, Exists, Kind, Tally
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 
@@ -32,27 +32,36 @@ class PlainCounter(TableCounter):
         return True
 
     def count_group(self, group: Group) -> GroupOutcome:
-        outcome, messages = GroupOutcome(), group.messages
-        write = PlainWrite(self._client, self._table, group.key, messages, outcome)
-        write.hours = HoursMap.CREATE if group.key in self.hourless else HoursMap.ADD
-        try:
-            write.run(max_attempts=5, start=self.first_step(group.missing))
-        except TransientFault as fault:
-            outcome.give_up(messages, fault)
-        else:
-            self.known_days.add([group.key])
-            self.hourless.written(group.key)
-            outcome.counted.extend(messages)
-        outcome.steps += write.steps
+        """The group in one write, or in as few as its readings' statistics need (``write_chunks``)."""
+        outcome, messages, view = GroupOutcome(), list(group.messages), self.view(group)
+        for chunk in write_chunks(messages, len(messages), identities=False):
+            write = PlainWrite(self._client, self._table, group.key, chunk, outcome, view=view)
+            try:
+                write.run(max_attempts=5, start=self.first_step(view.kind is Kind.MISSING))
+            except TransientFault as fault:
+                outcome.give_up(messages[len(outcome.counted) :], fault)
+                break
+            finally:
+                outcome.steps += write.steps
+            view = write.view
+            self.known_days.add([group.key], view)
+            outcome.counted.extend(chunk)
         return outcome
 
 
 class PlainWrite(ThreeStepUpsert):
     def __init__(
-        self, client: Any, table: str, day: DayKey, messages: Sequence[SensorMessage], outcome: GroupOutcome
+        self,
+        client: Any,
+        table: str,
+        day: DayKey,
+        messages: Sequence[SensorMessage],
+        outcome: GroupOutcome,
+        *,
+        view: DayView,
     ) -> None:
         super().__init__()
-        self.hours = HoursMap.ADD
+        self.view = view
         self._client = client
         self._table = table
         self._day = day
@@ -60,7 +69,7 @@ class PlainWrite(ThreeStepUpsert):
         self._outcome = outcome
 
     def update_if_exists(self) -> Answer:
-        return self._send("UpdateItem", day_writes.update(self._table, self._day, self._tally, self.hours, Exists()))
+        return self._send("UpdateItem", self._update(Exists()))
 
     def create_if_missing(self) -> Answer:
         answer = self._send("PutItem", day_writes.create(self._table, self._day, self._tally))
@@ -68,18 +77,22 @@ class PlainWrite(ThreeStepUpsert):
         return answer
 
     def update_after_race(self) -> Answer:
-        return self._send("UpdateItem", day_writes.update(self._table, self._day, self._tally, self.hours, Anyway()))
+        return self._send("UpdateItem", self._update(Anyway()))
+
+    def _update(self, guard: Exists | Anyway) -> dict[str, Any]:
+        view = self.view
+        return day_writes.update(self._table, self._day, self._tally, view.hours, guard, readings=view.readings)
 
     def _send(self, action: str, params: dict[str, Any]) -> Answer:
-        """``DONE`` once written; ``AGAIN`` when the day item is there but without the hours map
-        (refused for that alone: the same step again, creating it); else ``NEXT``."""
+        """``DONE`` once written; ``AGAIN`` when the day item is there but the write rested on what it
+        no longer is (its hours map, its readings: the same step again, on what it is); else ``NEXT``."""
         self._outcome.requests += 1
         call = self._client.update_item if action == "UpdateItem" else self._client.put_item
         old = dynamo.conditional_write(action, partial(call, **params))
         if old is None:
+            self.view = self.view.written(self._tally)
             return Answer.DONE
-        was = self.hours
-        self.hours = HoursMap.after(old)
-        if action == "UpdateItem" and old and self.hours is not was:
+        self.view = day_writes.seen_of(old)
+        if action == "UpdateItem" and old:
             return Answer.AGAIN
         return Answer.NEXT

@@ -1,5 +1,5 @@
 """The counting mechanisms that save write units or dollars and that correctness does not rest on,
-each a named policy the benchmark can switch off (``python -m bench --policies``; what each earns is
+each a named policy the benchmark can switch off (``python -m bench.policies``; what each earns is
 in docs/benchmarks.md, "What each mechanism earns").
 
 - ``ring_order``: every sensor-day has a fixed place on a ring (``ring_place``) and each invocation
@@ -9,8 +9,6 @@ in docs/benchmarks.md, "What each mechanism earns").
 - ``defer_contended``: a group whose write met another writer (a contended transaction) is written
   again at the end of the batch, by when the other has moved on, rather than retried at once (off:
   retried in its place, with the backoff);
-- ``jump_away``: an invocation whose write met another jumps half its remaining ring ahead, so two
-  that started close together part instead of walking side by side (``jump_away``);
 - ``bet_on_created_days``: while most days a lookup found missing were created by another
   invocation before this one wrote them, a day found missing starts at the update
   (``memory.CreatedDays``);
@@ -23,7 +21,6 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -39,18 +36,12 @@ class Policies:
 
     ring_order: bool = True
     defer_contended: bool = True
-    jump_away: bool = True
     bet_on_created_days: bool = True
     keep_frozen_pages: bool = True
 
     def order(self, groups: list[G]) -> list[G]:
         """The order a wave's groups are written in."""
         return ring_order(groups) if self.ring_order else list(groups)
-
-    def met_another(self, pending: deque[G]) -> None:
-        """A group was deferred: the invocation moves on (``jump_away``) or walks on."""
-        if self.jump_away:
-            jump_away(pending)
 
 
 ALL = Policies()
@@ -68,10 +59,3 @@ def ring_order(groups: list[G]) -> list[G]:
     ring = sorted(groups, key=lambda group: ring_place(group[0]))
     start = random.randrange(len(ring)) if ring else 0  # noqa: S311 - a place to start, not a secret
     return ring[start:] + ring[:start]
-
-
-def jump_away(pending: deque[G]) -> None:
-    """Half the groups still to write moved behind the other half: an invocation that met another
-    one on the ring continues half a ring away from it, instead of walking beside it and meeting
-    it on every day item."""
-    pending.rotate(-(len(pending) // 2))

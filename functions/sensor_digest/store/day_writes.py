@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Context, Decimal, localcontext
 from enum import Enum
 from typing import Any, Protocol
 
@@ -66,6 +67,8 @@ STILL_HASHED = "(#count = #hashed OR (attribute_not_exists(#count) AND attribute
 HASHED_AS_READ = "#count = :seen AND attribute_not_exists(#hashed)"
 IDS_FIT = "(attribute_not_exists(#ids) OR size(#ids) <= :room)"
 AFTER_APPLIED = "(attribute_not_exists(#applied) OR #applied < :first)"
+READINGS_ABSENT = "attribute_not_exists(#R)"
+READINGS_THERE = "attribute_type(#R, :mtype)"
 AFTER_FIRST_RELEASES_PAIR = "(attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)"
 
 
@@ -90,28 +93,94 @@ class Report(Protocol):
     @property
     def hour(self) -> str: ...
 
+    @property
+    def readings(self) -> tuple[tuple[str, Decimal], ...]: ...
+
+
+EXACT = Context(prec=80)
+"""The arithmetic of readings: exact for every value the message rules admit (15 significant digits,
+squares of 30, sums of a write's at most a few hundred)."""
+
+
+@dataclass(frozen=True)
+class HourStats:
+    """One reading name's values in one hour: how many, their sum, the least and the greatest."""
+
+    count: int
+    total: Decimal
+    low: Decimal
+    high: Decimal
+
+    def add(self, value: Decimal) -> HourStats:
+        return HourStats(self.count + 1, self.total + value, min(self.low, value), max(self.high, value))
+
+
+@dataclass(frozen=True)
+class ReadingTally:
+    """One reading name's share of a tally: its values by hour, and the day's sum of their squares."""
+
+    hours: Mapping[str, HourStats]
+    squares: Decimal
+
 
 @dataclass(frozen=True)
 class Tally:
-    """What a set of reports adds to its day item: their count, and their counts by hour of the day
-    (``HH``)."""
+    """What a set of reports adds to its day item: their count, their counts by hour of the day
+    (``HH``), and their readings' statistics by name."""
 
     count: int = 0
     hours: Mapping[str, int] = field(default_factory=dict)
+    readings: Mapping[str, ReadingTally] = field(default_factory=dict)
 
     @classmethod
     def of(cls, reports: Iterable[Report]) -> Tally:
         hours: Counter[str] = Counter()
-        for report in reports:
-            hours[report.hour] += report.count
-        return cls(sum(hours.values()), dict(sorted(hours.items())))
+        by_name: dict[str, dict[str, HourStats]] = {}
+        squares: dict[str, Decimal] = {}
+        with localcontext(EXACT):
+            for report in reports:
+                hours[report.hour] += report.count
+                for name, value in report.readings:
+                    stats = by_name.setdefault(name, {})
+                    seen = stats.get(report.hour)
+                    stats[report.hour] = seen.add(value) if seen else HourStats(1, value, value, value)
+                    squares[name] = squares.get(name, Decimal(0)) + value * value
+        readings = {
+            name: ReadingTally(dict(sorted(stats.items())), squares[name]) for name, stats in sorted(by_name.items())
+        }
+        return cls(sum(hours.values()), dict(sorted(hours.items())), readings)
 
     def item(self) -> schema.Item:
         """The tally as the attributes of a new day item."""
-        return {
+        item: schema.Item = {
             schema.DATA_COUNT: {"N": str(self.count)},
             schema.HOUR_COUNTS: {"M": {hour: {"N": str(n)} for hour, n in self.hours.items()}},
+            schema.READINGS_COVER: {"N": str(self.count)},
         }
+        if self.readings:
+            item[schema.READINGS] = {"M": {name: _name_map(r) for name, r in self.readings.items()}}
+        return item
+
+
+def number(value: Decimal | int) -> dict[str, str]:
+    """A number as DynamoDB keeps it, in plain digits (no exponent)."""
+    return {"N": format(value, "f") if isinstance(value, Decimal) else str(value)}
+
+
+def hour_value(stats: HourStats) -> dict[str, Any]:
+    """An hour's statistics as a day item keeps them: its one value when it holds one, else the list
+    ``[count, sum, minimum, maximum]`` (a single value is its own sum, minimum and maximum: 6 bytes
+    where the list takes about 20, and most hours of a busy sensor hold one or two readings)."""
+    if stats.count == 1:
+        return number(stats.total)
+    return {"L": [number(stats.count), number(stats.total), number(stats.low), number(stats.high)]}
+
+
+def _name_map(reading: ReadingTally) -> dict[str, Any]:
+    """A reading name's whole map in a day item (``schema.READINGS``): the day's sum of squares, and
+    each hour's statistics (``hour_value``) under its ``HH``."""
+    kept = {hour: hour_value(stats) for hour, stats in reading.hours.items()}
+    return {"M": {schema.READING_SQUARES: number(reading.squares), **kept}}
 
 
 class HoursMap(Enum):
@@ -135,6 +204,72 @@ class Kind(Enum):
     COMPACT = "compact"
 
 
+Single = Decimal
+"""An hour that holds one value, known exactly."""
+Bounds = tuple[Decimal, Decimal]
+"""An hour that holds several values: a value its minimum is at most, and one its maximum is at least
+(other writers only move them outwards)."""
+
+
+@dataclass(frozen=True)
+class ReadingsView:
+    """What a container knows of a day item's readings' statistics: whether their map is there
+    (``None``: not known), which names' maps are, and what it saw of each (name, hour): one value
+    (``Single``, exactly), or the bounds of several (``Bounds``); an hour not named was not there."""
+
+    there: bool | None = None
+    names: frozenset[str] = frozenset()
+    hours: Mapping[tuple[str, str], Single | Bounds] = field(default_factory=dict)
+
+    @classmethod
+    def of_item(cls, item: Mapping[str, Any]) -> ReadingsView:
+        """What a day item as read (``{}``: none) shows."""
+        stored = item.get(schema.READINGS)
+        if not isinstance(stored, Mapping) or not isinstance(stored.get("M"), Mapping):
+            return cls(there=bool(item) and stored is not None)
+        hours: dict[tuple[str, str], Single | Bounds] = {}
+        for name, value in stored["M"].items():
+            kept = value.get("M", {}) if isinstance(value, Mapping) else {}
+            for hour, entry in (kept if isinstance(kept, Mapping) else {}).items():
+                seen = _hour_seen(entry)
+                if hour != schema.READING_SQUARES and seen is not None:
+                    hours[(name, hour)] = seen
+        return cls(there=True, names=frozenset(stored["M"]), hours=hours)
+
+    def after(self, tally: Tally) -> ReadingsView:
+        """What is known once a write of ``tally`` (resting on this view) committed."""
+        if not tally.readings:
+            return self
+        hours = dict(self.hours)
+        for name, reading in tally.readings.items():
+            for hour, stats in reading.hours.items():
+                hours[(name, hour)] = _merged(hours.get((name, hour)), stats)
+        return ReadingsView(True, self.names | frozenset(tally.readings), hours)
+
+
+def _hour_seen(entry: Any) -> Single | Bounds | None:
+    """What an hour's stored statistics (``hour_value``) say of it (``None``: nothing readable)."""
+    if not isinstance(entry, Mapping):
+        return None
+    if isinstance(entry.get("N"), str):
+        return Decimal(entry["N"])
+    listed = entry.get("L")
+    if isinstance(listed, list) and len(listed) == 4 and all(isinstance(v, Mapping) and "N" in v for v in listed):
+        return (Decimal(listed[2]["N"]), Decimal(listed[3]["N"]))
+    return None
+
+
+def _merged(seen: Single | Bounds | None, stats: HourStats) -> Single | Bounds:
+    """An hour as known once ``stats`` were written to it (seen as ``seen``)."""
+    if seen is None:
+        return stats.total if stats.count == 1 else (stats.low, stats.high)
+    low, high = (seen, seen) if isinstance(seen, Decimal) else seen
+    return (min(low, stats.low), max(high, stats.high))
+
+
+NOT_THERE = ReadingsView(there=False)
+
+
 @dataclass(frozen=True)
 class DayView:
     """A day item as a container last saw it (behind, never ahead: a refusal corrects it): its kind
@@ -150,6 +285,14 @@ class DayView:
     skip_to: int = 0
     hashed: bool = True
     rebase: int | None = None  # hashed as a release before ``HashedCount`` left it: its ``DataCount`` then
+    hours: HoursMap = HoursMap.ADD
+    readings: ReadingsView = field(default_factory=ReadingsView)
+
+    def written(self, tally: Tally) -> DayView:
+        """The view once a write of ``tally`` resting on it committed: the item there (a writer without
+        identities created it: no ``IdPage``), its hours map and readings there."""
+        kind = Kind.PER_MESSAGE if self.kind is Kind.MISSING else self.kind
+        return replace(self, kind=kind, rebase=None, hours=HoursMap.ADD, readings=self.readings.after(tally))
 
     @property
     def next_page(self) -> int:
@@ -161,7 +304,7 @@ class DayView:
         return replace(self, page_ids=max(self.page_ids, ids))
 
 
-MISSING = DayView(Kind.MISSING)
+MISSING = DayView(Kind.MISSING, readings=NOT_THERE)
 PER_MESSAGE = DayView(Kind.PER_MESSAGE)
 UNSEEN = DayView(Kind.COMPACT)
 """The view of a day item nobody read (a failed lookup): a compact day on page 0, the cheapest
@@ -180,8 +323,9 @@ def view_of(item: Mapping[str, Any]) -> DayView:
     ledger attributes no writer of this project leaves (see the module)."""
     if not item:
         return MISSING
+    readings, hours = ReadingsView.of_item(item), HoursMap.after(item)
     if schema.ID_PAGE not in item:
-        return PER_MESSAGE
+        return replace(PER_MESSAGE, hours=hours, readings=readings)
     page = schema.number_of(item, schema.ID_PAGE)
     count = schema.number_of(item, schema.DATA_COUNT) if schema.DATA_COUNT in item else 0
     skipped = schema.number_of(item, schema.SKIPPED_PAGES) if schema.SKIPPED_PAGES in item else 0
@@ -192,7 +336,7 @@ def view_of(item: Mapping[str, Any]) -> DayView:
             f"(0 to {highest})",
             schema.ID_PAGE,
         )
-    view = DayView(Kind.COMPACT, page=page, day_ids=len(ids_of(item)))
+    view = DayView(Kind.COMPACT, page=page, day_ids=len(ids_of(item)), hours=hours, readings=readings)
     if schema.HASHED_COUNT in item:
         return replace(view, hashed=schema.number_of(item, schema.HASHED_COUNT) == count)
     if schema.DATA_COUNT not in item:  # created empty by an earlier release, nothing counted yet
@@ -200,6 +344,16 @@ def view_of(item: Mapping[str, Any]) -> DayView:
     if _hours_hold(item, count):
         return replace(view, rebase=count)
     return replace(view, hashed=False)
+
+
+def seen_of(item: Mapping[str, Any]) -> DayView:
+    """What a writer that keeps no identities (at least once, ordered mode) learns of a day item as read:
+    whether it is there, its hours map, its readings (its ledger attributes, even malformed, are not
+    this writer's)."""
+    try:
+        return view_of(item)
+    except MalformedItem:
+        return DayView(Kind.PER_MESSAGE, hours=HoursMap.after(item), readings=ReadingsView.of_item(item))
 
 
 def view_or_none(item: Mapping[str, Any]) -> DayView | None:
@@ -237,6 +391,32 @@ def ids_of(item: Mapping[str, Any]) -> set[bytes]:
 def applied_sequence_of(item: Mapping[str, Any], source: str) -> int | None:
     """The highest sequence number of queue ``source`` applied to a day item (``None``: none was)."""
     return schema.applied_sequence_of_item(item, source)
+
+
+# -- how much one write may carry ----------------------------------------------------------------
+
+EXPRESSION_CHARS = 3_800
+"""Below DynamoDB's 4 KB for an update or a condition expression (with room for a key's names)."""
+EXPRESSION_OPERATORS = 280
+"""Below DynamoDB's 300 operators and functions in an expression."""
+
+
+def fits(tally: Tally, ids: int = 0) -> bool:
+    """Whether a write of ``tally`` checking ``ids`` identities stays inside DynamoDB's limits on
+    expressions, however little is known of the day item (every reading name's map there, no minimum
+    or maximum known: the most conditions a write of it can carry). An upper bound, held to the
+    built expressions by ``tests/unit/test_day_writes.py``: a counter writes a group's messages in
+    chunks that fit."""
+    pairs = sum(len(r.hours) for r in tally.readings.values())
+    return within_limits(hours=len(tally.hours), names=len(tally.readings), pairs=pairs, ids=ids)
+
+
+def within_limits(*, hours: int, names: int, pairs: int, ids: int) -> bool:
+    """``fits``, from how many hours, reading names, (name, hour) pairs and identities a write holds."""
+    updates = 200 + 30 * hours + 34 * names + 130 * pairs
+    conditions = 300 + 30 * ids + 40 * names + 110 * pairs
+    operators = 20 + 2 * ids + 2 * names + 8 * pairs
+    return updates <= EXPRESSION_CHARS and conditions <= EXPRESSION_CHARS and operators <= EXPRESSION_OPERATORS
 
 
 # -- the guards ---------------------------------------------------------------------------------
@@ -309,11 +489,19 @@ class _Parts:
         return " ".join(clauses)
 
 
-def update(table: str, day: DayKey, tally: Tally, hours: HoursMap, guard: Guard) -> Params:
-    """The ``UpdateItem`` that adds ``tally`` to ``day``'s item, resting on ``guard``."""
-    parts = _Parts(names={"#count": schema.DATA_COUNT}, values={":n": {"N": str(tally.count)}}, adds=["#count :n"])
+def update(
+    table: str, day: DayKey, tally: Tally, hours: HoursMap, guard: Guard, *, readings: ReadingsView | None = None
+) -> Params:
+    """The ``UpdateItem`` that adds ``tally`` to ``day``'s item, resting on ``guard`` and on what is
+    known of its readings' statistics (``readings``)."""
+    parts = _Parts(
+        names={"#count": schema.DATA_COUNT, "#cover": schema.READINGS_COVER},
+        values={":n": {"N": str(tally.count)}},
+        adds=["#count :n", "#cover :n"],
+    )
     _guard(parts, guard, tally)
     _hours(parts, hours, tally)
+    _readings(parts, tally, readings or ReadingsView())
     params: Params = {
         "TableName": table,
         "Key": schema.day_key(*day),
@@ -339,6 +527,73 @@ def _hours(parts: _Parts, hours: HoursMap, tally: Tally) -> None:
         parts.names[f"#h{hour}"], parts.values[f":h{hour}"] = hour, {"N": str(n)}
         parts.adds.append(f"#hours.#h{hour} :h{hour}")
     parts.conditions.append(HOURS_MAP_THERE)
+
+
+def _readings(parts: _Parts, tally: Tally, seen: ReadingsView) -> None:
+    """The readings' part of an update, by what ``seen`` knows of the item. Their map, or a name's,
+    not there: created whole, on condition that it still is not. Each hour of a name that is there:
+    not there, set (its value, or its list) on condition that it still is not; one value ``v`` there,
+    replaced by the list of it and the tally's, on condition that it is still ``v``; a list there, its
+    count and sum added, and its minimum (maximum) set only where the tally's could be below (above)
+    the stored one, on condition that it is (they only move outwards: where ``seen`` knows one at or
+    beyond the tally's, nothing is written or checked). The day's sum of squares is added. A refusal
+    returns the item, and ``seen`` is read again from it."""
+    if not tally.readings:
+        return
+    names, values = parts.names, parts.values
+    names["#R"] = schema.READINGS
+    values[":mtype"] = {"S": "M"}
+    if seen.there is False:
+        values[":R"] = {"M": {name: _name_map(r) for name, r in tally.readings.items()}}
+        parts.sets.append("#R = :R")
+        parts.conditions.append(READINGS_ABSENT)
+        return
+    parts.conditions.append(READINGS_THERE)
+    for i, (name, reading) in enumerate(tally.readings.items()):
+        path = f"#R.#a{i}"
+        names[f"#a{i}"] = name
+        if name not in seen.names:
+            values[f":a{i}"] = _name_map(reading)
+            parts.sets.append(f"{path} = :a{i}")
+            parts.conditions.append(f"attribute_not_exists({path})")
+            continue
+        names["#rq"] = schema.READING_SQUARES
+        values[f":a{i}q"] = number(reading.squares)
+        parts.adds.append(f"{path}.#rq :a{i}q")
+        parts.conditions.append(f"attribute_type({path}, :mtype)")
+        for hour, stats in reading.hours.items():
+            names[f"#h{hour}"] = hour
+            _hour(parts, f"{path}.#h{hour}", f":a{i}h{hour}", seen.hours.get((name, hour)), stats)
+
+
+def _hour(parts: _Parts, path: str, value: str, seen: Single | Bounds | None, stats: HourStats) -> None:
+    """One (name, hour)'s part of ``_readings``."""
+    values = parts.values
+    if seen is None:
+        values[value] = hour_value(stats)
+        parts.sets.append(f"{path} = {value}")
+        parts.conditions.append(f"attribute_not_exists({path})")
+        return
+    if isinstance(seen, Decimal):
+        with localcontext(EXACT):
+            merged = HourStats(1 + stats.count, seen + stats.total, min(seen, stats.low), max(seen, stats.high))
+        values[value], values[f"{value}v"] = hour_value(merged), number(seen)
+        parts.sets.append(f"{path} = {value}")
+        parts.conditions.append(f"{path} = {value}v")
+        return
+    low, high = seen
+    values[":ltype"] = {"S": "L"}
+    values[f"{value}n"], values[f"{value}s"] = number(stats.count), number(stats.total)
+    parts.sets += [f"{path}[0] = {path}[0] + {value}n", f"{path}[1] = {path}[1] + {value}s"]
+    parts.conditions.append(f"attribute_type({path}, :ltype)")
+    if stats.low < low:
+        values[f"{value}l"] = number(stats.low)
+        parts.sets.append(f"{path}[2] = {value}l")
+        parts.conditions.append(f"{path}[2] > {value}l")
+    if stats.high > high:
+        values[f"{value}x"] = number(stats.high)
+        parts.sets.append(f"{path}[3] = {value}x")
+        parts.conditions.append(f"{path}[3] < {value}x")
 
 
 def _guard(parts: _Parts, guard: Guard, tally: Tally) -> None:

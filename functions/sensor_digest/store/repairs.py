@@ -44,6 +44,12 @@ def day_item(sensor_id: int | str, day: str, attribute: str | None = schema.DATA
             f"{schema.ID_PAGE_PREFIX}{sensor_id}#{day}#<page> item in the ledger table, 0 when there is none "
             f"(an UpdateItem of {where} with SET {schema.ID_PAGE} = :page)"
         )
+    if attribute == schema.READINGS:
+        return (
+            f"remove its {schema.READINGS} and {schema.READINGS_COVER} by hand (an UpdateItem of {where} with "
+            f"REMOVE {schema.READINGS}, {schema.READINGS_COVER}): the next report with readings creates them "
+            "again, and the day's statistics read as covering only the reports counted since"
+        )
     if attribute == schema.HASHED_COUNT:
         return (
             f"remove its {schema.HASHED_COUNT} by hand (an UpdateItem of {where} with REMOVE {schema.HASHED_COUNT}): "
@@ -52,8 +58,9 @@ def day_item(sensor_id: int | str, day: str, attribute: str | None = schema.DATA
     if attribute is None:
         return (
             f"the item has no room to grow: remove the attributes that are not the contract's "
-            f"({schema.SENSOR_ID}, {schema.DATE}, {schema.DATA_COUNT}, {schema.HOUR_COUNTS} and the ledger's "
-            f"{schema.IDS}, {schema.ID_PAGE}, {schema.HASHED_COUNT}) by hand (an UpdateItem of {where} with REMOVE)"
+            f"({schema.SENSOR_ID}, {schema.DATE}, {schema.DATA_COUNT}, {schema.HOUR_COUNTS}, {schema.READINGS}, "
+            f"{schema.READINGS_COVER} and the ledger's {schema.IDS}, {schema.ID_PAGE}, {schema.HASHED_COUNT}, "
+            f"{schema.SKIPPED_PAGES}) by hand (an UpdateItem of {where} with REMOVE)"
         )
     return (
         f"set its {schema.DATA_COUNT} to the day's count, a whole number of at least 0, by hand (an UpdateItem of "

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from sensor_digest.errors import MalformedItem
@@ -86,6 +88,15 @@ MARKER_COUNT = "Count"
 IDS = "Ids"
 ID_PAGE = "IdPage"
 ID_PAGE_PREFIX = "IDS#"
+# a day item's readings' statistics (store/day_writes.py, docs/readings.md): per reading name a map of
+# each hour's statistics by ``HH`` (its one value, or [count, sum, minimum, maximum]) and the day's sum
+# of squares (``q``); absent until the day's first report with readings. ``ReadingsCover`` is the part
+# of ``DataCount`` counted by writers that keep readings (every write of this release adds to it,
+# readings or not): less than ``DataCount``, the statistics hold only some of the day's reports
+# (counted before the upgrade, or by a release rolled back to)
+READINGS = "Readings"
+READING_SQUARES = "q"
+READINGS_COVER = "ReadingsCover"
 # the part of a compact day item's ``DataCount`` whose reports' hashes the day keeps: added in the same
 # write as the count by every writer that keeps hashes. Less than ``DataCount`` (or absent beside a
 # count) means another writer counted on the day without a hash (a release before the compact ledger,
@@ -226,6 +237,62 @@ def hour_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
     return hours
 
 
+@dataclass(frozen=True)
+class KeptReading:
+    """One reading name's statistics as a day item keeps them: by hour (``HH``), the count, sum,
+    minimum and maximum of its values; for the day, the sum of their squares."""
+
+    hours: dict[str, tuple[int, Decimal, Decimal, Decimal]]
+    squares: Decimal
+
+
+def readings_of_item(item: Mapping[str, Any]) -> dict[str, KeptReading]:
+    """A day item's readings' statistics by name (``{}`` when it has none); ``MalformedItem`` naming
+    ``Readings`` when they are not as ingest writes them (a map written by hand). Each name's map
+    holds the day's sum of squares (``q``) and each hour's statistics under its ``HH``: one value (its
+    own count 1, sum, minimum and maximum), or the list ``[count, sum, minimum, maximum]``."""
+    if READINGS not in item:
+        return {}
+    try:
+        kept: dict[str, KeptReading] = {}
+        for name, value in sorted(_attribute(item, READINGS, "M").items()):
+            stats = _attribute({name: value}, name, "M", within=item)
+            hours = {hour: _hour_of(stats, hour, item) for hour in sorted(stats) if hour != READING_SQUARES}
+            kept[name] = KeptReading(hours, decimal_of(stats, READING_SQUARES, within=item))
+    except MalformedItem as bad:
+        raise MalformedItem(str(bad), READINGS) from None
+    return kept
+
+
+def _hour_of(stats: Mapping[str, Any], hour: str, item: Mapping[str, Any]) -> tuple[int, Decimal, Decimal, Decimal]:
+    entry = stats[hour]
+    if isinstance(entry, Mapping) and "N" in entry:
+        one = decimal_of(stats, hour, within=item)
+        return (1, one, one, one)
+    listed = _attribute(stats, hour, "L", within=item)
+    if not (isinstance(listed, list) and len(listed) == 4):
+        raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} is no [count, sum, min, max]")
+    count = number_of({"n": listed[0]}, "n", within=item)
+    total, low, high = (decimal_of({"v": v}, "v", within=item) for v in listed[1:])
+    if count < 2 or not low <= high:
+        raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} holds no statistics")
+    return (count, total, low, high)
+
+
+def decimal_of(item: Mapping[str, Any], name: str, *, within: Mapping[str, Any] | None = None) -> Decimal:
+    """A number attribute of an item (or of a map ``within`` it), exactly (``MalformedItem`` otherwise)."""
+    text = _attribute(item, name, "N", within=within)
+    try:
+        value = Decimal(text)
+    except (InvalidOperation, TypeError, ValueError):
+        value = Decimal("NaN")
+    if not value.is_finite():
+        raise MalformedItem(
+            f"{describe(within if within is not None else item)}: {name} {text!r} is not a number", name
+        )
+    return value
+
+
 def sequence_text(sequence: int) -> str:
     """A sequence number as stored: ``SEQUENCE_DIGITS`` digits, zero-padded (orders as it compares)."""
     if not 0 <= sequence <= MAX_SEQUENCE_NUMBER:
@@ -291,12 +358,13 @@ def check_day_item(item: Mapping[str, Any], size: int) -> None:
     counts them) that a counting write cannot add to: ``DataCount``, ``HashedCount`` or ``IdPage`` that
     is no whole number of at least 0, ``Ids`` that is no binary set, ``HourCounts`` that is no map of
     counts; or the item as a whole, when it is too near DynamoDB's 400 KB to grow."""
-    for name in (DATA_COUNT, HASHED_COUNT, ID_PAGE, SKIPPED_PAGES):
+    for name in (DATA_COUNT, HASHED_COUNT, ID_PAGE, SKIPPED_PAGES, READINGS_COVER):
         if name in item and number_of(item, name) < 0:
             raise MalformedItem(f"{describe(item)}: {name} {number_of(item, name)} is negative", name)
     if IDS in item:
         _attribute(item, IDS, "BS")
     hour_counts_of_item(item)
+    readings_of_item(item)
     if size >= NEAR_ITEM_SIZE_LIMIT:
         raise MalformedItem(
             f"{describe(item)}: {size:,} bytes, too near DynamoDB's {ITEM_SIZE_LIMIT:,} to grow "

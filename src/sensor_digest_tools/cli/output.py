@@ -17,6 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from typing import Any, NoReturn
 
 import typer
@@ -42,6 +43,30 @@ def print_json(value: Any) -> None:
     ``\\u00fc`` for ``ü``), only what could act on a terminal written as a JSON escape
     (``render.json_text``); a script that parses it reads the same values either way."""
     typer.echo(render.json_text(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)).encode())
+
+
+def print_exact_json(value: Any) -> None:
+    """``print_json`` for a result that holds exact decimals (readings' sums, minimums, maximums):
+    each ``Decimal`` written as the JSON number it is, in plain digits, never through a float."""
+    typer.echo(render.json_text(_exact_json(value, 0)).encode())
+
+
+def _exact_json(value: Any, depth: int) -> str:
+    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)``, with exact decimals."""
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"{value} is no JSON number")
+        return "0" if value == 0 else format(value, "f")
+    inner, outer = "\n" + "  " * (depth + 1), "\n" + "  " * depth
+    if isinstance(value, dict) and value:
+        members = (
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_exact_json(v, depth + 1)}"
+            for k, v in sorted(value.items())
+        )
+        return "{" + ",".join(members) + outer + "}"
+    if isinstance(value, list | tuple) and value:
+        return "[" + ",".join(f"{inner}{_exact_json(v, depth + 1)}" for v in value) + outer + "]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 @contextmanager

@@ -163,6 +163,12 @@ def demo(result: DemoResult) -> list[RenderableType]:
     checks = [
         ("every day count equals the truth", result.counts_exact),
         ("every summary equals its day items", result.summaries_exact),
+        (
+            "every reading's statistics read back through the read API equal the truth "
+            f"({len(result.traffic.readings)} readings of a sensor-day: count, sum, min, max exact; "
+            "mean, stddev within 1e-12)",
+            result.readings_exact,
+        ),
         (f"every poison message is in the DLQ with its reason ({len(result.poison_ids)})", result.poison_kept),
         ("no emulator error", not result.errors),
     ]
@@ -189,6 +195,8 @@ def demo(result: DemoResult) -> list[RenderableType]:
                 style="dim",
             )
         )
+    for difference in result.reading_differences[:5]:
+        shown_parts.append(Text.assemble(("  readings: ", "dim"), data(difference, style="red")))
     for reason in reasons[:5]:
         shown_parts.append(Text.assemble(("  DLQ reason: ", "dim"), data(reason)))
     for error in result.errors:

@@ -19,7 +19,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest import timestamps, zones
 from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
-from sensor_digest.messages import read_pending
+from sensor_digest.messages import READING_RULE, read_pending
 from sensor_digest.registry import Registry
 from sensor_digest_tools.cli.options import (
     PLAIN,
@@ -49,6 +49,14 @@ def send(
         ),
     ] = None,
     event_id: Annotated[str | None, typer.Option(help="The producer's id of the report.")] = None,
+    reading: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reading",
+            help="A value the sensor measured, name=value (temperature=21.5), repeatable (at most 8 names): "
+            "sent as the JSON number written, checked by the ingest's rule.",
+        ),
+    ] = None,
     repeat: Annotated[
         int,
         typer.Option(
@@ -71,15 +79,16 @@ def send(
     as deduplication id; a report without --event-id gets a fresh one. Stopped on the way (Ctrl-C, an
     endpoint that stops answering), it says on stderr how many reports went out and how to send the rest."""
     ids = [event_id if repeat == 1 or event_id is None else f"{event_id}-{i}" for i in range(repeat)]
-    bodies = [_report(sensor, count, timestamp, given) for given in ids]  # refused here, before any queue
+    readings = parse_readings(reading or [])
+    bodies = [_report(sensor, count, timestamp, given, readings) for given in ids]  # refused here, before any queue
     with errors():
         target = resolve_target(stack, region, queue_url=queue_url, table=table).need("queue_url")
         zone = check_registration(target, sensor)
         if zone is not None:  # the day in the sensor's own zone, as the ingest dates it
-            bodies = [_report(sensor, count, timestamp, given, zone) for given in ids]
+            bodies = [_report(sensor, count, timestamp, given, readings, zone) for given in ids]
         fifo = is_fifo(str(target.queue_url))
         if fifo and event_id is None:  # the deduplication id is the event id: every report needs one
-            bodies = [_report(sensor, count, timestamp, uuid.uuid4().hex) for _ in ids]
+            bodies = [_report(sensor, count, timestamp, uuid.uuid4().hex, readings) for _ in ids]
         sqs = target.sqs()
         progress = Progress(total=len(bodies))
         with told_on_stop(lambda: progress.stopped(sensor, event_id, fifo)):
@@ -217,15 +226,57 @@ def _is_date(year: int, month: int, day: int) -> bool:
     return True
 
 
-def _report(sensor: int, count: int, timestamp: str | None, event_id: str | None, zone: tzinfo = UTC) -> str:
+READING_TEXT_MAX = 64
+"""The longest ``--reading`` value read as a number (a value within the ingest's rule has at most 15
+significant digits; longer text is refused before JSON would read thousands of digits)."""
+
+
+def parse_readings(given: list[str]) -> list[tuple[str, str]]:
+    """``--reading name=value`` options as (name, the value's text): each value a JSON number as
+    written (its text is what the body carries, never a float's), each name once. The name and the
+    value's range are the ingest's to judge (``_report``)."""
+    readings: dict[str, str] = {}
+    for option in given:
+        name, equals, value = option.partition("=")
+        if not equals:
+            raise typer.BadParameter(f"{_shown(option)} is no name=value (temperature=21.5)", param_hint="--reading")
+        if len(value) > READING_TEXT_MAX or not JSON_NUMBER.fullmatch(value):
+            what = f"has {len(value):,} characters" if len(value) > READING_TEXT_MAX else "is no JSON number (21.5, -3)"
+            raise typer.BadParameter(
+                f"{_shown(option)}: the value {what}; a reading is {READING_RULE}", param_hint="--reading"
+            )
+        if name in readings:
+            raise typer.BadParameter(f"{_shown(name)} is given twice: one value a name", param_hint="--reading")
+        readings[name] = value
+    return list(readings.items())
+
+
+def _shown(text: str) -> str:
+    """Text a person typed, as a refusal repeats it: quoted, escaped, clipped."""
+    shown = json.dumps(text)
+    return shown if len(shown) <= 42 else f'{shown[:39]}..."'
+
+
+def _report(
+    sensor: int,
+    count: int,
+    timestamp: str | None,
+    event_id: str | None,
+    readings: list[tuple[str, str]] | None = None,
+    zone: tzinfo = UTC,
+) -> str:
     """One report body, refused here with the ingest's own reason if the ingest would refuse it (its
-    day in ``zone``: the sensor's registered zone where it is known)."""
+    day in ``zone``: the sensor's registered zone where it is known). Its readings' values are the
+    JSON numbers given, written into the body as they are (``parse_readings`` checked their text)."""
     body: dict[str, Any] = {"sensor_id": sensor, "count": count}
     if timestamp is not None:
         body["timestamp"] = _timestamp_value(timestamp)
     if event_id is not None:
         body["event_id"] = event_id
     text = json.dumps(body)
+    if readings:
+        members = ", ".join(f"{json.dumps(name)}: {value}" for name, value in readings)
+        text = f'{text[:-1]}, "readings": {{{members}}}}}'
     try:
         read_pending(message_id="cli", body=text, sent_timestamp=str(int(time.time() * 1000))).in_zone(zone)
     except RejectedMessage as rejection:

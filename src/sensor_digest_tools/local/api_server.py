@@ -2,9 +2,9 @@
 turning each request into an API Gateway HTTP API event (payload 2.0) for the API's own handler
 (``sensor_digest.api``, as ``functions/api/handler.py`` builds it), and its answer back into HTTP.
 
-``GET /`` (and the page's two files) is the page ``page/index.html``: a heatmap of day counts and
-a sensor's months, drawn from the API in the browser. Everything else goes to the handler, so the
-answers are the deployed API's, 404s and 405s included.
+``GET /`` (and the page's files) is the page ``page/index.html``: a heatmap of day counts, a day's
+hours, a sensor's readings and its months, drawn from the API in the browser. Everything else goes
+to the handler, so the answers are the deployed API's, 404s and 405s included.
 
 Only this machine can reach it: it listens on 127.0.0.1, and answers only requests that name it as
 their host (``127.0.0.1:<port>`` or ``localhost:<port>``, in any case: host names are
@@ -45,6 +45,7 @@ METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 PAGE_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/heatmap.js": ("heatmap.js", "text/javascript; charset=utf-8"),
+    "/readings.js": ("readings.js", "text/javascript; charset=utf-8"),
     "/heatmap.css": ("heatmap.css", "text/css; charset=utf-8"),
 }
 SECURITY_HEADERS = {  # the page's; every answer also gets X-Content-Type-Options: nosniff

@@ -17,7 +17,8 @@ from sensor_digest_cdk.shape import FIFO_MAX_BATCH, PipelineShape
 from sensor_digest_tools.instruments.faults import FaultInjector
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.quiet import QUIET_SENSOR, fall_silent, registered_silence
-from sensor_digest_tools.local.traffic import Traffic, generate
+from sensor_digest_tools.local.readings_check import readings_differences
+from sensor_digest_tools.local.traffic import DEMO_READINGS, Traffic, generate
 from sensor_digest_tools.ops.dlq import DeadLetter, drain_dead_letters, redrive
 from sensor_digest_tools.ops.producer import batch_entry, is_fifo
 
@@ -99,6 +100,11 @@ class DemoResult:
     errors: list[str] = field(default_factory=list)
     silent: list[dict[str, Any]] = field(default_factory=list)  # the check's answer (quiet.py)
     quiet_day: str | None = None  # the day the quiet sensor fell silent at noon
+    reading_differences: list[str] = field(default_factory=list)  # statistics read back against the truth
+
+    @property
+    def readings_exact(self) -> bool:
+        return not self.reading_differences
 
     @property
     def silence_found(self) -> bool:
@@ -132,7 +138,12 @@ class DemoResult:
     @property
     def ok(self) -> bool:
         return (
-            self.counts_exact and self.summaries_exact and self.poison_kept and self.silence_found and not self.errors
+            self.counts_exact
+            and self.summaries_exact
+            and self.readings_exact
+            and self.poison_kept
+            and self.silence_found
+            and not self.errors
         )
 
 
@@ -230,6 +241,7 @@ def run_demo(
         days=options.days,
         poison_rate=options.poison_rate,
         seed=options.seed,
+        readings=DEMO_READINGS,
     )
     quiet_day = fall_silent(traffic)
     pipeline = LocalPipeline(
@@ -325,6 +337,7 @@ def run_demo(
             ),
             errors=[repr(e) for e in pipeline.errors],
         )
+        result.reading_differences = readings_differences(ddb, str(target.table), traffic)
         if quiet_day is not None:
             result.quiet_day = quiet_day
             silent = registered_silence(ddb, str(target.table), str(target.ledger), quiet_day)

@@ -1,8 +1,8 @@
 """The demo's silent sensor: one sensor of the traffic stops reporting at noon of the last day, and
 the silence check (the deployed one's code) finds it.
 
-``fall_silent`` moves that sensor's reports of the last day into its morning (their day, count and
-identity stay: the truth does not change), so its last report hour is at most ``11``.
+``fall_silent`` moves that sensor's reports of the last day into its morning (their day, count,
+identity and readings stay: the truth does not change), so its last report hour is at most ``11``.
 ``registered_silence`` registers it with a threshold of its own and runs the check as it would run
 late that evening (``CHECKED_AT``): the demo's days are in the past, so the check's clock is set to
 the traffic's last day, and the registry's to its midnight, the one thing not as deployed.
@@ -40,8 +40,9 @@ def fall_silent(traffic: Traffic, sensor: int = QUIET_SENSOR) -> str | None:
         stamp = str(report.get("timestamp", ""))
         if report.get("sensor_id") == sensor and stamp.startswith(f"{last}T"):
             hour = int(stamp[11:13]) % QUIET_FROM_HOUR
-            report["timestamp"] = f"{stamp[:11]}{hour:02d}{stamp[13:]}"
-            traffic.bodies[i] = json.dumps(report)
+            moved = f"{stamp[:11]}{hour:02d}{stamp[13:]}"
+            # the timestamp alone is rewritten: the readings stay the exact numbers written
+            traffic.bodies[i] = body.replace(json.dumps(stamp), json.dumps(moved), 1)
     return last
 
 

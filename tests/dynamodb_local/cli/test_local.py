@@ -18,6 +18,7 @@ def test_the_demo_runs_the_whole_pipeline_and_reports_exact_counts(ddb_endpoint:
     assert result.exit_code == 0, result.output
     assert "PASS every day count equals the truth" in result.output
     assert "PASS every poison message is in the DLQ with its reason" in result.output
+    assert "PASS every reading's statistics read back through the read API equal the truth" in result.output
     assert "exact" in result.output
 
 
@@ -27,6 +28,8 @@ def test_the_demo_fails_when_counts_are_wrong(ddb_endpoint: str) -> None:
 
     assert result.exit_code == 1
     assert "FAIL every day count equals the truth" in result.output
+    assert "FAIL every reading's statistics read back through the read API equal the truth" in result.output
+    assert "readings: sensor " in result.output  # the first differences, named
     assert "counts are wrong" in result.output
     # while the summary path, which follows the day items whatever they hold, is not blamed
     assert "PASS every summary equals its day items" in result.output

@@ -86,7 +86,7 @@ def test_the_first_view_says_what_to_do_and_the_docs_example_opens_onto_its_data
 
     # When the page opens as a newcomer first opens it, and then at the address the docs give
     first = Dom(render(f"{server.url}/", tmp_path / "first"))
-    [address] = example
+    address, _ = example  # the other: readings (test_page_readings_in_browser.py)
     docs = Dom(render(f"{server.url}{address}", tmp_path / "docs"))
 
     # Then the first view is empty and says what to do, and the docs' address shows the report

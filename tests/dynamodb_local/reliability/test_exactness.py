@@ -22,7 +22,7 @@ from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.delivery import deliver_until_drained
 from tests.support.faults import FaultPlan
-from tests.support.hours import hour_counts, hour_truth, hours_match_counts
+from tests.support.hours import hour_counts, hour_truth, hours_match_counts, readings_read, readings_truth
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts, identities, scan_all
 
@@ -39,6 +39,7 @@ def scenario(n: int, seed: int) -> tuple[list[QueuedMessage], list[QueuedMessage
             "timestamp": f"{day}T{rng.randrange(24):02d}:00:00Z",
             "count": count,
             "event_id": f"r-{i}",
+            "readings": {"t": rng.randrange(-5_000_000, 5_000_000) / 1000},  # a reading, exact in decimal
         }
         messages.append(QueuedMessage(body=json.dumps(body)))
         truth[(sensor, day)] += count
@@ -72,6 +73,7 @@ def test_twenty_thousand_messages_with_duplicates_and_faults_are_counted_exactly
     assert counts == dict(truth)
     assert hour_counts(ddb, tables.table) == dict(hour_truth(messages))  # every hour exact too
     assert hours_match_counts(ddb, tables.table) == []
+    assert readings_read(ddb, tables.table) == readings_truth(messages)  # every reading's statistics exact
     assert kept == len(messages)  # one identity per counted report
 
 

@@ -10,7 +10,8 @@
 // opens its 24 hours (GET /sensors/{id}/hours), each hour's count written in its cell, in the zone
 // the API names (the sensor's registered zone, else the digest zone); the sensors GET /silence lists
 // are marked in the heatmap, said in the one phrasing the command line and the docs use (silenceText,
-// as sensor_digest.silence.rules.wording), and the page says how many are silent.
+// as sensor_digest.silence.rules.wording), and the page says how many are silent. A sensor's readings
+// over the range, and a day's readings by hour, are readings.js's (loaded after this file).
 "use strict";
 
 const DAY_MS = 86400000;
@@ -176,6 +177,7 @@ async function drawHours(sensorId, day) {
     const body = element("tbody");
     body.append(row);
     table.replaceChildren(thead, body);
+    await appendReadingHours(body, sensorId, day);
     const reported = Object.keys(hours).sort();
     const where = `Sensor ${sensorId}, ${day}, hours of its day in ${timezone}`;
     title.textContent =
@@ -418,7 +420,9 @@ function defaults(params) {
   start.setUTCMonth(start.getUTCMonth() - 5);
   const mfrom = params.get("mfrom") || isoDay(start).slice(0, 7);
   const hours = { hsensor: params.get("hsensor") || "", hday: params.get("hday") || "" };
-  return { from, to, sensors: params.get("sensors") || "", sensor: params.get("sensor") || "", mfrom, mto, ...hours };
+  const readings = { rsensor: params.get("rsensor") || "", reading: params.get("reading") || "" };
+  const sensors = params.get("sensors") || "";
+  return { from, to, sensors, sensor: params.get("sensor") || "", mfrom, mto, ...hours, ...readings };
 }
 
 // The day whose hours are open (from the URL, or the cell clicked last): kept in the URL with the rest.
@@ -433,6 +437,8 @@ function fill(values) {
   byId("month-sensor").value = values.sensor;
   byId("month-from").value = values.mfrom;
   byId("month-to").value = values.mto;
+  byId("reading-sensor").value = values.rsensor;
+  openReading.reading = values.reading;
 }
 
 function read() {
@@ -444,6 +450,8 @@ function read() {
     mfrom: byId("month-from").value,
     mto: byId("month-to").value,
     ...openHours,
+    rsensor: byId("reading-sensor").value.trim(),
+    reading: openReading.reading,
   };
 }
 
@@ -456,7 +464,9 @@ async function render() {
   try {
     const drawn = await drawHeatmap(values.from, values.to, extraIds(values.sensors));
     await drawMonths(values.sensor, values.mfrom, values.mto);
+    await drawReadings(values.rsensor, values.reading, values.from, values.to);
     if (SENSOR_ID.test(values.hsensor) && values.hday) await drawHours(values.hsensor, values.hday);
+    history.replaceState(null, "", `?${new URLSearchParams(read()).toString()}`); // the reading shown
     const failed = drawn.failed ? `, ${drawn.failed} of them not read` : "";
     status.textContent = `${drawn.shown} sensor(s)${failed}, ${values.from} to ${values.to}.`;
     document.body.dataset.state = drawn.shown === 0 ? "empty" : "ready";
@@ -468,7 +478,7 @@ async function render() {
 
 document.addEventListener("DOMContentLoaded", () => {
   fill(defaults(new URLSearchParams(window.location.search)));
-  for (const form of [byId("range-form"), byId("months-form")]) {
+  for (const form of [byId("range-form"), byId("months-form"), byId("readings-form")]) {
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       render();
@@ -483,6 +493,18 @@ document.addEventListener("DOMContentLoaded", () => {
       openHours.hday = day.dataset.day;
     }
     byId("month-sensor").value = row.dataset.sensor;
+    byId("reading-sensor").value = row.dataset.sensor;
+    render();
+  });
+  byId("reading-name").addEventListener("change", (event) => {
+    openReading.reading = event.target.value;
+    render();
+  });
+  byId("readings-chart").addEventListener("click", (event) => {
+    const day = event.target.closest("g[data-day]");
+    if (!day) return;
+    openHours.hsensor = byId("reading-sensor").value.trim();
+    openHours.hday = day.dataset.day;
     render();
   });
   render();

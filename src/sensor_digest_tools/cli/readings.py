@@ -1,0 +1,219 @@
+"""``readings``: a sensor's readings' statistics read back from the tables, as the read API answers them.
+
+The statistics are the read API's own (``sensor_digest.api.readings``: the same sums over the same
+day items), read as ``counts`` reads: the local pipeline's table, ``--table``, or a stack's. Count,
+sum, minimum and maximum are exact decimals (exact JSON numbers with ``--json``); mean and standard
+deviation are shown to two decimals more than the values have (``approximately``), in full in JSON.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from sensor_digest import zones
+from sensor_digest.api import readings as statistics
+from sensor_digest.errors import MalformedItem, UnknownTimeZone
+from sensor_digest.store import reads, repairs, schema
+from sensor_digest_tools.cli import render
+from sensor_digest_tools.cli.options import PLAIN, AsJson, Region, Sensor, Stack, TableOpt, parse_date
+from sensor_digest_tools.cli.output import console, errors, fail, note, print_exact_json, resolve_target
+from sensor_digest_tools.cli.tables import hours_zone
+
+commands = typer.Typer(**PLAIN)  # readings, at the command line's top level (app.py)
+
+PARTIAL = "partial"
+PARTIAL_MEANS = (
+    "partial: the statistics hold only the reports counted since readings were kept "
+    "(the day's other reports were counted by a release that kept none)"
+)
+MAX_SIGNIFICANT = 15
+"""A mean or standard deviation is a float: no more digits of it are shown than a float holds."""
+
+
+def _optional_date(value: str | None) -> str | None:
+    return None if value is None else parse_date(value)
+
+
+@commands.command()
+def readings(
+    sensor: Sensor,
+    start: Annotated[str | None, typer.Option("--from", callback=_optional_date, help="First day, YYYY-MM-DD.")] = None,
+    end: Annotated[str | None, typer.Option("--to", callback=_optional_date, help="Last day, YYYY-MM-DD.")] = None,
+    stack: Stack = None,
+    region: Region = None,
+    table: TableOpt = None,
+    as_json: AsJson = False,
+    hourly: Annotated[
+        bool, typer.Option("--hourly", help="One day's statistics per hour of the sensor's own day (with --day).")
+    ] = False,
+    day: Annotated[
+        str | None, typer.Option("--day", callback=_optional_date, help="With --hourly: the day, YYYY-MM-DD.")
+    ] = None,
+    timezone: Annotated[
+        str,
+        typer.Option(help="With --hourly: the zone of a sensor registered without one (the stack's digestTimezone)."),
+    ] = "UTC",
+) -> None:
+    """A sensor's readings' statistics per day over a date range: count, sum, minimum, maximum (exact),
+    mean and population standard deviation, per reading name; with --hourly --day, one day's per hour
+    (count, sum, minimum, maximum, mean), in the zone of the sensor's day (its registered zone, else
+    --timezone). A day whose statistics hold only some of its reports is marked partial.
+
+    Exit code 0 with a note when the sensor has no readings there (like `counts`); 1 on an error.
+    """
+    if hourly:
+        if day is None:
+            raise typer.BadParameter("--hourly reads one day: give --day YYYY-MM-DD", param_hint="--day")
+        if start is not None or end is not None:
+            raise typer.BadParameter("--hourly reads one day (--day), not a range", param_hint="--from/--to")
+        try:
+            digest_zone = zones.check(timezone)
+        except UnknownTimeZone as exc:
+            raise typer.BadParameter(exc.reason, param_hint="--timezone") from None
+        _hours(sensor, day, digest_zone, stack, region, table, as_json=as_json)
+        return
+    if day is not None:
+        raise typer.BadParameter(
+            "--day goes with --hourly (a day's hours); a range is --from and --to", param_hint="--day"
+        )
+    if start is None or end is None:
+        raise typer.BadParameter("--from and --to are required (or --hourly --day)", param_hint="--from/--to")
+    if end < start:
+        raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
+    with errors():
+        target = resolve_target(stack, region, table=table).need("table")
+        items = list(reads.sensor_items(target.dynamodb(), str(target.table), sensor, start, end))
+    days, partial = by_day(sensor, items)
+    if as_json:
+        print_exact_json({"sensor_id": sensor, "from": start, "to": end, "days": days, "partial_days": partial})
+        return
+    if not days:
+        note(f"sensor {sensor} has no readings from {start} to {end}")
+        return
+    console.print(days_table(f"Readings of sensor {sensor}, {start} to {end}", days, partial))
+    if partial:
+        console.print(Text(f"{PARTIAL_MEANS}: {', '.join(partial)}", style="dim"))
+
+
+def by_day(sensor: int, items: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    """Each day item's statistics by day (as ``GET /sensors/{id}/readings`` answers them: days without
+    readings absent), and the days whose statistics are partial. A day item whose readings cannot be
+    read ends the command with its repair, as ``counts`` does."""
+    days: dict[str, Any] = {}
+    partial: list[str] = []
+    for item in items:
+        day = item.get(schema.DATE, {}).get("S", "")
+        if not schema.is_day(day) or schema.DATA_COUNT not in item:
+            continue
+        kept = _kept(sensor, day, item)
+        if kept:
+            days[day] = statistics.day_statistics(kept)
+            if not statistics.complete(item):
+                partial.append(day)
+    return days, partial
+
+
+def _kept(sensor: int, day: str, item: dict[str, Any]) -> dict[str, schema.KeptReading]:
+    try:
+        return schema.readings_of_item(item)
+    except MalformedItem as bad:  # written by hand: named, with what mends it
+        fail(f"{bad}; {repairs.day_item(sensor, day, bad.attribute)}")
+
+
+def _hours(
+    sensor: int, day: str, digest_zone: str, stack: str | None, region: str | None, table: str | None, *, as_json: bool
+) -> None:
+    """One day's statistics per hour (``GET /sensors/{id}/readings/hours``), and the zone of its hours."""
+    with errors():
+        target = resolve_target(stack, region, table=table).need("table")
+        client, name = target.dynamodb(), str(target.table)
+        item = reads.get_item(client, name, schema.day_key(sensor, day)) or {}
+        zone = hours_zone(client, name, sensor, digest_zone)
+    hours = statistics.hour_statistics(_kept(sensor, day, item)) if schema.DATA_COUNT in item else {}
+    complete = statistics.complete(item) if schema.DATA_COUNT in item else True
+    if as_json:
+        answer = {"sensor_id": sensor, "day": day, "hours": hours, "complete": complete, "timezone": zone[0]}
+        print_exact_json(answer)
+        return
+    if not hours:
+        note(f"sensor {sensor} has no readings on {day}")
+        return
+    title = f"Readings of sensor {sensor} on {day}, by hour of its day in {zone[0]} ({zone[1]})"
+    console.print(hours_table(title, hours))
+    if not complete:
+        console.print(Text(f"{PARTIAL_MEANS}: {day}", style="dim"))
+
+
+def _statistics_table(title: str, first: str, *, with_stddev: bool) -> Table:
+    out = render.titled(title)
+    out.add_column(first)
+    out.add_column("reading")
+    for column in ("count", "sum", "min", "max", "mean", *(("stddev",) if with_stddev else ())):
+        out.add_column(column, justify="right")
+    return out
+
+
+def _cells(stats: dict[str, Any], decimals: int, *, with_stddev: bool) -> list[str]:
+    exact = [str(stats["count"]), exact_text(stats["sum"]), exact_text(stats["min"]), exact_text(stats["max"])]
+    rounded = [approximately(stats["mean"], decimals)]
+    if with_stddev:
+        rounded.append(approximately(stats["stddev"], decimals))
+    return exact + rounded
+
+
+def days_table(title: str, days: dict[str, Any], partial: list[str]) -> Table:
+    """Each day's readings, a row per name under its day; a partial day marked (``PARTIAL``)."""
+    out = _statistics_table(title, "day", with_stddev=True)
+    for day, by_name in sorted(days.items()):
+        first = True
+        for name, stats in sorted(by_name.items()):
+            label = Text()
+            if first:
+                label = render.data(day)
+                if day in partial:
+                    label.append(f" ({PARTIAL})", style="yellow")
+            out.add_row(label, render.data(name), *_cells(stats, decimals_of(stats), with_stddev=True))
+            first = False
+    return out
+
+
+def hours_table(title: str, hours: dict[str, dict[str, Any]]) -> Table:
+    """One day's hours, a row per reading name under its hour."""
+    out = _statistics_table(title, "hour", with_stddev=False)
+    for hour, by_name in sorted(hours.items()):
+        first = True
+        for name, stats in sorted(by_name.items()):
+            label = render.data(f"{hour}:00") if first else Text()
+            out.add_row(label, render.data(name), *_cells(stats, decimals_of(stats), with_stddev=False))
+            first = False
+    return out
+
+
+def exact_text(value: Decimal) -> str:
+    """An exact decimal in plain digits, no exponent and no trailing zero (``182.0`` is ``182``)."""
+    return "0" if value == 0 else format(value.normalize(), "f")
+
+
+def decimals_of(stats: dict[str, Any]) -> int:
+    """How many decimals a reading's values have: the most of its exact sum, minimum and maximum."""
+    return max(_decimals(stats[key]) for key in ("sum", "min", "max"))
+
+
+def _decimals(value: Decimal) -> int:
+    exponent = value.normalize().as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
+def approximately(value: float, decimals: int) -> str:
+    """A mean or standard deviation to two decimals more than the values have, and never more
+    significant digits than a float holds (``MAX_SIGNIFICANT``)."""
+    number = Decimal(repr(value))
+    places = decimals + 2
+    if number:
+        places = min(places, max(0, MAX_SIGNIFICANT - 1 - number.adjusted()))
+    return f"{number:.{places}f}"
