@@ -5,7 +5,7 @@ earns (``sensor_digest.counting.policies``).
 one off, on the workloads where a policy can act:
 
 - W1 (200 busy sensors, a new day) at the stack's two invocations at once, and at 10 (the documented
-  raised concurrency): where invocations meet (ring order, deferral, jump-away) and where a day found
+  raised concurrency): where invocations meet (ring order, deferral) and where a day found
   missing was created meanwhile (the missing-day bet);
 - W4 (one hot sensor, many identity pages) at the defaults: where frozen pages are read again.
 

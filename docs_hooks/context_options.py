@@ -2,7 +2,8 @@
 deployment model, so that a reader of the repository sees it as the site does: the ``Tunables``
 fields a context key sets (``sensor_digest_cdk.tunables``: each one's default, rule and meaning;
 ``context_key``; ``stackName`` from ``context.py``), one row per meaning (fields of equal meaning share
-a row). ``{s.<figure>}`` in a meaning is the app's default ``PipelineShape``'s figure.
+a row, each key's default and rule on a line of its own). ``{s.<figure>}`` in a meaning is the app's
+default ``PipelineShape``'s figure.
 
 ``python -m docs_hooks.context_options --write`` (``make generated``) writes the table between the
 page's two markers; ``tests/repository/test_generated.py`` fails when the page's table differs from what
@@ -58,10 +59,11 @@ def render_options_table() -> str:
     }
     lines = ["| key | default | allowed | meaning |", "|---|---|---|---|"]
     for meaning, keys in rows.items():
-        allowed = keys[0][2].allowed if len(keys) == 1 else "<br>".join(f"`{k}`: {rule.allowed}" for k, _, rule in keys)
+        one = len(keys) == 1
+        allowed = keys[0][2].allowed if one else "<br>".join(f"`{k}`: {rule.allowed}" for k, _, rule in keys)
         cells = (
             ", ".join(f"`{k}`" for k, _, _ in keys),
-            ", ".join(_default(default) for _, default, _ in keys),
+            _default(keys[0][1]) if one else "<br>".join(f"`{k}`: {_default(default)}" for k, default, _ in keys),
             allowed,
             meaning.format(**values),
         )

@@ -15,8 +15,12 @@ The namespace keeps a producer's own attributes from being taken for an origin: 
 its reports with an upstream ``source_message_id`` (the names earlier versions used) is never read
 by ingest. Dead letters that earlier versions wrote under those bare names stay redrivable exactly:
 the project's redrive and ``dlq stamp`` read them (``Origin.of_letter``), on letters that carry
-nothing but what earlier versions wrote (``written_by_earlier_version``), and send them on under
-the namespaced names.
+nothing but what earlier versions wrote (``written_by_earlier_version``).
+
+Every origin this version writes carries the bare names too, with the same values: after a rollback
+to the release before the namespace (docs/exactly-once.md, "Upgrading, and rolling back"), that
+release reads the bare names only, and a dead letter written here and redriven there must still
+count once, on its own day. This version never reads them where the namespaced ones are present.
 """
 
 from __future__ import annotations
@@ -46,8 +50,14 @@ MAX_SOURCE_ID_BYTES = 128
 MAX_SOURCE_SENT_DIGITS = 15  # epoch milliseconds up to the end of year 9999
 DEAD_LETTER_OVERHEAD_BYTES = (
     (len(REASON_ATTRIBUTE) + len(ATTRIBUTE_TYPE) + MAX_REASON_BYTES)
-    + (len(SOURCE_ID_ATTRIBUTE) + len(ATTRIBUTE_TYPE) + MAX_SOURCE_ID_BYTES)
-    + (len(SOURCE_SENT_ATTRIBUTE) + len(NUMBER_TYPE) + MAX_SOURCE_SENT_DIGITS)
+    + sum(
+        len(name) + len(ATTRIBUTE_TYPE) + MAX_SOURCE_ID_BYTES
+        for name in (SOURCE_ID_ATTRIBUTE, LEGACY_SOURCE_ID_ATTRIBUTE)
+    )
+    + sum(
+        len(name) + len(NUMBER_TYPE) + MAX_SOURCE_SENT_DIGITS
+        for name in (SOURCE_SENT_ATTRIBUTE, LEGACY_SOURCE_SENT_ATTRIBUTE)
+    )
 )
 """The most bytes the attributes of a dead letter add to its body."""
 
@@ -165,16 +175,17 @@ class Origin:
         )
 
     def attributes(self) -> dict[str, dict[str, str]]:
-        """The origin as message attributes (what a dead letter carries, and a redrive stamps)."""
-        out = {
-            SOURCE_ID_ATTRIBUTE: {
-                "DataType": ATTRIBUTE_TYPE,
-                "StringValue": sqs_text(self.message_id or "unknown", MAX_SOURCE_ID_BYTES),
-            }
+        """The origin as message attributes (what a dead letter carries, and a redrive stamps): under
+        the namespaced names, and under the bare names the release before them reads (see the module)."""
+        message_id = {
+            "DataType": ATTRIBUTE_TYPE,
+            "StringValue": sqs_text(self.message_id or "unknown", MAX_SOURCE_ID_BYTES),
         }
+        out = {SOURCE_ID_ATTRIBUTE: message_id, LEGACY_SOURCE_ID_ATTRIBUTE: dict(message_id)}
         sent = self.sent_timestamp
         if sent is not None and sent.isascii() and sent.isdigit() and len(sent) <= MAX_SOURCE_SENT_DIGITS:
             out[SOURCE_SENT_ATTRIBUTE] = {"DataType": NUMBER_TYPE, "StringValue": sent}
+            out[LEGACY_SOURCE_SENT_ATTRIBUTE] = {"DataType": NUMBER_TYPE, "StringValue": sent}
         return out
 
 

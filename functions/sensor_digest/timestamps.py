@@ -191,7 +191,8 @@ class _Written:
     def not_iso(self) -> RejectedMessage:
         return RejectedMessage(
             f"{self.what} {_shown(self.text)} is not ISO-8601 as accepted here: YYYY-MM-DD or YYYY-Www-D, "
-            "optionally followed by T and hh[:mm[:ss[.fraction]]] and Z or +hh:mm / -hh:mm"
+            "optionally followed by T and hh[:mm[:ss[.fraction]]], then an optional offset (Z, +hh:mm or -hh:mm; "
+            "without one, the sensor's local time)"
         )
 
     def refused(self, why: str) -> RejectedMessage:

@@ -85,7 +85,6 @@ FIFO_EVENT_SOURCE = (
     "`queueType=fifo`, as these two are with a standard queue); visibility timeout = 6 × function timeout = "
     "{fifo_visibility} s"
 )
-REGISTRY = "the [registry](registry.md)'s use in ingest"
 SUMMARY_SOURCE = "stream event source (bisect on error, `TRIM_HORIZON`); a record's age stops at the stream's 24 h"
 READ_API = (
     "the [read API](read-api.md)'s query function and its stage's throttling (API Gateway waits "
@@ -159,7 +158,9 @@ class Tunables:
     ingest_batching_window_seconds: int = option(20, r.BATCHING_WINDOW, EVENT_SOURCE)
     ingest_max_concurrency: int = option(2, r.EVENT_SOURCE_CONCURRENCY, INGEST_FUNCTION)
     ingest_max_workers: int = carried(
-        config.INGEST_MAX_WORKERS, INGEST_FUNCTION, why="the ingest function's INGEST_MAX_WORKERS"
+        config.INGEST_MAX_WORKERS,
+        "threads one ingest invocation writes with: each writes one sensor-day's group of reports at a time",
+        why="the ingest function's INGEST_MAX_WORKERS",
     )
     # ordered mode: a sensor is one message group, so no two invocations ever write one sensor's day
     # items at once, and more of them at a time cost nothing in conflicts
@@ -167,7 +168,11 @@ class Tunables:
         10, r.between(1, r.FIFO_MAX_BATCH, "Lambda's limit for FIFO queues"), FIFO_EVENT_SOURCE
     )
     fifo_max_concurrency: int = option(10, r.EVENT_SOURCE_CONCURRENCY, FIFO_EVENT_SOURCE)
-    delivery_mode: DeliveryModeName = carried(config.DELIVERY_MODE, "`at-least-once` not with `queueType=fifo`")
+    delivery_mode: DeliveryModeName = carried(
+        config.DELIVERY_MODE,
+        "`exactly-once` counts each report once; `at-least-once` keeps no ledger, so a redelivered report counts "
+        "again (for comparison); `at-least-once` not with `queueType=fifo`",
+    )
     ledger_mode: LedgerName = carried(
         config.LEDGER_MODE,
         "how exactly-once ingest on a standard queue remembers what it counted: `compact` (identities in the day "
@@ -180,8 +185,16 @@ class Tunables:
         "zone of day boundaries; checked at synth against the shipped tzdata's list",
         r.TIME_ZONE,
     )
-    unknown_sensors: UnknownSensorsName = carried(config.UNKNOWN_SENSORS, REGISTRY)
-    profile_cache_seconds: int = carried(config.PROFILE_CACHE_SECONDS, REGISTRY)
+    unknown_sensors: UnknownSensorsName = carried(
+        config.UNKNOWN_SENSORS,
+        "reports of a sensor not in the [registry](registry.md): `accept` counts them (days in `digestTimezone`), "
+        "`reject` sends them to the dead-letter queue with their reason",
+    )
+    profile_cache_seconds: int = carried(
+        config.PROFILE_CACHE_SECONDS,
+        "seconds an ingest container keeps a sensor's [registration](registry.md) and time zone before reading it "
+        "again; 0 reads it for every batch",
+    )
     summary_timeout_seconds: int = option(60, r.FUNCTION_TIMEOUT, "summary function")
     summary_memory_mb: int = option(256, r.FUNCTION_MEMORY, "summary function")
     summary_batch_size: int = option(1000, r.between(1, 10_000, "Lambda's limit for a DynamoDB stream"), SUMMARY_SOURCE)
@@ -204,8 +217,18 @@ class Tunables:
     api_throttle_burst_limit: int = option(
         100, r.between(1, 5_000, "requests at once; API Gateway's default account quota"), READ_API
     )
-    log_retention_days: int = option(30, r.one_of(*r.LOG_RETENTION_DAYS), "monitoring")
-    iterator_age_alarm_seconds: int = option(300, r.between(1, 7 * 24 * 3600), "monitoring")
+    log_retention_days: int = option(
+        30,
+        r.one_of(*r.LOG_RETENTION_DAYS),
+        "days CloudWatch keeps the logs: the functions', the read API's access log and the IoT rule's error log",
+    )
+    iterator_age_alarm_seconds: int = option(
+        300,
+        r.between(1, 7 * 24 * 3600, "and less than `summaryMaxRecordAgeHours` × 3,600 s"),
+        "the alarm on the summary's lag: it fires when the oldest stream record not yet summarized is older than "
+        "this; less than `summaryMaxRecordAgeHours` × 3,600 s (86,400 s at the default), the age at which Lambda "
+        "gives a record up",
+    )
     queue_age_alarm_seconds: int = option(
         0,
         r.between(0, r.SQS_MAX_RETENTION_DAYS * 24 * 3600, "0 derives it"),
@@ -214,7 +237,9 @@ class Tunables:
         "{s.max_receive_count} × {s.visibility_timeout_seconds} s is refused, since one message working through its "
         "retries would fire it",
     )
-    alarm_email: str = option("", r.EMAIL_ADDRESS, "monitoring")
+    alarm_email: str = option(
+        "", r.EMAIL_ADDRESS, "an email address the alarm topic sends every alarm to (AWS asks it to confirm first)"
+    )
     iot_topic: str = option("", r.IOT_TOPIC, IOT)
     iot_rule_name: str = option(
         "", r.physical_name(r.IOT_RULE_NAME, "1 to 128 letters, digits and '_' (AWS IoT's rule names)"), IOT

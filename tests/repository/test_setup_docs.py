@@ -22,12 +22,15 @@ from sensor_digest_tools.ops.targets import TargetError, from_stack
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_docs_ask_for_the_node_the_makefile_installs() -> None:
-    installed = re.search(r"^NODE22 := node@(\d+)\.", (ROOT / "Makefile").read_text(), re.MULTILINE)
+def test_the_docs_ask_for_npm_and_name_the_node_the_makefile_installs_itself() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    installed = re.search(r"^NODE22 := node@(\d+)\.", makefile, re.MULTILINE)
     assert installed is not None
+    assert re.search(r"^\tnpm install .*\$\(NODE22\)", makefile, re.MULTILINE)  # set-up needs npm, not a Node
     for page in ("README.md", "docs/getting-started.md"):
-        asked = re.findall(r"Node (\d+)\+", (ROOT / page).read_text(encoding="utf-8"))
-        assert asked == [installed[1]], (page, asked)
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert re.findall(r"Node \d+\+", text) == [], page  # no Node version asked of the reader
+        assert "`npm`" in text and f"Node {installed[1]}" in text, page
 
 
 def test_cdk_watch_watches_folders_that_hold_the_app_and_its_construct() -> None:
@@ -42,7 +45,7 @@ def test_cdk_watch_watches_folders_that_hold_the_app_and_its_construct() -> None
 def test_the_configuration_page_shows_defaults_as_context_writes_them() -> None:
     table = context_options.render_options_table()
     row = next(r for r in table.splitlines() if r.startswith("| `restrictProducers`, `producerArns`"))
-    assert row.split(" | ")[1] == "`false`, none"
+    assert row.split(" | ")[1] == "`restrictProducers`: `false`<br>`producerArns`: none"
     assert "False" not in table and "()" not in table and "`True`" not in table
 
 

@@ -36,8 +36,19 @@ def test_the_origin_attributes_are_in_the_projects_namespace_under_names_sqs_tak
     assert all(name.startswith(NAMESPACE) for name in ORIGIN_ATTRIBUTES)
     assert all(attribute_name_ok(name) for name in (*ORIGIN_ATTRIBUTES, REASON_ATTRIBUTE))
     attributes = dead_letter_attributes("why", Origin("m-1", "1714557600000"))
-    assert set(attributes) == {REASON_ATTRIBUTE, *ORIGIN_ATTRIBUTES}
-    assert DEAD_LETTER_OVERHEAD_BYTES == 1256  # 1,024 for the reason, 128 + 15 for the origin, names and types
+    assert set(attributes) == {REASON_ATTRIBUTE, *ORIGIN_ATTRIBUTES, *LEGACY_ORIGIN_ATTRIBUTES}
+    # 1,024 for the reason, 128 + 15 for the origin under each of its two names, the names and types
+    assert DEAD_LETTER_OVERHEAD_BYTES == 1449
+
+
+def test_the_origin_is_written_under_the_bare_names_too_with_the_same_values() -> None:
+    # The release before the namespace reads the bare names only (a rollback's step 3)
+    attributes = Origin("m-1", "1714557600000").attributes()
+    assert attributes[LEGACY_SOURCE_ID_ATTRIBUTE] == attributes[ORIGIN_ATTRIBUTES[0]]
+    assert attributes[LEGACY_SOURCE_SENT_ATTRIBUTE] == attributes[ORIGIN_ATTRIBUTES[1]]
+    # and this release reads the namespaced ones where both are present
+    forged = {**attributes, LEGACY_SOURCE_ID_ATTRIBUTE: {"DataType": "String", "StringValue": "other"}}
+    assert Origin.of_letter("new", "9", forged).message_id == "m-1"
 
 
 @pytest.mark.parametrize(
@@ -88,10 +99,10 @@ def test_the_bare_names_are_an_origin_only_on_what_an_earlier_version_wrote(
     assert (origin.message_id == "first") is earlier
 
 
-def test_the_redrive_reads_a_letter_of_an_earlier_version_and_sends_it_on_under_the_namespaced_names() -> None:
+def test_the_redrive_reads_a_letter_of_an_earlier_version_and_sends_it_on_under_both_names() -> None:
     message = {"MessageId": "own", "Body": "{}", "ReceiptHandle": "r", "MessageAttributes": EARLIER_INGEST}
     letter = DeadLetter.from_message(message | {"Attributes": {"SentTimestamp": "9"}})
 
     assert (letter.source_message_id, letter.source_sent_timestamp, letter.stamped) == ("first", "2", False)
-    assert set(letter.origin.attributes()) == set(ORIGIN_ATTRIBUTES)
-    assert not set(letter.origin.attributes()) & set(LEGACY_ORIGIN_ATTRIBUTES)
+    assert set(letter.origin.attributes()) == {*ORIGIN_ATTRIBUTES, *LEGACY_ORIGIN_ATTRIBUTES}
+    assert letter.origin.attributes()[ORIGIN_ATTRIBUTES[0]]["StringValue"] == "first"

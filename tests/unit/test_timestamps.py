@@ -151,6 +151,13 @@ def test_a_leap_second_counts_on_the_day_it_is_written_in() -> None:
     assert verdict("2016-12-31T23:59:60-00:30") == "2017-01-01"  # 00:29:59.999999Z
 
 
+def test_a_text_that_is_not_iso_is_refused_with_the_grammar_and_the_offset_said_to_be_optional() -> None:
+    reason = verdict("2024-05-01x12:00").removeprefix("refused: ")
+    assert reason.startswith("timestamp '2024-05-01x12:00' is not ISO-8601 as accepted here: YYYY-MM-DD or YYYY-Www-D")
+    assert "an optional offset (Z, +hh:mm or -hh:mm; without one, the sensor's local time)" in reason
+    assert verdict("2024-05-01T12:00") == "2024-05-01"  # accepted without offset, as the reason says
+
+
 def test_an_ordinal_date_is_refused_with_a_reason_that_names_it_and_says_what_to_send() -> None:
     for text in ("2024-122", "2024122", "2024-122T12:00:00Z"):
         assert f"timestamp {text!r} is an ordinal date (YYYY-DDD), which is not accepted: send YYYY-MM-DD" == (

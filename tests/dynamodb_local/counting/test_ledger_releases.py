@@ -22,7 +22,7 @@ import pytest
 
 from sensor_digest import api, ingest
 from sensor_digest.config import ApiSettings, IngestSettings, LedgerMode
-from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
+from sensor_digest.dead_letter_format import Origin
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage, sqs_event
@@ -31,6 +31,7 @@ from tests.support.tables import Tables, day_counts
 
 SENSOR, DAY = 1, "2024-05-01"
 SENT_MS = 1_714_550_400_000  # 2024-05-01T08:00:00Z, when every report was first sent
+REDRIVEN_MS = 1_715_068_800_000  # 2024-05-07T08:00:00Z, when a dead letter comes back
 
 
 def first_send(n: int) -> QueuedMessage:
@@ -50,12 +51,10 @@ def resent(n: int) -> QueuedMessage:
 
 
 def redriven(n: int) -> QueuedMessage:
-    """Back from the dead-letter queue by the project's redrive: a new message id, its origin stamped."""
-    origin = {
-        SOURCE_ID_ATTRIBUTE: {"DataType": "String", "StringValue": f"m-e{n}"},
-        SOURCE_SENT_ATTRIBUTE: {"DataType": "Number", "StringValue": str(SENT_MS)},
-    }
-    return replace(first_send(n), message_id=f"redrive-e{n}", attributes=origin)
+    """Back from the dead-letter queue by the project's redrive: a new message id and send time, its
+    origin stamped as the redrive stamps it (``Origin.attributes``)."""
+    origin = Origin(f"m-e{n}", str(SENT_MS)).attributes()
+    return replace(first_send(n), message_id=f"redrive-e{n}", sent_timestamp_ms=REDRIVEN_MS, attributes=origin)
 
 
 COMES_BACK = {"redelivered": redelivered, "resent": resent, "redriven": redriven}
@@ -199,3 +198,24 @@ def test_after_the_previous_release_counts_on_a_day_with_hours_the_read_api_call
     partial = reader.hours(SENSOR, DAY)
     assert (whole["count"], whole["complete"], sum(whole["hours"].values())) == (6, True, 6)
     assert (partial["count"], partial["complete"], partial["hours"]) == (9, False, whole["hours"])
+
+
+def test_a_dead_letter_of_this_release_redriven_after_the_rollback_counts_once_on_its_own_day(
+    releases: Releases, ddb: Any, tables: Tables
+) -> None:
+    # Given a report with neither event_id nor timestamp (known by its message id, dated by its send
+    # time), counted by this release (rollback step 1 is per-message) but its answer lost, so that
+    # SQS moved it to the dead-letter queue
+    body = json.dumps({"sensor_id": SENSOR})
+    first = QueuedMessage(body=body, message_id="m-bare", sent_timestamp_ms=SENT_MS, receive_count=1)
+    releases.run("per-message", [first])
+
+    # When, the rollback done, the previous release meets it redriven by this release's command
+    back = replace(first, message_id="redrive-bare", sent_timestamp_ms=REDRIVEN_MS)
+    stamped = replace(back, attributes=Origin.of_letter("m-bare", str(SENT_MS), {}).attributes())
+    response = releases.run("previous", [stamped])
+
+    # Then the previous release reads its origin (the names it knows): the report counts once, on the
+    # day it was sent, not again on the redrive's day
+    assert response == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table) == {(SENSOR, DAY): 1}

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from sensor_digest.dead_letter_format import (
+    LEGACY_ORIGIN_ATTRIBUTES,
     LEGACY_SOURCE_ID_ATTRIBUTE,
     LEGACY_SOURCE_SENT_ATTRIBUTE,
     ORIGIN_ATTRIBUTES,
@@ -125,7 +126,7 @@ def test_a_letter_an_earlier_version_stamped_counts_once_on_its_day_after_the_up
     assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 4}
 
 
-def test_a_rejection_an_earlier_version_kept_is_redriven_by_its_origin_under_the_namespaced_names(
+def test_a_rejection_an_earlier_version_kept_is_redriven_by_its_origin_under_both_names(
     ddb: Any, tables: Tables, engine_endpoint: str
 ) -> None:
     # Given the dead letter an earlier version wrote when it rejected a report of an unregistered
@@ -153,8 +154,9 @@ def test_a_rejection_an_earlier_version_kept_is_redriven_by_its_origin_under_the
     [back] = moved(QueueUrl=pipeline.queue, MessageAttributeNames=["All"], VisibilityTimeout=0)["Messages"]
     pipeline.drain()
 
-    # Then it carries its origin under the namespaced names only, and counts once on its local day
+    # Then it carries its origin under both names (the bare ones for a rollback), and counts once on its
+    # local day
     # (its send time's day in Tokyo, not the redrive's)
     assert (letter.source_message_id, letter.source_sent_timestamp) == ("first-message-id", sent_ms)
-    assert set(back["MessageAttributes"]) == set(ORIGIN_ATTRIBUTES)
+    assert set(back["MessageAttributes"]) == {*ORIGIN_ATTRIBUTES, *LEGACY_ORIGIN_ATTRIBUTES}
     assert day_counts(ddb, tables.table) == {(9, "2024-05-02"): 1}
