@@ -21,7 +21,7 @@ from typing import Any
 
 from bench import runner
 from bench.prices import dollars_per_million
-from bench.workloads import Workload, fleet, realtime, with_readings
+from bench.workloads import Workload, fleet, realtime, shape, with_readings
 from sensor_digest.store import schema
 from sensor_digest.store.identities import DAY_IDS, ID_BYTES
 from sensor_digest.store.sizes import WRITE_UNIT_BYTES, item_bytes
@@ -125,6 +125,39 @@ def sizes() -> list[dict[str, Any]]:
     return rows
 
 
+# The aged shape's history: 40 days before the workload's day (May 31st) fill its month item, which
+# is all the summary path writes; a year for 3,000 sensors (1.1 million items) is more than DynamoDB
+# Local on a laptop scans in the run's time.
+AGED_HISTORY_DAYS = 40
+
+
+def aged(quick: bool) -> list[dict[str, Any]]:
+    """Ingest and its summary path at 3,000 sensors with history (``runner.run_aged``: (c) raw, the
+    stream batch at the stack's size), without readings and with one a report."""
+    base = shape(3_000, 1_000 if quick else W1_MESSAGES)
+    rows = []
+    print(f"\n{'3,000 sensors, 40 days of history':<34} {'ingest':>7} {'summary':>8} {'total':>7} {'x':>5}  exact")
+    for workload in (base, with_readings(base, 1)):
+        result = runner.run_aged(workload, PipelineShape(), history_days=AGED_HISTORY_DAYS)
+        summary = result["summary"][0]
+        total = result["write_units_per_message"] + summary["write_units_per_message"]
+        row = {
+            "workload": workload.name,
+            "ingest_write_units_per_message": result["write_units_per_message"],
+            "summary_write_units_per_message": summary["write_units_per_message"],
+            "total_write_units_per_message": total,
+            "exact": result["overcount"] == 0 and result["undercount"] == 0 and summary["exact"],
+        }
+        rows.append(row)
+        ratio = total / rows[0]["total_write_units_per_message"]
+        print(
+            f"{workload.name:<34} {row['ingest_write_units_per_message']:7.3f} "
+            f"{row['summary_write_units_per_message']:8.3f} {total:7.3f} {ratio:5.2f}  "
+            f"{'yes' if row['exact'] else 'NO'}"
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 messages a workload (a smoke run)")
@@ -144,6 +177,7 @@ def main() -> None:
             row = measure(workload, args.repeat)
             rows.append(row)
             print(_line(row, plain))
+    rows += aged(args.quick)
     if args.peer:
         rows += peer(args.quick)
     if args.out:

@@ -87,11 +87,13 @@ def run(
     *,
     modeled: bool = False,
     history: bool = False,
+    history_days: int = 365,
     under_way: bool = False,
     summary_batches: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """One strategy on one workload at ``settings``: ingest through the event source, then (for
-    ``summary_batches``) the summary path on the stream the run produced."""
+    ``summary_batches``) the summary path on the stream the run produced. ``history``: each sensor
+    has ``history_days`` of day items and their month items before the workload's day."""
     label, make = STRATEGIES[key]
     with engine(modeled=modeled) as e:
         tables = fresh_tables(e.client, key)
@@ -103,7 +105,7 @@ def run(
         batch_size, concurrency = fifo_settings.event_batch_size, fifo_settings.event_max_concurrency
         feed = _feeder(handler, fifo, batch_size, concurrency, settings.ingest_timeout_seconds)
         if history:
-            baseline = seed_history(e.client, tables["table"], workload.sensors)
+            baseline = seed_history(e.client, tables["table"], workload.sensors, days=history_days)
         if under_way:  # each sensor-day's first report counted by this very strategy, not metered
             warm, baseline = warm_up(set(workload.truth))
             feed(warm, set())
@@ -232,10 +234,12 @@ def run_planned(plan: Plan, name: str, workload: Workload) -> list[dict[str, Any
     ]
 
 
-def run_aged(workload: Workload, settings: PipelineShape) -> dict[str, Any]:
-    """(c) on ``workload`` with a year of history per sensor, and its summary path at the stack's
-    stream batch size."""
-    return run("c", workload, settings, history=True, summary_batches=(settings.summary_batch_size,))
+def run_aged(workload: Workload, settings: PipelineShape, history_days: int = 365) -> dict[str, Any]:
+    """(c) on ``workload`` with ``history_days`` of history per sensor (a year by default), and its
+    summary path at the stack's stream batch size."""
+    return run(
+        "c", workload, settings, history=True, history_days=history_days, summary_batches=(settings.summary_batch_size,)
+    )
 
 
 CONCURRENCY_MESSAGES = 8_000
