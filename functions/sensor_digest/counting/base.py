@@ -291,7 +291,10 @@ class TableCounter(DayCounter):
             for item in items:
                 day = (schema.sensor_of_item(item), str(item[schema.DATE]["S"]))
                 present.add(day)
-                self.known_days.add([day], day_writes.seen_of(item))
+                try:
+                    self.known_days.add([day], day_writes.seen_of(item))
+                except MalformedItem:  # learns nothing: the write that meets it rejects its reports
+                    continue
             found.missing_days = set(days) - present
             found.requests += (len(keys) + 99) // 100
         return found

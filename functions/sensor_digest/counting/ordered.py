@@ -223,7 +223,7 @@ class OrderedWrite(ThreeStepUpsert):
             return Answer.DONE
         if not old:  # no day item yet
             return Answer.NEXT
-        self.view = day_writes.seen_of(old)  # its hours map, its readings: the next write rests on them
+        self.view = day_writes.written_on(old, self._day)  # its hours map, its readings: the next write rests on them
         applied = day_writes.applied_sequence_of(old, self._source)
         done = [m for m in self.pending if applied is not None and sequence_of(m) <= applied]
         self._outcome.duplicates.extend(done)

@@ -92,7 +92,7 @@ class PlainWrite(ThreeStepUpsert):
         if old is None:
             self.view = self.view.written(self._tally)
             return Answer.DONE
-        self.view = day_writes.seen_of(old)
+        self.view = day_writes.written_on(old, self._day)
         if action == "UpdateItem" and old:
             return Answer.AGAIN
         return Answer.NEXT

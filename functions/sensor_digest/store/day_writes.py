@@ -48,8 +48,8 @@ from decimal import Context, Decimal, localcontext
 from enum import Enum
 from typing import Any, Protocol
 
-from sensor_digest.errors import MalformedItem
-from sensor_digest.store import expressions, schema
+from sensor_digest.errors import MalformedItem, RefusedWrite
+from sensor_digest.store import expressions, repairs, schema
 from sensor_digest.store.identities import DAY_IDS, IMPORT_TOKENS, PAGE_IDS
 
 Params = dict[str, Any]
@@ -223,7 +223,9 @@ class ReadingsView:
 
     @classmethod
     def of_item(cls, item: Mapping[str, Any]) -> ReadingsView:
-        """What a day item as read (``{}``: none) shows."""
+        """What a day item as read (``{}``: none) shows; ``MalformedItem`` naming ``Readings`` when they
+        are not as this project writes them (a write resting on them could never meet its conditions)."""
+        schema.readings_of_item(item)
         stored = item.get(schema.READINGS)
         if not isinstance(stored, Mapping) or not isinstance(stored.get("M"), Mapping):
             return cls(there=bool(item) and stored is not None)
@@ -349,11 +351,23 @@ def view_of(item: Mapping[str, Any]) -> DayView:
 def seen_of(item: Mapping[str, Any]) -> DayView:
     """What a writer that keeps no identities (at least once, ordered mode) learns of a day item as read:
     whether it is there, its hours map, its readings (its ledger attributes, even malformed, are not
-    this writer's)."""
+    this writer's; ``MalformedItem`` for readings not as this project writes them)."""
     try:
         return view_of(item)
-    except MalformedItem:
+    except MalformedItem as bad:
+        if bad.attribute == schema.READINGS:  # the readings are this writer's too
+            raise
         return DayView(Kind.PER_MESSAGE, hours=HoursMap.after(item), readings=ReadingsView.of_item(item))
+
+
+def written_on(item: Mapping[str, Any], day: DayKey) -> DayView:
+    """``seen_of`` a refused write's returned item, for the write that rests on it next: readings not as
+    this project writes them are ``RefusedWrite`` with their repair (no write could meet its conditions
+    on them: retrying cannot help)."""
+    try:
+        return seen_of(item)
+    except MalformedItem as bad:
+        raise RefusedWrite(str(bad), repair=repairs.day_item(*day, bad.attribute)) from None
 
 
 def view_or_none(item: Mapping[str, Any]) -> DayView | None:

@@ -46,7 +46,7 @@ def day_item(sensor_id: int | str, day: str, attribute: str | None = schema.DATA
             f"{schema.ID_PAGE_PREFIX}{sensor_id}#{day}#<page> item in the ledger table, 0 when there is none "
             f"(an UpdateItem of {where} with SET {schema.ID_PAGE} = :page)"
         )
-    if attribute == schema.READINGS:
+    if attribute in (schema.READINGS, schema.READINGS_COVER):
         return (
             f"remove its {schema.READINGS} and {schema.READINGS_COVER} by hand (an UpdateItem of {where} with "
             f"REMOVE {schema.READINGS}, {schema.READINGS_COVER}): the next report with readings creates them "
@@ -62,7 +62,9 @@ def day_item(sensor_id: int | str, day: str, attribute: str | None = schema.DATA
             f"the item has no room to grow: remove the attributes that are not the contract's "
             f"({schema.SENSOR_ID}, {schema.DATE}, {schema.DATA_COUNT}, {schema.HOUR_COUNTS}, {schema.READINGS}, "
             f"{schema.READINGS_COVER} and the ledger's {schema.IDS}, {schema.ID_PAGE}, {schema.HASHED_COUNT}, "
-            f"{schema.SKIPPED_PAGES}) by hand (an UpdateItem of {where} with REMOVE)"
+            f"{schema.SKIPPED_PAGES}) by hand (an UpdateItem of {where} with REMOVE); when its "
+            f"{schema.READINGS} hold many names, REMOVE {schema.READINGS}, {schema.READINGS_COVER} (the day's "
+            "statistics then cover only the reports counted since)"
         )
     return (
         f"set its {schema.DATA_COUNT} to the day's count, a whole number of at least 0, by hand (an UpdateItem of "

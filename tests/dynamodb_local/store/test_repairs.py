@@ -291,3 +291,49 @@ def test_a_count_dynamodb_cannot_add_to_within_its_38_digits_is_named_with_its_r
     assert kept.source_message_id == report.message_id
     assert said in str(kept.error) and repair in str(kept.error), kept.error
     assert "its attributes as the contract gives them" not in str(kept.error)
+
+
+@pytest.mark.parametrize(
+    "readings",
+    [
+        {"S": "hand-written"},
+        {"M": {"temperature": {"L": [{"N": "1"}]}}},
+        {"M": {"temperature": {"M": {"q": {"N": "441"}, "09": {"S": "21"}}}}},
+        {"M": {"temperature": {"M": {"q": {"N": "441"}, "09": {"L": [{"N": "2"}, {"N": "42"}, {"N": "21"}]}}}}},
+    ],
+    ids=["readings-a-string", "a-name-a-list", "an-hour-a-string", "an-hour-of-three"],
+)
+def test_readings_written_by_hand_in_no_shape_of_ours_reject_the_days_reports_with_their_repair(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters, readings: Any
+) -> None:
+    # Given sensor 7's day item whose Readings a hand-made write left in a shape no writer leaves
+    put(ddb, tables.table, compact_day(7, **{schema.READINGS: readings, schema.READINGS_COVER: {"N": "1"}}))
+    body = {"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "r-1", "readings": {"temperature": 21.5}}
+    report = QueuedMessage(body=json.dumps(body))
+    other = QueuedMessage(body=json.dumps({"sensor_id": 8, "timestamp": "2024-05-01T12:00:00Z"}))
+
+    # When ingest meets a report with readings for that day
+    first = ingest_handler(sqs_event([report, other]), FakeContext())
+
+    # Then the report is rejected at once with the reason and the repair of Readings, never listed to
+    # fail on every receive; the other sensor counts
+    [kept] = dead_letters.drain()
+    assert first == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table)[(8, "2024-05-01")] == 1
+    assert kept.source_message_id == report.message_id
+    assert "Readings" in str(kept.error) and "REMOVE Readings, ReadingsCover" in str(kept.error)
+
+
+def test_a_readings_cover_of_another_type_is_named_with_the_readings_repair(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters
+) -> None:
+    # Given sensor 7's day item whose ReadingsCover was written by hand as a string
+    put(ddb, tables.table, compact_day(7, **{schema.READINGS_COVER: {"S": "1"}}))
+    body = {"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "r-2", "readings": {"t": 1}}
+
+    ingest_handler(sqs_event([QueuedMessage(body=json.dumps(body))]), FakeContext())
+
+    # Then the dead letter names ReadingsCover and the repair that mends it (not DataCount's)
+    [kept] = dead_letters.drain()
+    assert "ReadingsCover" in str(kept.error) and "REMOVE Readings, ReadingsCover" in str(kept.error)
+    assert f"set its {schema.DATA_COUNT}" not in str(kept.error)
