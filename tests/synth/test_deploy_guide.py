@@ -32,7 +32,6 @@ def test_the_outputs_the_steps_read(template: Template) -> None:
         "StreamFailureQueueUrl",
         "ApiUrl",
         "UnknownSensors",
-        "DigestTimezone",
     }
 
 

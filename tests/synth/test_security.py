@@ -53,9 +53,8 @@ QUEUE_TYPES = pytest.mark.parametrize(
         {"queueType": "fifo"},
         {"iotTopic": "sensors/+/reports", "restrictProducers": "true"},
         {"silenceHours": "6"},
-        {"importEnabled": "true"},
     ],
-    ids=["standard", "fifo", "iot-restricted", "silence-check", "history-import"],
+    ids=["standard", "fifo", "iot-restricted", "silence-check"],
 )
 
 
