@@ -26,7 +26,9 @@ def test_an_engine_that_accepts_but_answers_late_is_waited_for(late_engine: tupl
 
     wait_until_answering(LocalEngine(endpoint=endpoint), timeout=30, probe_seconds=0.3)
 
-    assert handler.seen == 4
+    # past the three held probes, it probed on until one was answered (a loaded machine may make an
+    # answered probe late too: one more probe, never fewer)
+    assert handler.seen >= 4
 
 
 def test_an_engine_still_silent_at_the_deadline_is_named_with_what_to_do(
