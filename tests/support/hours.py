@@ -9,13 +9,13 @@ reads them back; ``hours_match_counts`` checks that on every day item the hours 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from sensor_digest.errors import RejectedMessage
-from sensor_digest.messages import read_pending
+from sensor_digest.messages import SensorMessage, read_pending
 from sensor_digest.store import schema
 from sensor_digest.store.reads import scan_all
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage
@@ -23,16 +23,21 @@ from sensor_digest_tools.lambda_runtime.events import QueuedMessage
 HourKey = tuple[int, str, str]
 
 
-def hour_truth(messages: Iterable[QueuedMessage], zone: tzinfo = ZoneInfo("UTC")) -> Counter[HourKey]:
-    """(sensor, day, hour) -> count of the valid reports among ``messages`` (each counted once)."""
-    truth: Counter[HourKey] = Counter()
+def _valid(messages: Iterable[QueuedMessage], zone: tzinfo) -> Iterator[SensorMessage]:
+    """The valid reports among ``messages``, read and dated in ``zone`` as ingest reads them."""
     for queued in messages:
         try:
-            message = read_pending(
+            yield read_pending(
                 message_id=queued.message_id, body=queued.body, sent_timestamp=str(queued.sent_timestamp_ms)
             ).in_zone(zone)
         except RejectedMessage:
             continue
+
+
+def hour_truth(messages: Iterable[QueuedMessage], zone: tzinfo = ZoneInfo("UTC")) -> Counter[HourKey]:
+    """(sensor, day, hour) -> count of the valid reports among ``messages`` (each counted once)."""
+    truth: Counter[HourKey] = Counter()
+    for message in _valid(messages, zone):
         truth[(message.sensor_id, message.day, message.hour)] += message.count
     return truth
 
@@ -71,13 +76,7 @@ def readings_truth(messages: Iterable[QueuedMessage], zone: tzinfo = ZoneInfo("U
     ``messages``, each report once (its first message), computed in decimal."""
     values: dict[ReadingKey, list] = {}
     seen: set[tuple[int, str]] = set()
-    for queued in messages:
-        try:
-            message = read_pending(
-                message_id=queued.message_id, body=queued.body, sent_timestamp=str(queued.sent_timestamp_ms)
-            ).in_zone(zone)
-        except RejectedMessage:
-            continue
+    for message in _valid(messages, zone):
         if (message.sensor_id, message.event_id) in seen:
             continue
         seen.add((message.sensor_id, message.event_id))

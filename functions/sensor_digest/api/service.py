@@ -162,13 +162,15 @@ class ApiService:
             answer = self.app.resolve(dict(event), None)  # type: ignore[arg-type]  # the context is unused
         return ApiReport(method=str(http.get("method", "")), path=str(event.get("rawPath", "")), answer=answer)
 
-    # -- the three reads, each one Query ----------------------------------------------------
+    # -- the reads, each one Query ----------------------------------------------------
 
-    def days(
-        self, sensor: int, first: str | None, last: str | None, limit: str | None, token: str | None
-    ) -> dict[str, Any]:
+    def _day_items_page(
+        self, route: str, sensor: int, first: str | None, last: str | None, *, limit: str | None, token: str | None
+    ) -> tuple[rules.Range, str, reads.Page]:
+        """A page of the sensor's items in the requested range of days (one ``Query``), for ``route``:
+        the range, the request's digest its page tokens are bound to, and the page."""
         span = rules.day_range(first, last)
-        digest = tokens.request_digest("days", sensor, span.first, span.last)
+        digest = tokens.request_digest(route, sensor, span.first, span.last)
         after = tokens.after_sort_key(token, digest, span.first, span.last) if token is not None else None
         page = reads.sensor_items_page(
             self._client,
@@ -179,6 +181,12 @@ class ApiService:
             limit=rules.limit(limit, rules.MAX_DAYS),
             after=after,
         )
+        return span, digest, page
+
+    def days(
+        self, sensor: int, first: str | None, last: str | None, limit: str | None, token: str | None
+    ) -> dict[str, Any]:
+        span, digest, page = self._day_items_page("days", sensor, first, last, limit=limit, token=token)
         days, unreadable = reads.days_read(page.items)
         answer: dict[str, Any] = {"sensor_id": sensor, "days": dict(days)}
         _note_malformed(answer, [_entry(bad, repairs.day_item(sensor, str(bad.day))) for bad in unreadable])
@@ -190,18 +198,7 @@ class ApiService:
         """Each day's readings' statistics (``api/readings.py``): one ``Query`` of the sensor's day items
         in the range, as ``days`` reads them. Days without readings are absent; ``partial_days`` names
         the days whose statistics hold only some of their reports (counted before readings were kept)."""
-        span = rules.day_range(first, last)
-        digest = tokens.request_digest("readings", sensor, span.first, span.last)
-        after = tokens.after_sort_key(token, digest, span.first, span.last) if token is not None else None
-        page = reads.sensor_items_page(
-            self._client,
-            self._table,
-            sensor,
-            span.first,
-            span.last,
-            limit=rules.limit(limit, rules.MAX_DAYS),
-            after=after,
-        )
+        span, digest, page = self._day_items_page("readings", sensor, first, last, limit=limit, token=token)
         days: dict[str, Any] = {}
         partial: list[str] = []
         malformed: list[dict[str, Any]] = []
