@@ -429,7 +429,7 @@ def within_limits(*, hours: int, names: int, pairs: int, ids: int) -> bool:
     """``fits``, from how many hours, reading names, (name, hour) pairs and identities a write holds."""
     updates = 200 + 30 * hours + 34 * names + 130 * pairs
     conditions = 300 + 30 * ids + 40 * names + 110 * pairs
-    operators = 20 + 2 * ids + 2 * names + 8 * pairs
+    operators = 20 + 3 * ids + 2 * names + 8 * pairs  # an identity: AND NOT contains(...)
     return updates <= EXPRESSION_CHARS and conditions <= EXPRESSION_CHARS and operators <= EXPRESSION_OPERATORS
 
 

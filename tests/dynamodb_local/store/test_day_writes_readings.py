@@ -194,6 +194,27 @@ def test_a_group_with_every_name_in_every_hour_is_written_in_chunks_that_fit(
         assert_statistics(days[n], truth(Decimal(h * 10 + k) for h in range(24)))
 
 
+def test_a_full_batch_into_hours_that_hold_several_values_is_written_within_the_operator_limit(
+    ddb: Any, tables: Tables, session: LocalSession
+) -> None:
+    # Given a day whose hours 00 and 01 already hold several values of five readings (so a write
+    # checks each hour's minimum and maximum), then one batch of as many reports as a write checks
+    # identities for (72: each identity is NOT, contains and AND in the condition, three operators)
+    names = [f"r{k}" for k in range(5)]
+    first = [report(f"a{i}", {n: i for n in names}, hour=i % 2) for i in range(4)]
+    assert ledger(ddb, tables).process(first).counted == 4
+    batch = [report(f"b{i}", {n: (-1) ** i * (100 + i) for n in names}, hour=i // 2 % 2) for i in range(72)]
+
+    result = ledger(ddb, tables).process(batch)
+
+    # Then all of it is counted (DynamoDB refuses an expression of more than 300 operators)
+    assert (result.counted, result.failed_ids) == (72, [])
+    days = answered(session, tables)["days"][DAY]
+    values = [Decimal(i) for i in range(4)] + [Decimal((-1) ** i * (100 + i)) for i in range(72)]
+    for n in names:
+        assert_statistics(days[n], truth(values))
+
+
 def test_a_day_counted_before_readings_were_kept_reads_as_partial(
     ddb: Any, tables: Tables, session: LocalSession
 ) -> None:
