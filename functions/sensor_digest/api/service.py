@@ -201,10 +201,10 @@ class ApiService:
         span, digest, page = self._day_items_page("readings", sensor, first, last, limit=limit, token=token)
         days: dict[str, Any] = {}
         partial: list[str] = []
-        malformed: list[dict[str, Any]] = []
+        malformed = [_entry(bad, repairs.day_item(sensor, str(bad.day))) for bad in reads.days_read(page.items)[1]]
         for item in page.items:
             day = item.get(schema.DATE, {}).get("S", "")
-            if not schema.is_day(day) or schema.DATA_COUNT not in item:
+            if not reads.has_reports(item):
                 continue
             try:
                 kept = schema.readings_of_item(item)
@@ -227,7 +227,8 @@ class ApiService:
         wanted = rules.day(day)
         item = reads.get_item(self._client, self._table, schema.day_key(sensor, wanted), consistent=False) or {}
         answer: dict[str, Any] = {"sensor_id": sensor, "day": wanted, "hours": {}, "complete": True}
-        if schema.DATA_COUNT not in item:
+        _note_malformed(answer, [_entry(bad, repairs.day_item(sensor, wanted)) for bad in reads.days_read([item])[1]])
+        if not reads.has_reports(item):
             return answer
         try:
             answer["hours"] = readings.hour_statistics(schema.readings_of_item(item))

@@ -136,7 +136,7 @@ def days_read(items: Iterable[schema.Item]) -> tuple[list[tuple[str, int]], list
         except MalformedItem as bad:
             unreadable.append(Unreadable(str(bad), day=schema.text_of(item, schema.DATE)))
             continue
-        if found is not None and found[2] > 0:
+        if found is not None and found[2] > 0:  # has_reports
             days.append((found[1], found[2]))
     return days, unreadable
 
@@ -156,6 +156,19 @@ def sensor_days(client: Any, table: str, sensor_id: int, first: str, last: str) 
 
 def _is_day_item(item: schema.Item) -> bool:
     return schema.is_day(str(item.get(schema.DATE, {}).get("S", "")))
+
+
+def has_reports(item: schema.Item) -> bool:
+    """Whether ``item`` is a day with reports, as every reader takes it (``days_read``): its sort key
+    a day, its ``DataCount`` a whole number above 0. One that cannot be read is none (``days_read``
+    names it); one of 0 was written by hand."""
+    if not _is_day_item(item):
+        return False
+    try:
+        found = schema.day_count_of_item(item)
+    except MalformedItem:
+        return False
+    return found is not None and found[2] > 0
 
 
 def month_range(sensor_id: int, first: str | None = None, last: str | None = None) -> tuple[str, str]:

@@ -108,7 +108,7 @@ def by_day(sensor: int, items: list[dict[str, Any]]) -> tuple[dict[str, Any], li
     partial: list[str] = []
     for item in items:
         day = item.get(schema.DATE, {}).get("S", "")
-        if not schema.is_day(day) or schema.DATA_COUNT not in item:
+        if not reads.has_reports(item):
             continue
         kept = _kept(sensor, day, item)
         if kept:
@@ -134,8 +134,8 @@ def _hours(
         client, name = target.dynamodb(), str(target.table)
         item = reads.get_item(client, name, schema.day_key(sensor, day)) or {}
         zone = hours_zone(client, name, sensor, digest_zone)
-    hours = statistics.hour_statistics(_kept(sensor, day, item)) if schema.DATA_COUNT in item else {}
-    complete = statistics.complete(item) if schema.DATA_COUNT in item else True
+    hours = statistics.hour_statistics(_kept(sensor, day, item)) if reads.has_reports(item) else {}
+    complete = statistics.complete(item) if reads.has_reports(item) else True
     if as_json:
         answer = {"sensor_id": sensor, "day": day, "hours": hours, "complete": complete, "timezone": zone[0]}
         print_exact_json(answer)

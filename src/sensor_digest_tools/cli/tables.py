@@ -108,7 +108,7 @@ def hours_by_day(items: list[dict[str, Any]]) -> tuple[dict[str, dict[str, int] 
     bad_hours: dict[str, str] = {}
     for item in items:
         day = item.get(schema.DATE, {}).get("S")
-        if not (isinstance(day, str) and schema.is_day(day)) or schema.DATA_COUNT not in item:
+        if not isinstance(day, str) or not reads.has_reports(item):
             continue
         try:
             out[day] = schema.hour_counts_of_item(item)

@@ -329,7 +329,11 @@ def test_day_items_without_a_count_are_no_days_to_any_reader(
         {schema.ID_PAGE: {"N": "0"}, schema.IDS: {"BS": [b"\x02" * 12]}},
         {schema.HOUR_COUNTS: {"M": {"10": {"N": "2"}}}},
         {},
-        {schema.DATA_COUNT: {"N": "0"}},
+        {  # with a reading's statistics, written by hand too
+            schema.DATA_COUNT: {"N": "0"},
+            schema.READINGS: {"M": {"t": {"M": {"q": {"N": "441"}, "09": {"N": "21"}}}}},
+            schema.READINGS_COVER: {"N": "0"},
+        },
     ]
     for day in range(2, 10):
         item = {**schema.day_key(7, f"2024-05-{day:02d}"), **shapes[day % 4]}
@@ -340,15 +344,23 @@ def test_day_items_without_a_count_are_no_days_to_any_reader(
     # When every reader asks
     days = [page["days"] for page in follow(service, "/sensors/7/days?from=2024-05-01&to=2024-05-31&limit=2", "days")]
     hours = get(service, "/sensors/7/hours?day=2024-05-05")[1]
+    readings = get(service, "/sensors/7/readings?from=2024-05-01&to=2024-05-31")[1]
+    reading_hours = get(service, "/sensors/7/readings/hours?day=2024-05-03")[1]
     silence = get(service, "/silence")[1]
     counts = json.loads(
         _cli("counts", "--sensor", "7", "--from", "2024-05-01", "--to", "2024-05-31", "--hourly", "--json", *where)
     )
     silent = json.loads(_cli("silence", "--json", *where))
+    cli_readings = json.loads(
+        _cli("readings", "--sensor", "7", "--from", "2024-05-01", "--to", "2024-05-31", "--json", *where)
+    )
+    cli_hours = json.loads(_cli("readings", "--sensor", "7", "--hourly", "--day", "2024-05-03", "--json", *where))
 
     # Then each sees the one day with reports, and the silence check finds its last hour
     assert {d: n for page in days for d, n in page.items()} == {"2024-05-01": 3}
     assert hours["hours"] == {}
+    assert (readings["days"], reading_hours["hours"]) == ({}, {})
+    assert (cli_readings["days"], cli_hours["hours"]) == ({}, {})
     assert [(s["sensor_id"], s["last_report_hour"]) for s in silence["sensors"]] == [(7, "2024-05-01T09")]
     assert (counts["days"], counts["hours"]) == ({"2024-05-01": 3}, {"2024-05-01": {"09": 3}})
     assert [(s["sensor_id"], s["last_report_hour"]) for s in silent["sensors"]] == [(7, "2024-05-01T09")]
