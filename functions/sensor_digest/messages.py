@@ -76,6 +76,18 @@ def _reject_constant(name: str) -> Any:
     raise RejectedMessage(f"body is not valid JSON: {name} is not a JSON number")
 
 
+MAX_INTEGER_DIGITS = 4_300
+"""The longest integer a body may hold (Python's own limit on reading one, ``sys.int_info``): far
+past what any field takes (``sensor_id`` at most 16 digits)."""
+
+
+def _integer(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INTEGER_DIGITS:
+        raise RejectedMessage(f"body holds an integer of {digits:,} digits: no field takes one that long")
+    return int(text)
+
+
 class JsonNumber(float):
     """A JSON number with a fraction or an exponent, as Python reads it (a float, for the rules that
     read floats), keeping its text: a reading is taken from its text, exactly, never from the float."""
@@ -123,12 +135,12 @@ def _load_object(body: Any) -> dict[str, Any]:
     if body.count("[") + body.count("{") > MAX_NESTING and nesting_depth(body) > MAX_NESTING:
         raise RejectedMessage(f"body is not valid JSON: nested too deeply (more than {MAX_NESTING} levels)")
     try:
-        value = json.loads(body, parse_constant=_reject_constant, parse_float=JsonNumber)
+        value = json.loads(body, parse_constant=_reject_constant, parse_float=JsonNumber, parse_int=_integer)
     except RejectedMessage:
         raise
     except RecursionError:
         raise RejectedMessage("body is not valid JSON: nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, and integers past Python's digit limit
+    except ValueError as exc:  # JSONDecodeError
         raise RejectedMessage(f"body is not valid JSON: {_short(str(exc))}") from None
     if not isinstance(value, dict):
         raise RejectedMessage(f"body must be a JSON object, got {_got(value)}")

@@ -102,7 +102,8 @@ def test_a_sensor_zone_overrides_the_digest_zone() -> None:
         ({"sensor_id": 1, "timestamp": 1e300}, "timestamp 1e+300 is out of range"),
         ('{"sensor_id": 1, "timestamp": 1e999}', "timestamp must be a finite number"),
         ("[" * 100_000 + "]" * 100_000, "body is not valid JSON: nested too deeply"),
-        ('{"sensor_id": ' + "9" * 5000 + "}", "body is not valid JSON"),
+        ('{"sensor_id": ' + "9" * 5000 + "}", "body holds an integer of 5,000 digits: no field takes one that long"),
+        ('{"sensor_id": 1, "readings": {"t": -' + "9" * 4301 + "}}", "body holds an integer of 4,301 digits"),
     ],
 )
 def test_a_message_that_breaks_a_rule_is_rejected_with_the_reason(body: Any, expected: str) -> None:
