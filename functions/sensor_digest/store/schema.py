@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any
 
 from sensor_digest.errors import MalformedItem
@@ -193,6 +193,11 @@ def hour_counts_value(hours: Mapping[str, int]) -> dict[str, Any]:
     return {"M": {hour: {"N": str(n)} for hour, n in sorted(hours.items())}}
 
 
+def is_hour(key: str) -> bool:
+    """Whether ``key`` names an hour of a day, ``00`` to ``23``."""
+    return len(key) == 2 and key.isascii() and key.isdigit() and int(key) < 24
+
+
 def hour_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
     """A day item's ``HourCounts`` by hour; ``None`` when it has none (written before hours were
     kept); ``MalformedItem`` when it is no map, or an element is no hour ``00``-``23`` of a whole
@@ -205,7 +210,7 @@ def hour_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
     except MalformedItem as bad:  # an element's fault is the map's
         raise MalformedItem(str(bad), HOUR_COUNTS) from None
     for hour, count in hours.items():
-        if not (len(hour) == 2 and hour.isdigit() and hour.isascii() and int(hour) < 24) or count < 0:
+        if not is_hour(hour) or count < 0:
             raise MalformedItem(
                 f"{describe(item)}: {HOUR_COUNTS} element {hour!r}: {count} is no count of an hour 00-23", HOUR_COUNTS
             )
@@ -234,12 +239,28 @@ def readings_of_item(item: Mapping[str, Any]) -> dict[str, KeptReading]:
             stats = _attribute({name: value}, name, "M", within=item)
             hours = {hour: _hour_of(stats, hour, item) for hour in sorted(stats) if hour != READING_SQUARES}
             kept[name] = KeptReading(hours, decimal_of(stats, READING_SQUARES, within=item))
+            _check_squares(kept[name], name, item)
     except MalformedItem as bad:
         raise MalformedItem(str(bad), READINGS) from None
     return kept
 
 
+_EXACT = Context(prec=200)
+"""Room for a count times a 38-digit sum of squares, and a 38-digit sum squared, without rounding."""
+
+
+def _check_squares(kept: KeptReading, name: str, item: Mapping[str, Any]) -> None:
+    """A day's sum of squares is at least its sum squared over its count (no values give less): one
+    below was written by hand, and would answer a negative variance."""
+    count = sum(n for n, _, _, _ in kept.hours.values())
+    total = sum((s for _, s, _, _ in kept.hours.values()), Decimal(0))
+    if count and _EXACT.compare(_EXACT.multiply(count, kept.squares), _EXACT.multiply(total, total)) < 0:
+        raise MalformedItem(f"{describe(item)}: {READINGS} {name!r}: its sum of squares is below what its values allow")
+
+
 def _hour_of(stats: Mapping[str, Any], hour: str, item: Mapping[str, Any]) -> tuple[int, Decimal, Decimal, Decimal]:
+    if not is_hour(hour):
+        raise MalformedItem(f"{describe(item)}: {READINGS} key {hour!r} is no hour 00-23 and not {READING_SQUARES!r}")
     entry = stats[hour]
     if isinstance(entry, Mapping) and "N" in entry:
         one = decimal_of(stats, hour, within=item)
@@ -249,7 +270,8 @@ def _hour_of(stats: Mapping[str, Any], hour: str, item: Mapping[str, Any]) -> tu
         raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} is no [count, sum, min, max]")
     count = number_of({"n": listed[0]}, "n", within=item)
     total, low, high = (decimal_of({"v": v}, "v", within=item) for v in listed[1:])
-    if count < 2 or not low <= high:
+    within_bounds = _EXACT.multiply(count, low) <= total <= _EXACT.multiply(count, high)
+    if count < 2 or not low <= high or not within_bounds:
         raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} holds no statistics")
     return (count, total, low, high)
 

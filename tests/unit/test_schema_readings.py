@@ -1,0 +1,72 @@
+"""store/schema.py's reading of a day item's statistics, without an engine: a map written by hand
+that no ingest could have written (an hour key that is no hour, a mean outside its hour's minimum and
+maximum, a sum of squares below what the values allow) is refused, named, never answered."""
+
+from __future__ import annotations
+
+from decimal import Decimal, localcontext
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sensor_digest.errors import MalformedItem
+from sensor_digest.store import day_writes, schema
+
+
+def item(stats: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **schema.day_key(7, "2024-05-01"),
+        schema.DATA_COUNT: {"N": "3"},
+        schema.READINGS: {"M": {"t": {"M": stats}}},
+    }
+
+
+def hour(n: str, s: str, low: str, high: str) -> dict[str, Any]:
+    return {"L": [{"N": n}, {"N": s}, {"N": low}, {"N": high}]}
+
+
+def test_statistics_as_ingest_writes_them_are_read() -> None:
+    # 20 and 22 in hour 09, 21 in hour 10: sum of squares 400 + 484 + 441
+    kept = schema.readings_of_item(item({"q": {"N": "1325"}, "09": hour("2", "42", "20", "22"), "10": {"N": "21"}}))
+    assert kept["t"].hours == {
+        "09": (2, Decimal(42), Decimal(20), Decimal(22)),
+        "10": (1, Decimal(21), Decimal(21), Decimal(21)),
+    }
+
+
+@pytest.mark.parametrize(
+    ("stats", "why"),
+    [
+        ({"q": {"N": "441"}, "24": {"N": "21"}}, "key '24' is no hour 00-23"),
+        ({"q": {"N": "441"}, "9": {"N": "21"}}, "key '9' is no hour 00-23"),
+        ({"q": {"N": "441"}, "x": {"N": "21"}}, "key 'x' is no hour 00-23"),
+        ({"q": {"N": "5000"}, "09": hour("2", "100", "20", "22")}, "hour '09' holds no statistics"),
+        ({"q": {"N": "5000"}, "09": hour("2", "30", "20", "22")}, "hour '09' holds no statistics"),
+        ({"q": {"N": "-1"}, "09": {"N": "21"}}, "its sum of squares is below what its values allow"),
+        ({"q": {"N": "881"}, "09": hour("2", "42", "20", "22")}, "its sum of squares is below what its values allow"),
+    ],
+)
+def test_statistics_no_ingest_could_write_are_refused_and_named(stats: dict[str, Any], why: str) -> None:
+    with pytest.raises(MalformedItem) as refused:
+        schema.readings_of_item(item(stats))
+    assert why in str(refused.value) and refused.value.attribute == schema.READINGS
+
+
+@given(
+    values=st.lists(
+        st.decimals(min_value=Decimal("-999999999.999999"), max_value=Decimal("999999999.999999"), places=6),
+        min_size=1,
+        max_size=50,
+    )
+)
+def test_any_values_kept_exactly_pass_the_checks(values: list[Decimal]) -> None:
+    # the statistics of any values within the readings' bounds, as DynamoDB adds them (exactly)
+    with localcontext(day_writes.EXACT):
+        n, s, q = len(values), sum(values, Decimal(0)), sum((v * v for v in values), Decimal(0))
+    stats = {
+        "q": {"N": str(q)},
+        "09": hour(str(n), str(s), str(min(values)), str(max(values))) if n > 1 else {"N": str(s)},
+    }
+    assert schema.readings_of_item(item(stats))["t"].squares == q
