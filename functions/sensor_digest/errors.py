@@ -70,11 +70,13 @@ class RefusedWrite(TransientFault):
     the counters reject its messages into the dead-letter queue with the reason, to be redriven once
     the item is mended. A read DynamoDB refused as invalid is one too: the read API answers it 500,
     never "try again". Everywhere else it is a fault like any other. ``repair`` says how to mend
-    the item, when it is not the usual ``DataCount``."""
+    the item, when it is not the usual ``DataCount``; ``attribute``, which of its attributes refused
+    (when known)."""
 
-    def __init__(self, reason: str, repair: str | None = None) -> None:
+    def __init__(self, reason: str, repair: str | None = None, attribute: str | None = None) -> None:
         super().__init__(reason)
         self.repair = repair
+        self.attribute = attribute
 
 
 # -- the registry's (registry.py): each a refusal the command line names --------------------------

@@ -239,6 +239,8 @@ class DayCounter(ABC):
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
         if missing:
             self.created_days.heard(outcome)
+        if outcome.rejected and outcome.refused_by == schema.READINGS:
+            outcome = self._without_readings_again(key, outcome, deadline)
         if outcome.rejected and outcome.repair is None:
             self.name_the_repair(key, outcome)
         return outcome
@@ -247,6 +249,26 @@ class DayCounter(ABC):
         """DynamoDB refused the group's write as invalid without saying which attribute: find it, and
         put what mends it in ``outcome`` (here: nothing to read)."""
         return
+
+    def _without_readings_again(self, key: DayKey, outcome: GroupOutcome, deadline: float | None) -> GroupOutcome:
+        """The day item's ``Readings``, written by hand, refused the group's write: its reports with
+        readings stay rejected (the reason and the repair with them); those without count as on any
+        other day (nothing of them was written: the refused write was not)."""
+        plain = [m for m in outcome.rejected if not m.readings]
+        if not plain:
+            return outcome
+        again = self.count_group(Group(key[0], key[1], plain, deadline))
+        outcome.rejected = [m for m in outcome.rejected if m.readings] + again.rejected
+        outcome.counted += again.counted
+        outcome.duplicates += again.duplicates
+        outcome.failed += again.failed
+        outcome.deferred += again.deferred
+        outcome.requests += again.requests
+        outcome.steps += again.steps
+        outcome.retries += again.retries
+        if not outcome.rejected:
+            outcome.reason, outcome.repair, outcome.refused_by = again.reason, again.repair, again.refused_by
+        return outcome
 
 
 class TableCounter(DayCounter):

@@ -508,7 +508,8 @@ class LedgerWrite(ThreeStepUpsert):
         try:
             seen = day_writes.view_of(item)
         except MalformedItem as bad:  # a hand-made item: retrying cannot help, its reports wait mended
-            raise RefusedWrite(str(bad), repair=repairs.day_item(*self._day, bad.attribute)) from None
+            repair = repairs.day_item(*self._day, bad.attribute)
+            raise RefusedWrite(str(bad), repair=repair, attribute=bad.attribute) from None
         if seen.kind is Kind.COMPACT and self.view.kind is Kind.COMPACT and seen.page == self.view.page:
             seen = seen.seen_in_page(self.view.page_ids)  # the page being filled is no emptier than seen
         self.view = seen

@@ -17,10 +17,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from sensor_digest.counting.outcomes import GroupOutcome
-from sensor_digest.store.day_writes import DayKey
+from sensor_digest.store.day_writes import DayKey, DayView, ReadingsView
 
 KNOWN_DAYS_KEPT = 100_000  # sensor-days remembered per container as existing (about 15 MB at most)
 
@@ -36,6 +37,10 @@ class KnownDays:
         self._lock = threading.Lock()
 
     def add(self, days: Iterable[DayKey], value: Any = None) -> None:
+        """Remember ``days`` with ``value``; a view whose readings were written by hand is kept without
+        what was seen of them (a repair may come any moment: the next write with readings finds out)."""
+        if isinstance(value, DayView) and value.readings.broken is not None:
+            value = replace(value, readings=ReadingsView())
         with self._lock:
             for day in days:
                 self._days[day] = value

@@ -46,6 +46,7 @@ class GroupOutcome:
     deferred: list[SensorMessage] = field(default_factory=list)  # met another writer: written again at the end
     reason: str | None = None
     repair: str | None = None  # how to mend the item that refused the write, when not its DataCount
+    refused_by: str | None = None  # the attribute of the item that refused it, when known
 
     def give_up(self, messages: Sequence[SensorMessage], fault: TransientFault) -> None:
         """``messages`` could not be written: failed (redelivered later), or, when DynamoDB refused
@@ -53,6 +54,7 @@ class GroupOutcome:
         (self.rejected if isinstance(fault, RefusedWrite) else self.failed).extend(messages)
         self.reason = fault.reason
         self.repair = fault.repair if isinstance(fault, RefusedWrite) else None
+        self.refused_by = fault.attribute if isinstance(fault, RefusedWrite) else None
 
     requests: int = 0
     steps: list[str] = field(default_factory=list)

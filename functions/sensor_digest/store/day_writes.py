@@ -220,12 +220,17 @@ class ReadingsView:
     there: bool | None = None
     names: frozenset[str] = frozenset()
     hours: Mapping[tuple[str, str], Single | Bounds] = field(default_factory=dict)
+    broken: str | None = None  # why the map is not as this project writes it (written by hand)
 
     @classmethod
     def of_item(cls, item: Mapping[str, Any]) -> ReadingsView:
-        """What a day item as read (``{}``: none) shows; ``MalformedItem`` naming ``Readings`` when they
-        are not as this project writes them (a write resting on them could never meet its conditions)."""
-        schema.readings_of_item(item)
+        """What a day item as read (``{}``: none) shows; ``broken`` says why when its readings are not
+        as this project writes them: a write of readings resting on them could never meet its
+        conditions, and is refused (``update``); a write of reports without readings goes on."""
+        try:
+            schema.readings_of_item(item)
+        except MalformedItem as bad:
+            return cls(there=True, broken=str(bad))
         stored = item.get(schema.READINGS)
         if not isinstance(stored, Mapping) or not isinstance(stored.get("M"), Mapping):
             return cls(there=bool(item) and stored is not None)
@@ -354,9 +359,7 @@ def seen_of(item: Mapping[str, Any]) -> DayView:
     this writer's; ``MalformedItem`` for readings not as this project writes them)."""
     try:
         return view_of(item)
-    except MalformedItem as bad:
-        if bad.attribute == schema.READINGS:  # the readings are this writer's too
-            raise
+    except MalformedItem:
         return DayView(Kind.PER_MESSAGE, hours=HoursMap.after(item), readings=ReadingsView.of_item(item))
 
 
@@ -367,7 +370,7 @@ def written_on(item: Mapping[str, Any], day: DayKey) -> DayView:
     try:
         return seen_of(item)
     except MalformedItem as bad:
-        raise RefusedWrite(str(bad), repair=repairs.day_item(*day, bad.attribute)) from None
+        raise RefusedWrite(str(bad), repair=repairs.day_item(*day, bad.attribute), attribute=bad.attribute) from None
 
 
 def view_or_none(item: Mapping[str, Any]) -> DayView | None:
@@ -497,7 +500,11 @@ def update(
     table: str, day: DayKey, tally: Tally, hours: HoursMap, guard: Guard, *, readings: ReadingsView | None = None
 ) -> Params:
     """The ``UpdateItem`` that adds ``tally`` to ``day``'s item, resting on ``guard`` and on what is
-    known of its readings' statistics (``readings``)."""
+    known of its readings' statistics (``readings``). ``RefusedWrite`` (with the repair) for readings
+    to add to a map not as this project writes it: no such write could meet its conditions."""
+    if tally.readings and readings is not None and readings.broken is not None:
+        repair = repairs.day_item(*day, schema.READINGS)
+        raise RefusedWrite(readings.broken, repair=repair, attribute=schema.READINGS)
     parts = _Parts(
         names={"#count": schema.DATA_COUNT, "#cover": schema.READINGS_COVER},
         values={":n": {"N": str(tally.count)}},

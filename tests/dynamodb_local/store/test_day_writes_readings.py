@@ -309,3 +309,59 @@ def test_concurrent_containers_keep_exact_statistics(ddb: Any, tables: Tables, s
 
     assert day_counts(ddb, tables.table) == {(1, DAY): len(values)}
     assert_statistics(answered(session, tables)["days"][DAY]["t"], truth(values))
+
+
+@pytest.mark.parametrize("mode", ["ledger", "at-least-once", "ordered"])
+def test_readings_written_by_hand_reject_only_the_reports_that_carry_readings(
+    ddb: Any, tables: Tables, mode: str
+) -> None:
+    # Given a day item whose Readings a hand-made write left with an hour that is no hour
+    item = {
+        **schema.day_key(1, DAY),
+        schema.DATA_COUNT: {"N": "1"},
+        schema.READINGS_COVER: {"N": "1"},
+        schema.HOUR_COUNTS: {"M": {"09": {"N": "1"}}},
+        schema.READINGS: {"M": {"t": {"M": {"q": {"N": "1"}, "24": {"N": "1"}}}}},
+    }
+    ddb.put_item(TableName=tables.table, Item=item)
+    dead = DeadLettered()
+    counter: Any
+    if mode == "ledger":
+        counter = LedgerCounter(
+            table_name=tables.table, ledger_table_name=tables.ledger, client=ddb, marker_ttl_seconds=3600
+        )
+        service = IngestService(counter=counter, dead_letters=dead, default_zone=ZoneInfo("UTC"))
+    elif mode == "at-least-once":
+        counter = PlainCounter(table_name=tables.table, client=ddb)
+        service = IngestService(counter=counter, dead_letters=dead, default_zone=ZoneInfo("UTC"))
+    else:
+        counter = OrderedCounter(
+            table_name=tables.table, ledger_table_name=tables.ledger, client=ddb, marker_ttl_seconds=3600
+        )
+        service = IngestService(
+            counter=counter, dead_letters=dead, default_zone=ZoneInfo("UTC"), ordering=FifoGroupOrdering()
+        )
+    bodies = [{"sensor_id": 1, "timestamp": f"{DAY}T09:30:00Z", "event_id": f"e{i}"} for i in range(6)]
+    for body in bodies[::2]:  # every other report carries a reading
+        body["readings"] = {"t": 2}
+    batch = [
+        InboundMessage(
+            message_id=f"m{i}",
+            body=json.dumps(body),
+            **(
+                {"sequence_number": str(100 + i), "group_id": "1", "source": "arn:aws:sqs:us-east-1:1:q.fifo"}
+                if mode == "ordered"
+                else {}
+            ),
+        )
+        for i, body in enumerate(bodies)
+    ]
+
+    result = service.process(batch)
+
+    # Then the three without readings count; the three with readings wait in the dead-letter queue
+    # with the repair of Readings
+    assert (result.counted, result.failed_ids) == (3, [])
+    assert day_counts(ddb, tables.table)[(1, DAY)] == 4
+    assert sorted(message_id for message_id, _ in dead.kept) == ["m0", "m2", "m4"]
+    assert all("REMOVE Readings, ReadingsCover" in reason for _, reason in dead.kept)

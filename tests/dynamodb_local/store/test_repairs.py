@@ -7,6 +7,7 @@ Every test here writes the bad item by hand with ``PutItem``, as an operator's m
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -310,18 +311,31 @@ def test_readings_written_by_hand_in_no_shape_of_ours_reject_the_days_reports_wi
     put(ddb, tables.table, compact_day(7, **{schema.READINGS: readings, schema.READINGS_COVER: {"N": "1"}}))
     body = {"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "r-1", "readings": {"temperature": 21.5}}
     report = QueuedMessage(body=json.dumps(body))
+    plain = QueuedMessage(body=json.dumps({"sensor_id": 7, "timestamp": "2024-05-01T10:00:00Z", "event_id": "p-1"}))
     other = QueuedMessage(body=json.dumps({"sensor_id": 8, "timestamp": "2024-05-01T12:00:00Z"}))
 
-    # When ingest meets a report with readings for that day
-    first = ingest_handler(sqs_event([report, other]), FakeContext())
+    # When ingest meets a report with readings for that day, one without, and another sensor's
+    first = ingest_handler(sqs_event([report, plain, other]), FakeContext())
 
-    # Then the report is rejected at once with the reason and the repair of Readings, never listed to
-    # fail on every receive; the other sensor counts
+    # Then the report with readings is rejected at once with the reason and the repair of Readings,
+    # never listed to fail on every receive; the report without readings counts, as on any day, and
+    # the other sensor's
     [kept] = dead_letters.drain()
     assert first == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == 2
     assert day_counts(ddb, tables.table)[(8, "2024-05-01")] == 1
     assert kept.source_message_id == report.message_id
     assert "Readings" in str(kept.error) and "REMOVE Readings, ReadingsCover" in str(kept.error)
+
+    # And once mended as the reason says, the same container counts the report with its reading
+    ddb.update_item(
+        TableName=tables.table, Key=schema.day_key(7, "2024-05-01"), UpdateExpression="REMOVE Readings, ReadingsCover"
+    )
+    again = ingest_handler(sqs_event([QueuedMessage(body=json.dumps(body))]), FakeContext())
+    assert again == {"batchItemFailures": []} and dead_letters.drain() == []
+    assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == 3
+    item = ddb.get_item(TableName=tables.table, Key=schema.day_key(7, "2024-05-01"), ConsistentRead=True)["Item"]
+    assert schema.readings_of_item(item)["temperature"].hours == {"09": (1, *[Decimal("21.5")] * 3)}
 
 
 def test_a_readings_cover_of_another_type_is_named_with_the_readings_repair(
