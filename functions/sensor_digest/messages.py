@@ -260,7 +260,7 @@ def _reading_value(name: str, value: Any) -> Decimal:
         raise RejectedMessage(f"readings.{name} must be {READING_RULE}, got {_got(value)}") from None
     if (
         not number.is_finite()
-        or abs(number) >= READING_LIMIT
+        or number.copy_abs() >= READING_LIMIT  # no arithmetic: 1e1000000 is past the context's exponents
         or number != number.quantize(Decimal(1).scaleb(-READING_DECIMALS))
     ):
         raise RejectedMessage(f"readings.{name} must be {READING_RULE}, got {_short_number(text)}")

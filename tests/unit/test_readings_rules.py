@@ -49,6 +49,8 @@ def test_a_reading_is_kept_exactly_as_written_never_through_a_float(written: str
     ("readings", "reason"),
     [
         ('{"t": 1e308}', "readings.t must be a JSON number below 1,000,000,000 in magnitude"),
+        ('{"t": 1e1000000}', "readings.t must be a JSON number below 1,000,000,000 in magnitude"),
+        ('{"t": -1E+999999999}', "readings.t must be a JSON number below 1,000,000,000 in magnitude"),
         ('{"t": 1000000000}', "readings.t must be a JSON number below 1,000,000,000"),
         ('{"t": 1e-400}', "at most 6 digits after the decimal point"),
         ('{"t": 0.0000001}', "at most 6 digits after the decimal point"),
