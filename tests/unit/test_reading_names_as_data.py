@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+from decimal import Decimal
 
 import pytest
 
@@ -69,3 +70,9 @@ def test_the_readings_tables_show_a_name_written_by_hand_as_text() -> None:
     for text in (shown(readings.days_table("t", days, partial)), shown(readings.hours_table("t", hours))):
         assert MARKUP_NAME in text  # markup is shown as written, never applied
         assert "t\\x1b[31mred" in text and "\x1b" not in text  # a terminal escape is shown escaped
+
+
+def test_the_tables_show_every_digit_of_an_exact_statistic() -> None:
+    # 38 digits, as DynamoDB keeps them, and a sum of 24 of them: none rounded to Python's 28
+    for text in ("99999999999999999999999999999999999998", "2399999999999999999999999999999999999952", "-0.000001"):
+        assert readings.exact_text(Decimal(text)) == text

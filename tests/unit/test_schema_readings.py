@@ -44,14 +44,26 @@ def test_statistics_as_ingest_writes_them_are_read() -> None:
         ({"q": {"N": "441"}, "x": {"N": "21"}}, "key 'x' is no hour 00-23"),
         ({"q": {"N": "5000"}, "09": hour("2", "100", "20", "22")}, "hour '09' holds no statistics"),
         ({"q": {"N": "5000"}, "09": hour("2", "30", "20", "22")}, "hour '09' holds no statistics"),
-        ({"q": {"N": "-1"}, "09": {"N": "21"}}, "its sum of squares is below what its values allow"),
-        ({"q": {"N": "881"}, "09": hour("2", "42", "20", "22")}, "its sum of squares is below what its values allow"),
+        ({"q": {"N": "-1"}, "09": {"N": "21"}}, "its sum of squares is not one its values allow"),
+        ({"q": {"N": "881"}, "09": hour("2", "42", "20", "22")}, "its sum of squares is not one its values allow"),
+        ({"q": {"N": "26"}, "09": {"N": "5"}}, "its sum of squares is not one its values allow"),
+        ({"q": {"N": "1E+100"}, "09": hour("2", "10", "4", "6")}, "its sum of squares is not one its values allow"),
+        ({"q": {"N": "0"}}, "'t' holds no hour"),
     ],
 )
 def test_statistics_no_ingest_could_write_are_refused_and_named(stats: dict[str, Any], why: str) -> None:
     with pytest.raises(MalformedItem) as refused:
         schema.readings_of_item(item(stats))
     assert why in str(refused.value) and refused.value.attribute == schema.READINGS
+
+
+def test_a_cover_fewer_than_a_names_values_or_no_number_is_named_as_the_cover() -> None:
+    stats = {"q": {"N": "1325"}, "09": hour("2", "42", "20", "22"), "10": {"N": "21"}}
+    for cover in ({"N": "2"}, {"S": "x"}, {"N": "-1"}):
+        with pytest.raises(MalformedItem) as refused:
+            schema.readings_of_item({**item(stats), schema.READINGS_COVER: cover})
+        assert refused.value.attribute == schema.READINGS_COVER
+    assert schema.readings_of_item({**item(stats), schema.READINGS_COVER: {"N": "3"}})["t"].squares == 1325
 
 
 @given(

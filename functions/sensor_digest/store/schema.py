@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
-from decimal import Context, Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation, localcontext
 from typing import Any
 
 from sensor_digest.errors import MalformedItem
@@ -238,11 +238,27 @@ def readings_of_item(item: Mapping[str, Any]) -> dict[str, KeptReading]:
         for name, value in sorted(_attribute(item, READINGS, "M").items()):
             stats = _attribute({name: value}, name, "M", within=item)
             hours = {hour: _hour_of(stats, hour, item) for hour in sorted(stats) if hour != READING_SQUARES}
+            if not hours:
+                raise MalformedItem(f"{describe(item)}: {READINGS} {name!r} holds no hour")
             kept[name] = KeptReading(hours, decimal_of(stats, READING_SQUARES, within=item))
             _check_squares(kept[name], name, item)
     except MalformedItem as bad:
         raise MalformedItem(str(bad), READINGS) from None
+    _check_cover(kept, item)
     return kept
+
+
+def _check_cover(kept: Mapping[str, KeptReading], item: Mapping[str, Any]) -> None:
+    """``ReadingsCover`` counts the reports its readings' writers counted: a whole number, at least
+    each name's values (a report holds one value of a name)."""
+    if READINGS_COVER not in item:
+        return
+    cover = number_of(item, READINGS_COVER)
+    most = max((sum(n for n, _, _, _ in reading.hours.values()) for reading in kept.values()), default=0)
+    if cover < most:
+        raise MalformedItem(
+            f"{describe(item)}: {READINGS_COVER} {cover} is fewer than the {most} values a name holds", READINGS_COVER
+        )
 
 
 _EXACT = Context(prec=200)
@@ -250,12 +266,17 @@ _EXACT = Context(prec=200)
 
 
 def _check_squares(kept: KeptReading, name: str, item: Mapping[str, Any]) -> None:
-    """A day's sum of squares is at least its sum squared over its count (no values give less): one
-    below was written by hand, and would answer a negative variance."""
-    count = sum(n for n, _, _, _ in kept.hours.values())
-    total = sum((s for _, s, _, _ in kept.hours.values()), Decimal(0))
-    if count and _EXACT.compare(_EXACT.multiply(count, kept.squares), _EXACT.multiply(total, total)) < 0:
-        raise MalformedItem(f"{describe(item)}: {READINGS} {name!r}: its sum of squares is below what its values allow")
+    """A day's sum of squares lies between its sum squared over its count (no values give less: one
+    below would answer a negative variance) and each hour's count times the larger square of its
+    minimum and maximum (no values give more): either way it was written by hand."""
+    with localcontext(_EXACT):
+        hours = kept.hours.values()
+        count = sum(n for n, _, _, _ in hours)
+        total = sum((s for _, s, _, _ in hours), Decimal(0))
+        most = sum((n * max(low * low, high * high) for n, _, low, high in hours), Decimal(0))
+        allowed = total * total <= count * kept.squares and kept.squares <= most
+    if not allowed:
+        raise MalformedItem(f"{describe(item)}: {READINGS} {name!r}: its sum of squares is not one its values allow")
 
 
 def _hour_of(stats: Mapping[str, Any], hour: str, item: Mapping[str, Any]) -> tuple[int, Decimal, Decimal, Decimal]:
@@ -270,7 +291,8 @@ def _hour_of(stats: Mapping[str, Any], hour: str, item: Mapping[str, Any]) -> tu
         raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} is no [count, sum, min, max]")
     count = number_of({"n": listed[0]}, "n", within=item)
     total, low, high = (decimal_of({"v": v}, "v", within=item) for v in listed[1:])
-    within_bounds = _EXACT.multiply(count, low) <= total <= _EXACT.multiply(count, high)
+    with localcontext(_EXACT):
+        within_bounds = count * low <= total <= count * high
     if count < 2 or not low <= high or not within_bounds:
         raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} holds no statistics")
     return (count, total, low, high)

@@ -8,7 +8,7 @@ deviation are shown to two decimals more than the values have (``approximately``
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Annotated, Any
 
 import typer
@@ -106,6 +106,7 @@ def by_day(sensor: int, items: list[dict[str, Any]]) -> tuple[dict[str, Any], li
     read ends the command with its repair, as ``counts`` does."""
     days: dict[str, Any] = {}
     partial: list[str] = []
+    _unreadable_ends(sensor, items)
     for item in items:
         day = item.get(schema.DATE, {}).get("S", "")
         if not reads.has_reports(item):
@@ -116,6 +117,12 @@ def by_day(sensor: int, items: list[dict[str, Any]]) -> tuple[dict[str, Any], li
             if not statistics.complete(item):
                 partial.append(day)
     return days, partial
+
+
+def _unreadable_ends(sensor: int, items: list[dict[str, Any]]) -> None:
+    """A day item whose count cannot be read ends the command with its repair, as ``counts`` does."""
+    for bad in reads.days_read(items)[1]:
+        fail(f"{bad.reason}; {repairs.day_item(sensor, str(bad.day))}")
 
 
 def _kept(sensor: int, day: str, item: dict[str, Any]) -> dict[str, schema.KeptReading]:
@@ -134,6 +141,7 @@ def _hours(
         client, name = target.dynamodb(), str(target.table)
         item = reads.get_item(client, name, schema.day_key(sensor, day)) or {}
         zone = hours_zone(client, name, sensor, digest_zone)
+    _unreadable_ends(sensor, [item] if item else [])
     hours = statistics.hour_statistics(_kept(sensor, day, item)) if reads.has_reports(item) else {}
     complete = statistics.complete(item) if reads.has_reports(item) else True
     if as_json:
@@ -194,9 +202,13 @@ def hours_table(title: str, hours: dict[str, dict[str, Any]]) -> Table:
     return out
 
 
+_WHOLE = Context(prec=100)
+"""Room for every digit a day item's number holds (38) and a sum of them: nothing is rounded."""
+
+
 def exact_text(value: Decimal) -> str:
     """An exact decimal in plain digits, no exponent and no trailing zero (``182.0`` is ``182``)."""
-    return "0" if value == 0 else format(value.normalize(), "f")
+    return "0" if value == 0 else format(value.normalize(_WHOLE), "f")
 
 
 def decimals_of(stats: dict[str, Any]) -> int:

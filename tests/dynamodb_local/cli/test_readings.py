@@ -134,11 +134,22 @@ def test_readings_that_cannot_be_read_are_named_with_their_repair(running: Local
     ddb, table = running.target.dynamodb(), str(running.target.table)
     item: dict[str, Any] = {**schema.day_item(64, DAY, 1), schema.READINGS: {"S": "written by hand"}}
     ddb.put_item(TableName=table, Item=item)
+    # and a day whose count is text, holding readings as ingest writes them
+    readings = {"M": {"t": {"M": {"q": {"N": "4"}, "09": {"N": "2"}}}}}
+    ddb.put_item(
+        TableName=table,
+        Item={**schema.day_key(65, DAY), schema.DATA_COUNT: {"S": "1"}, schema.READINGS: readings},
+    )
 
     shown = invoke("readings", "--sensor", "64", "--from", DAY, "--to", DAY)
     hours = invoke("readings", "--sensor", "64", "--hourly", "--day", DAY)
+    text_count = invoke("readings", "--sensor", "65", "--from", DAY, "--to", DAY)
+    text_count_hours = invoke("readings", "--sensor", "65", "--hourly", "--day", DAY)
 
     for result in (shown, hours):
         assert result.exit_code == 1 and result.stdout == ""
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
         assert f"REMOVE {schema.READINGS}, {schema.READINGS_COVER}" in result.stderr
+    for result in (text_count, text_count_hours):  # named as counts names it, never "no readings"
+        assert result.exit_code == 1 and result.stdout == ""
+        assert result.stderr.startswith("error: ") and schema.DATA_COUNT in result.stderr
