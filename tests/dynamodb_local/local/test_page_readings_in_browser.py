@@ -1,8 +1,9 @@
 """The page's readings in a real browser: headless Chromium (Debian's ``chromium``) loads ``/`` from the
 local server, and the rendered DOM is checked: a sensor's chosen reading drawn day by day (its mean
 inside its min-max band, as the API answered them), the selector of the names the range holds, a day's
-hours with the reading's mean, min and max per hour, and a reading name written by hand that is
-markup shown as text.
+hours with the reading's mean, min and max per hour, a reading name written by hand that is markup
+shown as text, and a day whose readings were written by hand in a shape no writer leaves named with
+the API's error and repair (an error that holds markup shown as text).
 
 Engine: DynamoDB Local behind the API, the statistics written by the ingest's own counting; browser:
 ``chromium --headless --dump-dom``. Without ``chromium`` this test fails and says how to install it.
@@ -215,3 +216,73 @@ def test_a_reading_named_like_an_objects_own_property_is_shown_only_where_it_was
     cells = [e for e in dom.elements if e["tag"] == "td" and "reading" in e["attrs"].get("class", "")]
     assert len(cells) == 3 * 24
     assert [c["text"] for c in cells[24:48]] == ["" if h != 10 else "5" for h in range(24)]  # the minimums
+
+
+def bad_readings_item(sensor: int, day: str, hour: str) -> dict[str, Any]:
+    """A day item of one report whose ``Readings`` hold ``t`` under ``hour``, written by hand: ingest
+    writes only hours ``00``-``23``, so any other key is a shape no writer leaves."""
+    stats = {hour: {"N": "3"}, schema.READING_SQUARES: {"N": "9"}}
+    return {
+        **schema.day_item(sensor, day, 1, {"09": 1}),
+        schema.READINGS: {"M": {"t": {"M": stats}}},
+        schema.READINGS_COVER: {"N": "1"},
+    }
+
+
+def test_a_day_whose_readings_cannot_be_read_is_named_with_its_repair_as_text(
+    ddb: Any, tables: Tables, session: LocalSession, tmp_path: Path
+) -> None:
+    # Given sensor 401's t on 2024-06-02 and -04, counted by the ingest, and its 2024-06-03 written by
+    # hand with an hour "24"; and sensor 402's 2024-06-03 with an hour key that is markup
+    ingest(
+        ddb,
+        tables,
+        [
+            '{"sensor_id": 401, "timestamp": "2024-06-02T09:30:00Z", "readings": {"t": 20}}',
+            '{"sensor_id": 401, "timestamp": "2024-06-04T09:30:00Z", "readings": {"t": 22}}',
+        ],
+    )
+    ddb.put_item(TableName=tables.table, Item=bad_readings_item(401, "2024-06-03", "24"))
+    ddb.put_item(TableName=tables.table, Item=bad_readings_item(402, "2024-06-03", HOSTILE))
+    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
+    local.start()
+    try:
+        # When Chromium opens each sensor's t over the range, with 2024-06-03's hours open
+        query = "from=2024-06-01&to=2024-06-05&reading=t&hday=2024-06-03"
+        bad = Dom(render(f"{local.url}/?sensors=401&rsensor=401&hsensor=401&{query}", tmp_path / "a"))
+        hostile = Dom(render(f"{local.url}/?sensors=402&rsensor=402&hsensor=402&{query}", tmp_path / "b"))
+        [named] = answer(local, "/sensors/401/readings?from=2024-06-01&to=2024-06-05")["malformed"]
+        [named_hours] = answer(local, "/sensors/401/readings/hours?day=2024-06-03")["malformed"]
+        [markup] = answer(local, "/sensors/402/readings?from=2024-06-01&to=2024-06-05")["malformed"]
+    finally:
+        local.stop()
+
+    # Then the chart's line counts the good days and names the bad one with the API's error and repair
+    assert (named["day"], "'24' is no hour" in named["error"]) == ("2024-06-03", True)
+    assert bad.find("body")[0]["attrs"].get("data-state") == "ready", bad.find("p", id="status")
+    [line] = bad.find("p", id="readings-title-line")
+    assert line["text"].startswith("Sensor 401, t, 2024-06-01 to 2024-06-05: 2 day(s) with values, 2 value(s)")
+    said = f"2024-06-03: cannot be read: {named['error']}. To mend it: {named['repair']}"
+    assert f"1 day(s) cannot be read, left out of the chart: {said}." in line["text"]
+    # And its slot in the chart is marked, not left empty
+    slots = [e for e in bad.elements if e["tag"] == "g" and "data-day" in e["attrs"]]
+    assert [(s["attrs"]["data-day"], s["attrs"].get("data-malformed")) for s in slots] == [
+        ("2024-06-02", None),
+        ("2024-06-03", "1"),
+        ("2024-06-04", None),
+    ]
+    assert said in [e["text"] for e in bad.elements if e["tag"] == "title"]
+    # And the day's hours say its readings cannot be read, with the error and repair of the hours' answer
+    [hours_line] = bad.find("p", id="hours-readings-line")
+    assert hours_line["text"] == (
+        f"The readings of 2024-06-03 cannot be read: {named_hours['error']}. To mend it: {named_hours['repair']}."
+    )
+    # And an error that holds markup is text wherever the page shows it; its script never ran
+    assert HOSTILE in markup["error"]
+    [hostile_line] = hostile.find("p", id="readings-title-line")
+    assert hostile_line["text"] == (
+        "Sensor 402: no readings that can be read from 2024-06-01 to 2024-06-05. 1 day(s) cannot be read: "
+        f"2024-06-03: cannot be read: {markup['error']}. To mend it: {markup['repair']}."
+    )
+    assert HOSTILE in hostile.find("p", id="hours-readings-line")[0]["text"]
+    assert hostile.find("img") == [] and "data-pwned" not in hostile.find("body")[0]["attrs"]

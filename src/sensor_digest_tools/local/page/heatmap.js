@@ -231,11 +231,16 @@ function cell(day, count, most) {
   return td;
 }
 
+// A `malformed` entry of the API as the page says it: the day (or month), what is wrong, its repair.
+function unreadableText(day, bad) {
+  return `${day}: cannot be read: ${bad.error}. To mend it: ${bad.repair}`;
+}
+
 function malformedCell(day, bad) {
   const td = element("td", "!", "cell malformed");
   td.dataset.day = day;
   td.dataset.malformed = "1";
-  td.title = `${day}: cannot be read: ${bad.error}. To mend it: ${bad.repair}`;
+  td.title = unreadableText(day, bad);
   return td;
 }
 
@@ -509,7 +514,7 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   byId("readings-chart").addEventListener("click", (event) => {
     const day = event.target.closest("g[data-day]");
-    if (!day) return;
+    if (!day || day.dataset.malformed) return;
     openHours.hsensor = byId("reading-sensor").value.trim();
     openHours.hday = day.dataset.day;
     render();

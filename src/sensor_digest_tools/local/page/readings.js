@@ -3,6 +3,8 @@
 // the DOM: no library, no CDN), every answer of GET /sensors/{id}/readings; and, in a day's hours, the
 // chosen reading's mean, min and max per hour (GET /sensors/{id}/readings/hours). Reading names are
 // data (a day item written by hand may hold any name): inserted as text (textContent), never markup.
+// A day the API cannot read (its `malformed` entries: readings written by hand in a shape ingest never
+// writes) is named with the API's error and repair, in the chart's line, its slot and its hours' line.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -40,11 +42,33 @@ function meanText(mean, values) {
 async function sensorReadings(sensorId, from, to) {
   const days = {};
   const partial = new Set();
+  const malformed = [];
   await allPages(`/sensors/${encodeURIComponent(sensorId)}/readings`, { from, to }, (page) => {
     Object.assign(days, page.days);
     for (const day of page.partial_days || []) partial.add(day);
+    malformed.push(...(page.malformed || []));
   });
-  return { days, partial };
+  return { days, partial, malformed };
+}
+
+// The days the API could not read, in order, each with what it said of them (as heatmap.js's cells).
+function unreadableDays(malformed) {
+  const unreadable = new Map();
+  for (const bad of [...malformed].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0))) {
+    unreadable.set(bad.day, [...(unreadable.get(bad.day) || []), unreadableText(bad.day, bad)]);
+  }
+  return unreadable;
+}
+
+// A day that cannot be read, in its slot of the chart: marked "!" over the plot's height, titled
+// with the API's error and repair.
+function unreadableMark(day, said, x, width) {
+  const group = svg("g", { class: "reading-day malformed", "data-day": day, "data-malformed": "1" });
+  const height = CHART.height - CHART.bottom - CHART.top;
+  group.append(svg("rect", { class: "unreadable", x: x - width / 2, y: CHART.top, width, height }));
+  group.append(svg("text", { x, y: CHART.top + height / 2 + 4, "text-anchor": "middle" }, "!"));
+  group.append(svg("title", {}, said.join("; ")));
+  return group;
 }
 
 // The reading selector: every name the range holds, the chosen one selected (else the first).
@@ -90,8 +114,9 @@ function dayMark(day, stats, x, y, width, partial) {
   return group;
 }
 
-// The chart of one reading over `days`: a slot per day, the means joined where days follow each other.
-function chart(name, days, byDay, partial) {
+// The chart of one reading over `days`: a slot per day, the means joined where days follow each other,
+// a day that cannot be read marked in its slot.
+function chart(name, days, byDay, partial, unreadable) {
   const shown = days.filter((day) => byDay[day]);
   const low = Math.min(...shown.map((day) => byDay[day].min));
   const high = Math.max(...shown.map((day) => byDay[day].max));
@@ -128,6 +153,7 @@ function chart(name, days, byDay, partial) {
   const width = Math.max(1, Math.min(14, slot * 0.6));
   days.forEach((day, i) => {
     if (byDay[day]) drawn.append(dayMark(day, byDay[day], x(i), y, width, partial.has(day)));
+    else if (unreadable.has(day)) drawn.append(unreadableMark(day, unreadable.get(day), x(i), width));
   });
   return drawn;
 }
@@ -149,12 +175,18 @@ async function drawReadings(sensorId, wanted, from, to) {
     return;
   }
   try {
-    const { days: answered, partial } = await sensorReadings(sensorId, from, to);
+    const { days: answered, partial, malformed } = await sensorReadings(sensorId, from, to);
     const names = [...new Set(Object.values(answered).flatMap((byName) => Object.keys(byName)))].sort();
     const name = fillSelector(names, wanted);
     openReading.reading = name;
+    const unreadable = unreadableDays(malformed);
+    const named = [...unreadable.values()].flat().join("; ");
     if (names.length === 0) {
-      line.textContent = `Sensor ${sensorId}: no readings from ${from} to ${to}.`;
+      line.textContent =
+        unreadable.size === 0
+          ? `Sensor ${sensorId}: no readings from ${from} to ${to}.`
+          : `Sensor ${sensorId}: no readings that can be read from ${from} to ${to}. ` +
+            `${unreadable.size} day(s) cannot be read: ${named}.`;
       return;
     }
     const byDay = {};
@@ -168,21 +200,29 @@ async function drawReadings(sensorId, wanted, from, to) {
       `Sensor ${sensorId}, ${name}, ${from} to ${to}: ${shown.length} day(s) with values, ${values} value(s), ` +
       `from ${low} to ${high}.` +
       (partly ? ` ${partly} day(s) partial (hollow): their statistics hold only some of their reports.` : "") +
+      (unreadable.size ? ` ${unreadable.size} day(s) cannot be read, left out of the chart: ${named}.` : "") +
       " Each day: its mean (the dot) inside its min\u2013max band; click a day to see its hours.";
-    place.append(chart(name, daysBetween(from, to), byDay, partial));
+    place.append(chart(name, daysBetween(from, to), byDay, partial, unreadable));
   } catch (problem) {
     line.textContent = `Sensor ${sensorId}: the readings could not be read: ${problem.message}`;
   }
 }
 
 // The chosen reading's mean, min and max in each hour of a day, as rows under the hours' counts (a
-// reading the day does not hold: the day's first reading instead). A failure costs only these rows.
+// reading the day does not hold: the day's first reading instead); readings the API cannot read are
+// said with its error and repair. A failure costs only these rows.
 async function appendReadingHours(body, sensorId, day) {
   const line = byId("hours-readings-line");
   line.textContent = "";
   try {
     const answer = await api(`/sensors/${encodeURIComponent(sensorId)}/readings/hours`, { day });
     const names = [...new Set(Object.values(answer.hours).flatMap((byName) => Object.keys(byName)))].sort();
+    const malformed = answer.malformed || [];
+    const cannot = malformed.length
+      ? `The readings of ${day} cannot be read: ` +
+        `${malformed.map((bad) => `${bad.error}. To mend it: ${bad.repair}`).join("; ")}.`
+      : "";
+    line.textContent = cannot;
     if (names.length === 0) return;
     const name = names.includes(openReading.reading) ? openReading.reading : names[0];
     const held = Object.values(answer.hours).flatMap((byName) => (own(byName, name) ? [own(byName, name)] : []));
@@ -204,6 +244,7 @@ async function appendReadingHours(body, sensorId, day) {
       body.append(row);
     }
     line.textContent =
+      (cannot ? `${cannot} ` : "") +
       `${name} in each hour: mean, min and max of its values` +
       (names.length > 1 ? ` (the day also holds ${names.filter((n) => n !== name).join(", ")}: pick one above)` : "") +
       (answer.complete ? "." : "; partial: the hours hold only the reports counted since readings were kept.");
