@@ -186,7 +186,7 @@ async function drawHours(sensorId, day) {
         ? `${where}: no hours (no report that day, or counted before hours were kept).`
         : `${where}: ${held} report(s), last in hour ${hourSpan(reported[reported.length - 1])}.`;
     if (malformed && malformed.length > 0) {
-      title.textContent = `${where}: the hours cannot be read: ${malformed[0].error}`;
+      title.textContent = `${where}: the hours cannot be read: ${malformed[0].error}. To mend it: ${malformed[0].repair}`;
     } else if (complete === false) {
       // the API's own verdict: the hours hold only some of the day's reports (or more, by hand)
       const why = held < count ? "some were counted before hours were kept" : "more than the day's count";
