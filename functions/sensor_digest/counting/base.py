@@ -306,7 +306,13 @@ class TableCounter(DayCounter):
                 self._table,
                 keys,
                 consistent=False,
-                projection=[schema.SENSOR_ID, schema.DATE, schema.HOUR_COUNTS, schema.READINGS],
+                projection=[
+                    schema.SENSOR_ID,
+                    schema.DATE,
+                    schema.HOUR_COUNTS,
+                    schema.READINGS,
+                    schema.READINGS_REPAIRS,
+                ],
                 expired=expired,
             )
             present = set()

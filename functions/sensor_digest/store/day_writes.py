@@ -221,6 +221,7 @@ class ReadingsView:
     names: frozenset[str] = frozenset()
     hours: Mapping[tuple[str, str], Single | Bounds] = field(default_factory=dict)
     broken: str | None = None  # why the map is not as this project writes it (written by hand)
+    repairs: int = 0  # ReadingsRepairs as seen: the writes of readings rest on it
 
     @classmethod
     def of_item(cls, item: Mapping[str, Any]) -> ReadingsView:
@@ -229,11 +230,12 @@ class ReadingsView:
         conditions, and is refused (``update``); a write of reports without readings goes on."""
         try:
             schema.readings_of_item(item)
+            repairs = schema.number_of(item, schema.READINGS_REPAIRS) if schema.READINGS_REPAIRS in item else 0
         except MalformedItem as bad:
             return cls(there=True, broken=str(bad))
         stored = item.get(schema.READINGS)
         if not isinstance(stored, Mapping) or not isinstance(stored.get("M"), Mapping):
-            return cls(there=bool(item) and stored is not None)
+            return cls(there=bool(item) and stored is not None, repairs=repairs)
         hours: dict[tuple[str, str], Single | Bounds] = {}
         for name, value in stored["M"].items():
             kept = value.get("M", {}) if isinstance(value, Mapping) else {}
@@ -241,7 +243,7 @@ class ReadingsView:
                 seen = _hour_seen(entry)
                 if hour != schema.READING_SQUARES and seen is not None:
                     hours[(name, hour)] = seen
-        return cls(there=True, names=frozenset(stored["M"]), hours=hours)
+        return cls(there=True, names=frozenset(stored["M"]), hours=hours, repairs=repairs)
 
     def after(self, tally: Tally) -> ReadingsView:
         """What is known once a write of ``tally`` (resting on this view) committed."""
@@ -251,7 +253,7 @@ class ReadingsView:
         for name, reading in tally.readings.items():
             for hour, stats in reading.hours.items():
                 hours[(name, hour)] = _merged(hours.get((name, hour)), stats)
-        return ReadingsView(True, self.names | frozenset(tally.readings), hours)
+        return ReadingsView(True, self.names | frozenset(tally.readings), hours, repairs=self.repairs)
 
 
 def _hour_seen(entry: Any) -> Single | Bounds | None:
@@ -431,8 +433,8 @@ def fits(tally: Tally, ids: int = 0) -> bool:
 def within_limits(*, hours: int, names: int, pairs: int, ids: int) -> bool:
     """``fits``, from how many hours, reading names, (name, hour) pairs and identities a write holds."""
     updates = 200 + 30 * hours + 34 * names + 130 * pairs
-    conditions = 300 + 30 * ids + 40 * names + 110 * pairs
-    operators = 20 + 3 * ids + 2 * names + 8 * pairs  # an identity: AND NOT contains(...)
+    conditions = 340 + 30 * ids + 40 * names + 110 * pairs
+    operators = 22 + 3 * ids + 2 * names + 8 * pairs  # an identity: AND NOT contains(...)
     return updates <= EXPRESSION_CHARS and conditions <= EXPRESSION_CHARS and operators <= EXPRESSION_OPERATORS
 
 
@@ -552,8 +554,13 @@ def _readings(parts: _Parts, tally: Tally, seen: ReadingsView) -> None:
     if not tally.readings:
         return
     names, values = parts.names, parts.values
-    names["#R"] = schema.READINGS
+    names["#R"], names["#rr"] = schema.READINGS, schema.READINGS_REPAIRS
     values[":mtype"] = {"S": "M"}
+    if seen.repairs:  # what is known of the statistics is from since the last repair by hand
+        values[":rr"] = {"N": str(seen.repairs)}
+        parts.conditions.append("#rr = :rr")
+    else:
+        parts.conditions.append("attribute_not_exists(#rr)")
     if seen.there is False:
         values[":R"] = {"M": {name: _name_map(r) for name, r in tally.readings.items()}}
         parts.sets.append("#R = :R")

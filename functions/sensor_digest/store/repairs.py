@@ -49,8 +49,9 @@ def day_item(sensor_id: int | str, day: str, attribute: str | None = schema.DATA
     if attribute in (schema.READINGS, schema.READINGS_COVER):
         return (
             f"remove its {schema.READINGS} and {schema.READINGS_COVER} by hand (an UpdateItem of {where} with "
-            f"REMOVE {schema.READINGS}, {schema.READINGS_COVER}): the next report with readings creates them "
-            "again, and the day's statistics read as covering only the reports counted since"
+            f"REMOVE {schema.READINGS}, {schema.READINGS_COVER} ADD {schema.READINGS_REPAIRS} :one, where :one is 1): "
+            "the next report with readings creates them again, and the day's statistics read as covering only "
+            "the reports counted since"
         )
     if attribute == schema.HASHED_COUNT:
         return (

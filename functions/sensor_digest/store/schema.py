@@ -97,6 +97,10 @@ ID_PAGE_PREFIX = "IDS#"
 READINGS = "Readings"
 READING_SQUARES = "q"
 READINGS_COVER = "ReadingsCover"
+# how many times the day item's Readings were removed by hand (the repair of a map written by hand adds
+# 1): a container's knowledge of the statistics from before a repair is no longer true, and every
+# write of readings is conditioned on the count it knows (absent: none)
+READINGS_REPAIRS = "ReadingsRepairs"
 # the part of a compact day item's ``DataCount`` whose reports' hashes the day keeps: added in the same
 # write as the count by every writer that keeps hashes. Less than ``DataCount`` (or absent beside a
 # count) means another writer counted on the day without a hash (a release before the compact ledger,

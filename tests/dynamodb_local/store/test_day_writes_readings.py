@@ -365,3 +365,28 @@ def test_readings_written_by_hand_reject_only_the_reports_that_carry_readings(
     assert day_counts(ddb, tables.table)[(1, DAY)] == 4
     assert sorted(message_id for message_id, _ in dead.kept) == ["m0", "m2", "m4"]
     assert all("REMOVE Readings, ReadingsCover" in reason for _, reason in dead.kept)
+
+
+def test_after_the_repair_a_container_that_knew_the_statistics_before_it_keeps_them_exact(
+    ddb: Any, tables: Tables, session: LocalSession
+) -> None:
+    # Given container A, which counted 4, 6 and 5 in hour 09 (the hour's list: minimum 4, maximum 6)
+    a, b = ledger(ddb, tables), ledger(ddb, tables)
+    a.process([report(f"a{v}", {"t": v}) for v in (4, 6, 5)])
+    # then the repair the dead letters name for readings written by hand, done as it says
+    repair = schema.READINGS_REPAIRS
+    ddb.update_item(
+        TableName=tables.table,
+        Key=schema.day_key(1, DAY),
+        UpdateExpression=f"REMOVE Readings, ReadingsCover ADD {repair} :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+    )
+    # and container B counting 9 and 100 in that hour since
+    b.process([report("b9", {"t": 9}), report("b100", {"t": 100})])
+
+    # When container A counts 5 in that hour, knowing a minimum of 4 from before the repair
+    a.process([report("a5-again", {"t": 5})])
+
+    # Then the statistics are those of the reports counted since the repair: 9, 100 and 5
+    stats = answered(session, tables)["days"][DAY]["t"]
+    assert (stats["count"], stats["sum"], stats["min"], stats["max"]) == (3, Decimal(114), Decimal(5), Decimal(100))
