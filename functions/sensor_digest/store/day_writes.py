@@ -50,7 +50,7 @@ from typing import Any, Protocol
 
 from sensor_digest.errors import MalformedItem, RefusedWrite
 from sensor_digest.store import expressions, repairs, schema
-from sensor_digest.store.identities import DAY_IDS, PAGE_IDS
+from sensor_digest.store.identities import DAY_IDS, IMPORT_TOKENS, PAGE_IDS
 
 Params = dict[str, Any]
 DayKey = tuple[int, str]
@@ -468,7 +468,17 @@ class AfterSequence:
     last: int
 
 
-Guard = Exists | Anyway | Compact | AfterSequence
+@dataclass(frozen=True)
+class Imported:
+    """The history import's (``import_update``): ``token`` not yet counted on the day; with ``kept``, the
+    token joins the day item's ``Imports``, while it has room; without, it is a ledger item written in
+    the same transaction (``import_token_put``)."""
+
+    token: bytes
+    kept: bool = True
+
+
+Guard = Exists | Anyway | Compact | AfterSequence | Imported
 
 
 # -- the writes ---------------------------------------------------------------------------------
@@ -621,6 +631,8 @@ def _guard(parts: _Parts, guard: Guard, tally: Tally) -> None:
         parts.conditions += [ITEM_EXISTS, AFTER_APPLIED, AFTER_FIRST_RELEASES_PAIR]
     elif isinstance(guard, Compact):
         _compact(parts, guard, tally)
+    elif isinstance(guard, Imported):
+        _imported(parts, guard)
 
 
 def _compact(parts: _Parts, guard: Compact, tally: Tally) -> None:
@@ -710,3 +722,56 @@ def marker(ledger: str, key: str, *, day: str, count: int, expires_at: int, if_a
     if if_absent:
         return expressions.put_if_absent(ledger, item, schema.LEDGER_KEY)
     return {"TableName": ledger, "Item": item}
+
+
+# -- the import's writes (docs/import.md) -------------------------------------------------------
+#
+# The history import writes a chunk's reports of one sensor-day at once, the chunk known by its token
+# (``identities.import_token``): in the day item's ``Imports`` while it has room, in the same write as
+# the count, else as a ledger item ``IMP#...`` in the same transaction. A token found in either means
+# the chunk was counted there. The set only grows, and a token goes to the ledger only once the set
+# is full, so every write of a token meets the one place it could already be. The import keeps no
+# report's identity hash: on a compact day its count does not add to ``HashedCount`` (see "Hashed
+# days"), and a day it creates carries no ``IdPage`` (live reports there are known by marker).
+
+TOKEN_NEW = "NOT contains(#imports, :token)"  # noqa: S105 - a condition, not a secret
+TOKENS_ROOM = "(attribute_not_exists(#imports) OR size(#imports) < :cap)"
+
+
+def _imported(parts: _Parts, guard: Imported) -> None:
+    parts.names.update({"#pk": schema.SENSOR_ID, "#imports": schema.IMPORTS})
+    parts.values[":token"] = {"B": guard.token}
+    parts.conditions += [ITEM_EXISTS, TOKEN_NEW]
+    if guard.kept:
+        parts.values[":tokens"] = {"BS": [guard.token]}
+        parts.values[":cap"] = {"N": str(IMPORT_TOKENS)}
+        parts.adds.append("#imports :tokens")
+        parts.conditions.append(TOKENS_ROOM)
+
+
+def import_create(table: str, day: DayKey, tally: Tally, tokens: Sequence[bytes]) -> Params:
+    """The ``PutItem`` of ``day``'s new item from the import: its tally and the tokens of the write,
+    on condition that it does not exist (no ``IdPage``: a day whose reports are known by marker)."""
+    params = create(table, day, tally)
+    params["Item"][schema.IMPORTS] = {"BS": list(tokens)}
+    return params
+
+
+def import_token_put(ledger: str, day: DayKey, token: bytes) -> Params:
+    """The ``PutItem`` of an import token past the day item's room, on condition that it is not
+    there (a chunk counted before); never expires."""
+    item = {**schema.import_token_key(*day, token), schema.MARKER_DAY: {"S": day[1]}}
+    return expressions.put_if_absent(ledger, item, schema.LEDGER_KEY)
+
+
+def imports_of(item: Mapping[str, Any]) -> set[bytes]:
+    """The import tokens a day item holds."""
+    value = item.get(schema.IMPORTS)
+    if not isinstance(value, Mapping):
+        return set()
+    return {bytes(v) for v in value.get("BS", [])}
+
+
+def tokens_full(item: Mapping[str, Any]) -> bool:
+    """Whether a day item's ``Imports`` has no room left (a token goes to the ledger then)."""
+    return len(imports_of(item)) >= IMPORT_TOKENS

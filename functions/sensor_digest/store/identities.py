@@ -37,11 +37,29 @@ and 4 KB per expression (each identity is one ``NOT contains(...)`` term, three 
 
 _PERSON = b"sensor-digest.id"  # domain separation: these hashes mean nothing anywhere else
 
+TOKEN_BYTES = 8
+"""Bytes of an import token (64 bits): a day item holds one per chunk of an imported object counted
+on it (docs/import.md)."""
+IMPORT_TOKENS = 32
+"""How many import tokens a day item holds (``Imports``: 8 bytes each, about 300 bytes with the set's
+own): a day item of the import, with its hours, stays under 1 KB, so its write costs one unit. Past
+them, a chunk's token is a ledger item written in the same transaction as the count."""
+_TOKEN_PERSON = b"sensor-digest.im"
+
 
 def identity_hash(event_id: str) -> bytes:
     """The stored identity of a report of one sensor-day: 12 bytes of BLAKE2b of its ``event_id``
     (or origin ``messageId``); the sensor and the day are the keys of the items that hold it."""
     return hashlib.blake2b(event_id.encode("utf-8"), digest_size=ID_BYTES, person=_PERSON).digest()
+
+
+def import_token(object_id: bytes, first: int, last: int, part: int = 0) -> bytes:
+    """The token of one write of the import: part ``part`` of the reports of rows ``first`` to ``last``
+    (their positions in the object) of the object ``object_id`` on one sensor-day (the day item that
+    holds the token names the sensor-day). A function of the object and the row positions only, so
+    that importing the object again makes the same tokens."""
+    text = f"{first}:{last}:{part}".encode("ascii")
+    return hashlib.blake2b(object_id + text, digest_size=TOKEN_BYTES, person=_TOKEN_PERSON).digest()
 
 
 def collision_chance(reports_in_day: int) -> float:

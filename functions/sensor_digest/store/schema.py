@@ -106,6 +106,21 @@ HASHED_COUNT = "HashedCount"
 # how many pages a compact day moved past because it found them holding identities already (its day
 # item was put back, deleted or restored, while its pages stayed): absent until it does
 SKIPPED_PAGES = "SkippedPages"
+# the history import (docs/import.md, store/day_writes.py "The import's writes"): a day item's
+# ``Imports`` is a binary set of import tokens, one per chunk of an imported object counted on the day
+# (``identities.import_token``), added in the same write as the count, at most ``IMPORT_TOKENS``;
+# past them a chunk's token is a ledger item ``IMP#<sensor_id>#<day>#<token hex>`` written in the same
+# transaction. ``IMPORT#<object id hex>`` is an object's import record (what it counted, and when).
+# Neither ledger item has ``ExpiresAt``: an object may be imported again at any time
+IMPORTS = "Imports"
+IMPORT_TOKEN_PREFIX = "IMP#"  # noqa: S105 - a key prefix, not a secret
+IMPORT_RECORD_PREFIX = "IMPORT#"
+# an import record's attributes
+RECORD_SOURCE = "Source"
+RECORD_STATE = "State"  # "started" or "finished"
+RECORD_FIGURES = "Figures"  # a map of the import's figures (rows, counted, duplicates, rejected, ...)
+RECORD_STARTED = "StartedAt"
+RECORD_FINISHED = "FinishedAt"
 
 MAX_SEQUENCE_NUMBER = 2**128 - 1
 SEQUENCE_DIGITS = len(str(MAX_SEQUENCE_NUMBER))  # 39
@@ -175,6 +190,16 @@ def ledger_key(key: str) -> Item:
 
 def sentinel_key(serial: str) -> Item:
     return ledger_key(f"{SERIAL_PREFIX}{serial}")
+
+
+def import_token_key(sensor_id: int, day: str, token: bytes) -> Item:
+    """The ledger item of an import token past its day item's room: ``IMP#<sensor_id>#<day>#<hex>``."""
+    return ledger_key(f"{IMPORT_TOKEN_PREFIX}{sensor_id}#{day}#{token.hex()}")
+
+
+def import_record_key(object_id: bytes) -> Item:
+    """The ledger item of an imported object's record: ``IMPORT#<object id hex>``."""
+    return ledger_key(f"{IMPORT_RECORD_PREFIX}{object_id.hex()}")
 
 
 # -- items --------------------------------------------------------------------------------------
