@@ -11,7 +11,6 @@ rows too: rejected, with the reason (``Unreadable``).
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -74,6 +73,8 @@ def lines_of(blocks: Iterable[bytes], *, limit: int = MAX_LINE_BYTES) -> Iterato
 
 
 NOT_UTF8 = "the line is not UTF-8 text"
+JSON_SPACE = " \t\r\n"
+"""JSON's own white space: a JSON line of nothing else is blank (no row)."""
 TOO_LONG = f"the line is longer than {MAX_LINE_BYTES:,} bytes"
 
 
@@ -81,13 +82,15 @@ def _clipped(text: str) -> str:
     return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")[:1000]
 
 
-def jsonl_rows(lines: Iterable[Line]) -> Iterator[Row]:
+def jsonl_rows(lines: Iterable[Line], skipped: Skipped | None = None) -> Iterator[Row]:
     """JSON lines: every line that is not blank is a row (its text, read later by the message rules)."""
+    skipped = skipped if skipped is not None else Skipped()
     position = 0
     for line in lines:
         if line.text is None:
             value: object = Unreadable(TOO_LONG)
-        elif not line.text.strip():
+        elif not line.text.strip(JSON_SPACE):
+            skipped.blank += 1
             continue
         elif not line.utf8:
             value = Unreadable(NOT_UTF8, _clipped(line.text))
@@ -97,54 +100,115 @@ def jsonl_rows(lines: Iterable[Line]) -> Iterator[Row]:
         position += 1
 
 
-def csv_rows(lines: Iterable[Line]) -> Iterator[Row]:
-    """CSV: the header first (``UnreadableInput`` when it lacks a required column), then each record a
-    row of its cells by column, on the line it starts on; a blank line is none."""
-    bad: list[Unreadable] = []  # an over-long line of the record being read
+QUOTE_OPEN = "a quoted cell is not closed on its line (a cell cannot hold a line break: no field of a report has one)"
+QUOTE_INSIDE = 'a quote inside a cell that is not quoted (RFC 4180: quote the whole cell, a quote in it written "")'
+AFTER_QUOTE = "text after the closing quote of a cell (RFC 4180: a quoted cell ends at its quote, then a comma)"
+LONE_CR = "a carriage return inside the line (lines end with LF or CRLF)"
 
-    def texts() -> Iterator[str]:  # one a physical line: the reader's line_num is the line number
-        for line in lines:
-            if line.text is None:
-                bad.append(Unreadable(TOO_LONG))
-                yield "\n"
-            else:
-                if not line.utf8:
-                    bad.append(Unreadable(NOT_UTF8, _clipped(line.text)))
-                yield line.text
 
-    reader = csv.reader(texts(), strict=True)
-    try:
-        header = check_header(next(reader))
-    except StopIteration:
-        raise UnreadableInput("the CSV object is empty: it needs a header naming sensor_id and timestamp") from None
-    except csv.Error as exc:
-        raise UnreadableInput(f"the CSV header cannot be read: {exc}") from None
-    position, start = 0, reader.line_num
+def cells_of(text: str) -> list[str]:
+    """One line of CSV (its line break removed) as its cells, by RFC 4180 on a single line: a cell is
+    text without quotes, or quoted (``""`` a quote in it); ``ValueError`` with the reason otherwise.
+    Every line is read alone, so a quote left open is an error of its line, never of the lines after
+    it (a reader that joins lines, as Python's ``csv`` does, takes every line up to the next quote,
+    or 128 KB, for one cell)."""
+    if "\r" in text:
+        raise ValueError(LONE_CR)
+    cells: list[str] = []
+    at, end = 0, len(text)
     while True:
-        bad.clear()
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            value: object = Unreadable(f"the CSV record breaks RFC 4180: {exc}")
+        if at < end and text[at] == '"':
+            parts, at = [], at + 1
+            while True:
+                close = text.find('"', at)
+                if close < 0:
+                    raise ValueError(QUOTE_OPEN)
+                parts.append(text[at:close])
+                if text.startswith('"', close + 1):
+                    parts.append('"')
+                    at = close + 2
+                    continue
+                at = close + 1
+                break
+            cell = "".join(parts)
+            if at < end and text[at] != ",":
+                raise ValueError(AFTER_QUOTE)
         else:
-            if bad:
-                value = bad[0]
-            elif not cells:
-                start = reader.line_num
-                continue
-            elif len(cells) != len(header):
-                value = Unreadable(
-                    f"the CSV record has {len(cells)} cells, the header {len(header)}", _clipped(",".join(cells))
-                )
+            comma = text.find(",", at)
+            stop = end if comma < 0 else comma
+            cell = text[at:stop]
+            if '"' in cell:
+                raise ValueError(QUOTE_INSIDE)
+            at = stop
+        cells.append(cell)
+        if at >= end:
+            return cells
+        at += 1  # the comma
+
+
+def _text(line: str) -> str:
+    """A line without its line break (LF or CRLF)."""
+    if line.endswith("\n"):
+        line = line[:-1]
+        if line.endswith("\r"):
+            line = line[:-1]
+    return line
+
+
+@dataclass
+class Skipped:
+    """Lines that hold no row: blank ones (none of them is lost: every line is a row, blank, or the header)."""
+
+    blank: int = 0
+
+
+def csv_rows(lines: Iterable[Line], skipped: Skipped | None = None) -> Iterator[Row]:
+    """CSV: the header first (``UnreadableInput`` when it lacks a required column), then each line a
+    record of its own (``cells_of``), a row of its cells by column; a blank line is none."""
+    skipped = skipped if skipped is not None else Skipped()
+    header: list[str] | None = None
+    position = 0
+    for line in lines:
+        if header is None:
+            header = _header(line)
+            continue
+        if line.text is not None and line.utf8 and not _text(line.text):
+            skipped.blank += 1
+            continue
+        value: object
+        if line.text is None:
+            value = Unreadable(TOO_LONG)
+        elif not line.utf8:
+            value = Unreadable(NOT_UTF8, _clipped(line.text))
+        else:
+            text = _text(line.text)
+            try:
+                cells = cells_of(text)
+            except ValueError as exc:
+                value = Unreadable(f"the CSV line breaks RFC 4180: {exc}", _clipped(text))
             else:
-                value = dict(zip(header, cells, strict=True))
-        yield Row(position, start + 1, value)
+                if len(cells) != len(header):
+                    value = Unreadable(f"the CSV line has {len(cells)} cells, the header {len(header)}", _clipped(text))
+                else:
+                    value = dict(zip(header, cells, strict=True))
+        yield Row(position, line.number, value)
         position += 1
-        start = reader.line_num
+    if header is None:
+        raise UnreadableInput("the CSV object is empty: it needs a header naming sensor_id and timestamp")
 
 
-def rows_of(lines: Iterable[Line], fmt: str) -> Iterator[Row]:
-    """The rows of an object in format ``fmt`` (``rows.JSONL`` or ``rows.CSV``)."""
-    return csv_rows(lines) if fmt == CSV else jsonl_rows(lines)
+def _header(line: Line) -> list[str]:
+    if line.text is None or not line.utf8:
+        raise UnreadableInput(f"the CSV header (line {line.number}) cannot be read: it is too long or not UTF-8")
+    if not _text(line.text):
+        raise UnreadableInput("the CSV header (line 1) is blank: the first line must name the columns")
+    try:
+        return check_header(cells_of(_text(line.text)))
+    except ValueError as exc:
+        raise UnreadableInput(f"the CSV header (line {line.number}) cannot be read: {exc}") from None
+
+
+def rows_of(lines: Iterable[Line], fmt: str, skipped: Skipped | None = None) -> Iterator[Row]:
+    """The rows of an object in format ``fmt`` (``rows.JSONL`` or ``rows.CSV``); the lines that hold
+    none counted in ``skipped``."""
+    return csv_rows(lines, skipped) if fmt == CSV else jsonl_rows(lines, skipped)

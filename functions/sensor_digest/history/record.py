@@ -24,10 +24,12 @@ FINISHED = "finished"
 
 @dataclass
 class Figures:
-    """What an import did: ``rows`` read; reports ``counted`` now, ``already`` counted by an earlier
-    import of the object (or an earlier try of this one), ``duplicates`` of an ``event_id`` within a
-    chunk, rows ``rejected`` (in the error report); sensor-days written (``days``), and the requests
-    it took (``writes``, ``reads``)."""
+    """What an import did: ``rows`` read (each line of the object is a row, ``blank``, or a CSV
+    header); of the rows, reports ``counted`` now, ``already`` counted (their identity found counted on
+    their day: by an earlier import of this object or of another, or an earlier part of this one),
+    ``duplicates`` (repeating the identity of an earlier row of the same chunk), rows ``rejected`` (in
+    the error report): ``rows = counted + already + duplicates + rejected``; sensor-days written
+    (``days``), and the requests it took (``writes``, ``reads``)."""
 
     rows: int = 0
     counted: int = 0
@@ -37,6 +39,7 @@ class Figures:
     days: int = 0
     writes: int = 0
     reads: int = 0
+    blank: int = 0
 
     def add(self, other: Figures) -> None:
         for f in fields(self):

@@ -68,10 +68,24 @@ class Rejected:
         return {"line": self.line, "reason": self.reason, "row": self.text}
 
 
+def column_name(written: str) -> str:
+    """A header's column as the import reads it: the names it knows (``sensor_id``, ``timestamp``,
+    ``count``, ``event_id``, the ``readings.`` prefix) in any case and without surrounding spaces; a
+    reading's own name as written (``readings.Temp_C`` is the reading ``Temp_C``: names are case
+    sensitive, as in a message)."""
+    name = written.strip()
+    lowered = name.lower()
+    if lowered in NUMBER_COLUMNS or lowered in TEXT_COLUMNS:
+        return lowered
+    if lowered.startswith(READINGS_PREFIX):
+        return READINGS_PREFIX + name[len(READINGS_PREFIX) :]
+    return name
+
+
 def check_header(columns: Sequence[str]) -> list[str]:
-    """The header of a CSV object, checked: ``UnreadableInput`` when it lacks a required column or
-    names one twice (the whole object is refused: no row of it can be read)."""
-    names = [c.strip() for c in columns]
+    """The header of a CSV object, checked (its names by ``column_name``): ``UnreadableInput`` when it
+    lacks a required column or names one twice (the whole object is refused: no row of it can be read)."""
+    names = [column_name(c) for c in columns]
     missing = [c for c in REQUIRED_COLUMNS if c not in names]
     if missing:
         raise UnreadableInput(
@@ -103,7 +117,7 @@ def csv_body(cells: Mapping[str, Any]) -> str:
     fields: list[str] = []
     readings: list[str] = []
     for column, value in cells.items():
-        name = str(column).strip()
+        name = column_name(str(column))
         if value is None or value == "" or not _meant(name):
             continue
         text = value if isinstance(value, str) else json.dumps(value)

@@ -61,8 +61,8 @@ def format_of(name: str, given: str | None = None) -> str:
 
 
 MAX_SHIFTS = 100
-"""How many places a deployed import's line numbers may shift at (blank lines, CSV records over
-several lines): they travel with every batch."""
+"""How many places a deployed import's line numbers may shift at (blank lines): they travel with
+every batch."""
 
 
 @dataclass(frozen=True)

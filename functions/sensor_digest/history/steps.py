@@ -5,7 +5,7 @@ import with no rejected row is not run again, unless asked), and every line read
 counted: Distributed Map's item readers stop at a JSON line that is not JSON (and no one can say what
 they make of a CSV record that breaks the format), so an object holding one is refused whole, nothing
 counted, its bad lines in ``<prefix>refused.jsonl``; the rows' count, and where positions shift
-from lines (blank lines, CSV records over several lines), for the batches' error reports.
+from lines (blank lines), for the batches' error reports.
 
 ``FinishService``: the batches' figures added up (``<prefix>batches/``), their rejected rows in one
 error report (``<prefix>rejected.jsonl``, by line), and the record finished.
@@ -21,7 +21,7 @@ from typing import Any
 
 from sensor_digest.config import ImportSettings
 from sensor_digest.errors import UnreadableInput
-from sensor_digest.history.reading import lines_of, rows_of
+from sensor_digest.history.reading import Skipped, lines_of, rows_of
 from sensor_digest.history.record import Figures, Records
 from sensor_digest.history.rows import CSV, JSONL, Unreadable, shown
 from sensor_digest.history.service import BATCH_PREFIX
@@ -60,6 +60,7 @@ class Scan:
     """An object read through once: its rows, where line numbers shift from positions, its bad lines."""
 
     rows: int = 0
+    blank: int = 0
     shifts: list[tuple[int, int]] = field(default_factory=list)
     bad: list[dict[str, Any]] = field(default_factory=list)
     bad_count: int = 0
@@ -68,9 +69,9 @@ class Scan:
 def scan(blocks: Iterator[bytes], fmt: str) -> Scan:
     """Every row of the object checked as Distributed Map's reader needs it (a JSON line that is JSON,
     a CSV record that is one and matches its header)."""
-    found = Scan()
+    found, skipped = Scan(), Skipped()
     offset = 2 if fmt == CSV else 1
-    for row in rows_of(lines_of(blocks), fmt):
+    for row in rows_of(lines_of(blocks), fmt, skipped):
         found.rows += 1
         extra = row.line - offset - row.position
         if extra != (found.shifts[-1][1] if found.shifts else 0):
@@ -85,6 +86,7 @@ def scan(blocks: Iterator[bytes], fmt: str) -> Scan:
             found.bad_count += 1
             if len(found.bad) < SHOWN_BAD_LINES:
                 found.bad.append({"line": row.line, "reason": reason, "row": shown(row)})
+    found.blank = skipped.blank
     return found
 
 
@@ -123,14 +125,15 @@ class PrepareService:
             )
         elif len(found.shifts) > MAX_SHIFTS:
             refusal = (
-                f"more than {MAX_SHIFTS} places where rows and lines part (blank lines, CSV records over several "
-                "lines): remove them, or import the file with `sensor-digest import FILE --stack ...`"
+                f"more than {MAX_SHIFTS} places where rows and lines part (blank lines): remove them, or import the "
+                "file from a machine into the stack's tables (`sensor-digest import FILE --table ... --ledger ...`)"
             )
         if refusal is not None:
             return StepReport({**answer, "action": "refuse", "reason": refusal, "refused": f"{prefix}refused.jsonl"})
         self._records.start(source)
         lines = Lines(2 if fmt == CSV else 1, tuple(found.shifts))
-        return StepReport({**answer, "action": "import", "rows": found.rows, "lines": lines.as_json()})
+        answer.update(action="import", rows=found.rows, blank=found.blank, lines=lines.as_json())
+        return StepReport(answer)
 
 
 class FinishService:
@@ -144,7 +147,7 @@ class FinishService:
             raise UnreadableInput("the finish step's input must hold the prepare step's answer (prepared)")
         bucket, prefix = str(prepared["reports"]["bucket"]), str(prepared["reports"]["prefix"])
         keys = objects.keys(self._s3, bucket, f"{prefix}{BATCH_PREFIX}")  # by first position: by line
-        total, lines, rejected = Figures(), [], 0
+        total, lines, rejected = Figures(blank=_whole(prepared.get("blank", 0))), [], 0
         with ThreadPoolExecutor(max_workers=16) as pool:
             for result in pool.map(lambda key: objects.read_json(self._s3, bucket, key), keys):
                 total.add(Figures.from_json(result.get("figures")))
@@ -165,6 +168,12 @@ class FinishService:
         source = SourceObject(str(prepared["identity"]), str(prepared["object"]["name"]))
         self._records.finish(source, total)
         return StepReport(answer)
+
+
+def _whole(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise UnreadableInput("the prepare step's blank lines must be a whole number")
+    return value
 
 
 def build_prepare(settings: ImportSettings, session: ClientSource) -> PrepareService:

@@ -185,6 +185,8 @@ def _show(
         f"imported {name}: {figures.rows:,} rows, {figures.counted:,} reports counted, {figures.already:,} counted "
         f"before, {figures.duplicates:,} duplicates, {figures.rejected:,} rejected"
     )
+    if figures.blank:
+        line += f" ({figures.blank:,} blank lines, no rows)"
     say(line)
     if errors_path:
         note(f"the rejected rows, with their line and reason: {errors_path}")

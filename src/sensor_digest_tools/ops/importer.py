@@ -24,7 +24,7 @@ from sensor_digest.backoff import Backoff
 from sensor_digest.counting.history import HistoryCounter
 from sensor_digest.errors import TransientFault, UnreadableInput
 from sensor_digest.history.chunks import ChunkResult, Dating, ReadChunk, count_chunk, read_chunk
-from sensor_digest.history.reading import lines_of, rows_of
+from sensor_digest.history.reading import Skipped, lines_of, rows_of
 from sensor_digest.history.record import Figures, Record, Records
 from sensor_digest.history.rows import Rejected, Row
 from sensor_digest.history.service import figures_of
@@ -155,9 +155,10 @@ class FileImport:
         self._records.start(source)
         progress = Progress(total=scanned.lines)
         report = ErrorReport(errors)
+        skipped = Skipped()
         try:
             with path.open("rb") as stream, ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk") as writer:
-                rows = rows_of(lines_of(iter(lambda: stream.read(BLOCK_BYTES), b"")), fmt)
+                rows = rows_of(lines_of(iter(lambda: stream.read(BLOCK_BYTES), b"")), fmt, skipped)
                 pending: Future[tuple[ChunkResult, int]] | None = None
                 for index, chunk_rows in chunks_of(rows, self._chunk_rows):
                     if stop is not None and stop.is_set():
@@ -172,6 +173,7 @@ class FileImport:
         finally:
             report.close()
         progress.figures.rejected = report.rows
+        progress.figures.blank = skipped.blank
         self._records.finish(source, progress.figures)
         return Outcome(source, progress.figures, errors if report.rows else None)
 

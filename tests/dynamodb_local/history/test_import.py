@@ -240,6 +240,53 @@ def test_hostile_rows_are_rejected_into_the_report_with_their_line_and_reason(
     assert day_counts(ddb, tables.table) == {(1, "2024-01-01"): 2}
 
 
+HOSTILE_CSV = [  # (line, counted or not)
+    (b"\xef\xbb\xbfsensor_id,timestamp,count,event_id\r\n", None),  # the header, after a byte order mark
+    (b"1,2024-01-01T00:00:00Z,1,a\n", True),
+    (b'1,"2024-01-01T01:00:00Z,1,open\n', False),  # a quote left open: before, it swallowed the lines after it
+    (b"1,2024-01-01T02:00:00Z,1,b\n", True),
+    (b"1,2024-01-01T03:00:00Z,1,c\r\n", True),  # CRLF
+    (b"\n", None),
+    (b"\r\n", None),
+    (b'1,2024-01-01T04:00:00Z,1",stray\n', False),  # a stray quote
+    (b"1,2024-01-01T05:00:00Z,1,nul\x00\n", False),  # a NUL: a control character in event_id
+    (b'1,"2024-01-01T06:00:00Z",1,"d"\n', True),
+    (b"1,2024-01-01T07:00:00Z,1," + b"x" * (1024 * 1024 + 1) + b"\n", False),  # past the longest line
+    (b"1,2024-01-01T08:00:00Z,1,\xff\xfe\n", False),  # not UTF-8
+    (b"1,2024-01-01T09:00:00Z,1,e", True),  # the last line, without its line break
+]
+HOSTILE_JSONL = [
+    (b'\xef\xbb\xbf{"sensor_id": 2, "timestamp": "2024-01-01T00:00:00Z", "event_id": "a"}\n', True),
+    (b'{"sensor_id": 2, "timestamp": "2024-01-01T01:00:00Z", "event_id": "open\n', False),  # a string left open
+    (b'{"sensor_id": 2, "timestamp": "2024-01-01T02:00:00Z", "event_id": "b"}\r\n', True),
+    (b"   \n", None),
+    (b"\n", None),
+    (b'{"sensor_id": 2, "timestamp": "2024-01-01T03:00:00Z", "event_id": "c\x00"}\n', False),  # a raw NUL
+    (b'{"sensor_id": 2, "timestamp": "2024-01-01T04:00:00Z", "event_id": "' + b"x" * (1024 * 1024) + b'"}\n', False),
+    (b'{"sensor_id": 2, "timestamp": "2024-01-01T05:00:00Z", "event_id": "\xff"}\n', False),
+    (b'{"sensor_id": 2, "timestamp": "2024-01-01T06:00:00Z", "event_id": "a"}\n', True),  # a's duplicate
+    (b'{"sensor_id": 2, "timestamp": "2024-01-01T07:00:00Z"}', True),
+]
+
+
+@pytest.mark.parametrize(("fmt", "lines"), [("csv", HOSTILE_CSV), ("jsonl", HOSTILE_JSONL)])
+def test_every_line_of_a_hostile_file_is_in_exactly_one_figure(
+    ddb: Any, tables: Tables, tmp_path: Path, fmt: str, lines: list[tuple[bytes, bool | None]]
+) -> None:
+    path = tmp_path / f"hostile.{fmt}"
+    path.write_bytes(b"".join(line for line, _ in lines))
+
+    f = file_import(ddb, tables).run(path, fmt, tmp_path / "r.jsonl").figures
+
+    bad = [n for n, (_, good) in enumerate(lines, start=1) if good is False]
+    header = 1 if fmt == "csv" else 0
+    assert [r["line"] for r in rejected_lines(tmp_path / "r.jsonl")] == bad and f.rejected == len(bad)
+    assert f.counted + f.duplicates == sum(1 for _, good in lines if good)
+    assert f.counted + f.already + f.duplicates + f.rejected == f.rows
+    assert (f.rows, f.blank) == (len(lines) - header - f.blank, sum(1 for _, g in lines if g is None) - header)
+    assert sum(day_counts(ddb, tables.table).values()) == f.counted
+
+
 def test_a_day_item_that_refuses_the_count_rejects_its_rows_with_the_reason(
     ddb: Any, tables: Tables, tmp_path: Path
 ) -> None:
