@@ -36,10 +36,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bench import runner
-from sensor_digest.counting.history import HistoryCounter
-from sensor_digest.history.chunks import Dating
-from sensor_digest.history.record import Figures, Records
-from sensor_digest.profiles import ProfileCache, Profiles
+from sensor_digest.history.record import Figures
 from sensor_digest.store.reads import day_counts
 from sensor_digest_tools.local.demo import send_traffic
 from sensor_digest_tools.local.history import HistoryTruth, write_history
@@ -48,10 +45,7 @@ from sensor_digest_tools.ops.importer import FileImport
 
 
 def file_import(client: Any, tables: dict[str, str]) -> FileImport:
-    table, ledger = tables["table"], tables["ledger"]
-    counter = HistoryCounter(table_name=table, ledger_table_name=ledger, client=client)
-    dating = Dating(ZoneInfo("UTC"), ProfileCache(Profiles(table_name=table, client=client)))
-    return FileImport(counter=counter, records=Records(ledger, client), dating=dating)
+    return FileImport.over(client, tables["table"], tables["ledger"], zone=ZoneInfo("UTC"))
 
 
 @dataclass

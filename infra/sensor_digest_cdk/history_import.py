@@ -51,7 +51,7 @@ INPUTS = "inputs/"
 REPORTS_KEPT = Duration.days(90)
 # what each function calls, on its tables (the digest table for the counts and the profiles' reads;
 # the ledger for the tokens past a day item's room and the import records)
-BATCH_DIGEST_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:BatchGetItem"]
+BATCH_DIGEST_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:BatchGetItem"]
 BATCH_LEDGER_ACTIONS = ["dynamodb:PutItem", "dynamodb:BatchGetItem"]
 RECORD_ACTIONS = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
 # grant_start: put a file, read the reports, start, follow and redrive an execution

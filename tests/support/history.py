@@ -8,10 +8,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from sensor_digest.backoff import Backoff
-from sensor_digest.counting.history import HistoryCounter
-from sensor_digest.history.chunks import Dating
-from sensor_digest.history.record import Records
-from sensor_digest.profiles import ProfileCache, Profiles
 from sensor_digest.store import schema
 from sensor_digest_tools.local.history import HistoryTruth
 from sensor_digest_tools.ops.importer import FileImport
@@ -31,13 +27,16 @@ def file_import(
     workers: int = 4,
 ) -> FileImport:
     """The local import over ``tables`` through ``client``, in chunks of ``chunk_rows``."""
-    counter = HistoryCounter(
-        table_name=tables.table, ledger_table_name=tables.ledger, client=client, max_workers=workers, retry=retry
-    )
-    profiles = ProfileCache(Profiles(table_name=tables.table, client=client), ttl=60.0)
-    dating = Dating(ZoneInfo(zone), profiles, reject_unknown=reject_unknown)
-    return FileImport(
-        counter=counter, records=Records(tables.ledger, client), dating=dating, chunk_rows=chunk_rows, retry=retry
+    return FileImport.over(
+        client,
+        tables.table,
+        tables.ledger,
+        zone=ZoneInfo(zone),
+        reject_unknown=reject_unknown,
+        chunk_rows=chunk_rows,
+        retry=retry,
+        workers=workers,
+        counting_retry=retry,
     )
 
 

@@ -3,10 +3,10 @@ held, and a line longer than ``MAX_LINE_BYTES`` is not held at all), each row wi
 line (``rows.Row``).
 
 Positions are counted as AWS Step Functions' item readers count items: a blank line is no row, and a
-CSV object's header is none; so a row has the same position, and an object's chunks the same tokens,
-whether it is imported from a file here or by the deployed import. A line that is not UTF-8 text, a
-CSV record that breaks RFC 4180 or whose cells do not match the header, and an over-long line are
-rows too: rejected, with the reason (``Unreadable``).
+CSV object's header is none; so a row has the same position (what a row without ``event_id`` is
+known by, beside its object) whether it is imported from a file here or by the deployed import. A
+line that is not UTF-8 text, a CSV line that breaks RFC 4180 or whose cells do not match the header,
+and an over-long line are rows too: rejected, with the reason (``Unreadable``).
 """
 
 from __future__ import annotations

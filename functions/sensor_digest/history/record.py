@@ -2,7 +2,7 @@
 never expiring): started, then finished with its figures. A second import of a finished object with
 no rejected row has nothing left to count and reads only the record; one with rejected rows goes
 through its chunks again (a row refused for an unregistered sensor counts once the sensor is), each
-chunk's counted parts found by their tokens."""
+row's identity found on its day."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ class Figures:
     their day: by an earlier import of this object or of another, or an earlier part of this one),
     ``duplicates`` (repeating the identity of an earlier row of the same chunk), rows ``rejected`` (in
     the error report): ``rows = counted + already + duplicates + rejected``; sensor-days written
-    (``days``), and the requests it took (``writes``, ``reads``)."""
+    (``days``), and the requests it took (``writes``, ``reads``); ``zone_kept``: rows dated in the zone
+    of their sensor's first import where its profile (or the default) now gives another."""
 
     rows: int = 0
     counted: int = 0
@@ -40,6 +41,7 @@ class Figures:
     writes: int = 0
     reads: int = 0
     blank: int = 0
+    zone_kept: int = 0
 
     def add(self, other: Figures) -> None:
         for f in fields(self):

@@ -39,7 +39,7 @@ NO_TIMESTAMP = "timestamp is required: an imported row has no send time to be da
 @dataclass(frozen=True)
 class Row:
     """One row of an imported object: its ``position`` among the object's rows (0 for the first: what
-    the import's tokens are made of), its ``line`` for people, and its value as read (a JSON line's
+    a row without ``event_id`` is known by), its ``line`` for people, and its value as read (a JSON line's
     text, a JSON value Step Functions parsed, or a CSV record's cells by column)."""
 
     position: int

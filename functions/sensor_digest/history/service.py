@@ -6,8 +6,8 @@ Its event is the Distributed Map's batch (ItemReader + ItemBatcher): ``{"Items":
 Map's ``$$.Map.Item.Index``), the batch input what the prepare step found of the object. The batch
 is one chunk (``chunks.import_chunk``); its figures and rejected rows are written to
 ``<prefix>batches/<first position>.json`` (the finish step adds them up), and returned. A fault
-that a retry may cure is raised: the Map retries the batch, and its tokens keep a batch that is
-written again from counting twice.
+that a retry may cure is raised: the Map retries the batch, and its rows' identities, kept on their
+days, keep a batch that is written again from counting twice.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sensor_digest import names
 from sensor_digest.config import ImportSettings, UnknownSensors
 from sensor_digest.counting.history import HistoryCounter
 from sensor_digest.history.chunks import Dating, import_chunk
+from sensor_digest.history.pins import ZonePins
 from sensor_digest.history.record import Figures
 from sensor_digest.history.rows import FORMATS, Rejected, Row
 from sensor_digest.history.source import Lines
@@ -107,6 +108,7 @@ def figures_of(result: Any) -> Figures:
         days=count.days,
         writes=count.writes,
         reads=count.reads,
+        zone_kept=result.zone_kept,
     )
 
 
@@ -142,5 +144,5 @@ def build_service(settings: ImportSettings, session: ClientSource) -> BatchServi
         Profiles(table_name=settings.table_name, client=client), ttl=float(settings.profile_cache_seconds)
     )
     reject = settings.unknown_sensors == UnknownSensors.REJECT
-    dating = Dating(settings.timezone, profiles, reject_unknown=reject)
+    dating = Dating(settings.timezone, profiles, ZonePins(ledger, client), reject_unknown=reject)
     return BatchService(counter=counter, dating=dating, s3=session.client("s3"))

@@ -1,5 +1,5 @@
 """What an imported object is: its identity (an S3 object's bucket, key and version, else its ETag; a
-local file's content), the id its tokens and record are made of, and how a row's position maps to
+local file's content), the id its rows' identities and record are made of, and how a row's position maps to
 the line a person finds it on."""
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ OBJECT_ID_BYTES = 16
 @dataclass(frozen=True)
 class SourceObject:
     """An imported object: ``identity`` is what makes it itself (two imports of one identity are one
-    object: their rows' tokens are equal), ``name`` what a person calls it."""
+    object: their rows' identities are equal), ``name`` what a person calls it."""
 
     identity: str
     name: str
 
     @property
     def object_id(self) -> bytes:
-        """16 bytes of BLAKE2b of the identity: the tokens' and the record's key."""
+        """16 bytes of BLAKE2b of the identity: what its rows' identities and its record's key are made of."""
         return hashlib.blake2b(self.identity.encode("utf-8"), digest_size=OBJECT_ID_BYTES, person=_PERSON).digest()
 
 

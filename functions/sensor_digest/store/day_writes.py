@@ -50,7 +50,7 @@ from typing import Any, Protocol
 
 from sensor_digest.errors import MalformedItem, RefusedWrite
 from sensor_digest.store import expressions, repairs, schema
-from sensor_digest.store.identities import DAY_IDS, IMPORT_TOKENS, PAGE_IDS
+from sensor_digest.store.identities import DAY_IDS, PAGE_IDS
 
 Params = dict[str, Any]
 DayKey = tuple[int, str]
@@ -470,12 +470,14 @@ class AfterSequence:
 
 @dataclass(frozen=True)
 class Imported:
-    """The history import's (``import_update``): ``token`` not yet counted on the day; with ``kept``, the
-    token joins the day item's ``Imports``, while it has room; without, it is a ledger item written in
-    the same transaction (``import_token_put``)."""
+    """The history import's: the day's imported identities still as the writer read them (its
+    ``ImportSeq`` is ``seq``, 0: none yet), every identity of the write new there; ``added`` join the
+    day item's ``ImportIds``, or ``page`` (a page holding them, written in the same transaction) joins
+    its ``ImportPages``."""
 
-    token: bytes
-    kept: bool = True
+    seq: int
+    added: Sequence[bytes] = ()
+    page: bytes | None = None
 
 
 Guard = Exists | Anyway | Compact | AfterSequence | Imported
@@ -726,52 +728,83 @@ def marker(ledger: str, key: str, *, day: str, count: int, expires_at: int, if_a
 
 # -- the import's writes (docs/import.md) -------------------------------------------------------
 #
-# The history import writes a chunk's reports of one sensor-day at once, the chunk known by its token
-# (``identities.import_token``): in the day item's ``Imports`` while it has room, in the same write as
-# the count, else as a ledger item ``IMP#...`` in the same transaction. A token found in either means
-# the chunk was counted there. The set only grows, and a token goes to the ledger only once the set
-# is full, so every write of a token meets the one place it could already be. The import keeps no
-# report's identity hash: on a compact day its count does not add to ``HashedCount`` (see "Hashed
-# days"), and a day it creates carries no ``IdPage`` (live reports there are known by marker).
+# The history import keeps each counted row's identity (8 bytes) for good, on the day it counted on,
+# in the same write as its count: in the day item's ``ImportIds`` while it has room, else in a page
+# ``IMPIDS#<sensor>#<day>#<page id>`` written in the same transaction and named in the day item's
+# ``ImportPages``. Every import write adds one to ``ImportSeq`` and rests on it being what the writer
+# read, so a write is refused whenever another import wrote the day since: what the writer knows of
+# the day's identities (the day item's, and its pages', immutable once written) is all there is, and
+# none of its identities is there. The import keeps no report's identity hash of the compact ledger:
+# on a compact day its count does not add to ``HashedCount`` (see "Hashed days"), and a day it creates
+# carries no ``IdPage`` (live reports there are known by marker).
 
-TOKEN_NEW = "NOT contains(#imports, :token)"  # noqa: S105 - a condition, not a secret
-TOKENS_ROOM = "(attribute_not_exists(#imports) OR size(#imports) < :cap)"
+IMPORT_SEQ_AS_READ = "#iseq = :iseq"
+IMPORT_SEQ_NONE = "attribute_not_exists(#iseq)"
 
 
 def _imported(parts: _Parts, guard: Imported) -> None:
-    parts.names.update({"#pk": schema.SENSOR_ID, "#imports": schema.IMPORTS})
-    parts.values[":token"] = {"B": guard.token}
-    parts.conditions += [ITEM_EXISTS, TOKEN_NEW]
-    if guard.kept:
-        parts.values[":tokens"] = {"BS": [guard.token]}
-        parts.values[":cap"] = {"N": str(IMPORT_TOKENS)}
-        parts.adds.append("#imports :tokens")
-        parts.conditions.append(TOKENS_ROOM)
+    parts.names.update({"#pk": schema.SENSOR_ID, "#iseq": schema.IMPORT_SEQ})
+    parts.values[":one"] = {"N": "1"}
+    parts.adds.append("#iseq :one")
+    parts.conditions.append(ITEM_EXISTS)
+    if guard.seq:
+        parts.values[":iseq"] = {"N": str(guard.seq)}
+        parts.conditions.append(IMPORT_SEQ_AS_READ)
+    else:
+        parts.conditions.append(IMPORT_SEQ_NONE)
+    if guard.added:
+        parts.names["#iids"] = schema.IMPORT_IDS
+        parts.values[":iids"] = {"BS": list(guard.added)}
+        parts.adds.append("#iids :iids")
+    if guard.page is not None:
+        parts.names["#ipages"] = schema.IMPORT_PAGES
+        parts.values[":ipage"] = {"BS": [guard.page]}
+        parts.adds.append("#ipages :ipage")
 
 
-def import_create(table: str, day: DayKey, tally: Tally, tokens: Sequence[bytes]) -> Params:
-    """The ``PutItem`` of ``day``'s new item from the import: its tally and the tokens of the write,
-    on condition that it does not exist (no ``IdPage``: a day whose reports are known by marker)."""
+def import_create(table: str, day: DayKey, tally: Tally, *, added: Sequence[bytes], page: bytes | None) -> Params:
+    """The ``PutItem`` of ``day``'s new item from the import: its tally and its identities (``added``
+    in the item, or ``page`` named), on condition that it does not exist (no ``IdPage``: a day whose
+    live reports are known by marker)."""
     params = create(table, day, tally)
-    params["Item"][schema.IMPORTS] = {"BS": list(tokens)}
+    item = params["Item"]
+    item[schema.IMPORT_SEQ] = {"N": "1"}
+    if added:
+        item[schema.IMPORT_IDS] = {"BS": list(added)}
+    if page is not None:
+        item[schema.IMPORT_PAGES] = {"BS": [page]}
     return params
 
 
-def import_token_put(ledger: str, day: DayKey, token: bytes) -> Params:
-    """The ``PutItem`` of an import token past the day item's room, on condition that it is not
-    there (a chunk counted before); never expires."""
-    item = {**schema.import_token_key(*day, token), schema.MARKER_DAY: {"S": day[1]}}
+def import_page_put(ledger: str, day: DayKey, page: bytes, identities: Sequence[bytes]) -> Params:
+    """The ``PutItem`` of a page of ``day``'s imported identities, on condition that it is not there;
+    never expires."""
+    item = {**schema.import_page_key(*day, page), schema.IDS: {"BS": list(identities)}}
     return expressions.put_if_absent(ledger, item, schema.LEDGER_KEY)
 
 
-def imports_of(item: Mapping[str, Any]) -> set[bytes]:
-    """The import tokens a day item holds."""
-    value = item.get(schema.IMPORTS)
-    if not isinstance(value, Mapping):
-        return set()
-    return {bytes(v) for v in value.get("BS", [])}
+@dataclass(frozen=True)
+class ImportView:
+    """What a day item as read (``{}``: none) says of its imported identities: ``seq`` (``ImportSeq``,
+    0: none), the identities it holds itself, and the pages it names."""
+
+    seq: int = 0
+    ids: frozenset[bytes] = frozenset()
+    pages: frozenset[bytes] = frozenset()
+
+    @classmethod
+    def of_item(cls, item: Mapping[str, Any]) -> ImportView:
+        """``MalformedItem`` naming the attribute when one is not as the import writes it."""
+        seq = schema.number_of(item, schema.IMPORT_SEQ) if schema.IMPORT_SEQ in item else 0
+        if seq < 0:
+            raise MalformedItem(f"{schema.describe(item)}: {schema.IMPORT_SEQ} {seq} is below 0", schema.IMPORT_SEQ)
+        return cls(seq, _binary_set(item, schema.IMPORT_IDS), _binary_set(item, schema.IMPORT_PAGES))
 
 
-def tokens_full(item: Mapping[str, Any]) -> bool:
-    """Whether a day item's ``Imports`` has no room left (a token goes to the ledger then)."""
-    return len(imports_of(item)) >= IMPORT_TOKENS
+def _binary_set(item: Mapping[str, Any], name: str) -> frozenset[bytes]:
+    value = item.get(name)
+    if value is None:
+        return frozenset()
+    if not isinstance(value, Mapping) or not isinstance(value.get("BS"), list):
+        raise MalformedItem(f"{schema.describe(item)}: {name} is not a binary set", name)
+    return frozenset(bytes(v) for v in value["BS"])

@@ -106,14 +106,20 @@ HASHED_COUNT = "HashedCount"
 # how many pages a compact day moved past because it found them holding identities already (its day
 # item was put back, deleted or restored, while its pages stayed): absent until it does
 SKIPPED_PAGES = "SkippedPages"
-# the history import (docs/import.md, store/day_writes.py "The import's writes"): a day item's
-# ``Imports`` is a binary set of import tokens, one per chunk of an imported object counted on the day
-# (``identities.import_token``), added in the same write as the count, at most ``IMPORT_TOKENS``;
-# past them a chunk's token is a ledger item ``IMP#<sensor_id>#<day>#<token hex>`` written in the same
-# transaction. ``IMPORT#<object id hex>`` is an object's import record (what it counted, and when).
-# Neither ledger item has ``ExpiresAt``: an object may be imported again at any time
-IMPORTS = "Imports"
-IMPORT_TOKEN_PREFIX = "IMP#"  # noqa: S105 - a key prefix, not a secret
+# the history import (docs/import.md, store/day_writes.py "The import's writes"): each imported row's
+# identity (``identities.import_event_hash`` or ``import_row_hash``, 8 bytes) is kept for good on the day
+# it counted on, in the same write as its count: in the day item's binary set ``ImportIds`` (up to
+# ``IMPORT_DAY_IDS``), else in a ledger page ``IMPIDS#<sensor_id>#<day>#<page id hex>`` (its ``Ids``) that the
+# day item names in ``ImportPages``. ``ImportSeq`` counts the import's writes of the day: a write rests
+# on it being what the writer read. ``IMPZONE#<sensor_id>`` is the zone a sensor's imported rows are dated
+# in (its ``Zone``: that of its first import). ``IMPORT#<object id hex>`` is an object's import record
+# (what it counted, and when). No ledger item of the import has ``ExpiresAt``
+IMPORT_IDS = "ImportIds"
+IMPORT_PAGES = "ImportPages"
+IMPORT_SEQ = "ImportSeq"
+IMPORT_PAGE_PREFIX = "IMPIDS#"
+IMPORT_ZONE_PREFIX = "IMPZONE#"
+IMPORT_ZONE = "Zone"
 IMPORT_RECORD_PREFIX = "IMPORT#"
 # an import record's attributes
 RECORD_SOURCE = "Source"
@@ -192,9 +198,14 @@ def sentinel_key(serial: str) -> Item:
     return ledger_key(f"{SERIAL_PREFIX}{serial}")
 
 
-def import_token_key(sensor_id: int, day: str, token: bytes) -> Item:
-    """The ledger item of an import token past its day item's room: ``IMP#<sensor_id>#<day>#<hex>``."""
-    return ledger_key(f"{IMPORT_TOKEN_PREFIX}{sensor_id}#{day}#{token.hex()}")
+def import_page_key(sensor_id: int, day: str, page: bytes) -> Item:
+    """The ledger item of a page of a sensor-day's imported identities: ``IMPIDS#<sensor_id>#<day>#<hex>``."""
+    return ledger_key(f"{IMPORT_PAGE_PREFIX}{sensor_id}#{day}#{page.hex()}")
+
+
+def import_zone_key(sensor_id: int) -> Item:
+    """The ledger item of the zone a sensor's imported rows are dated in: ``IMPZONE#<sensor_id>``."""
+    return ledger_key(f"{IMPORT_ZONE_PREFIX}{sensor_id}")
 
 
 def import_record_key(object_id: bytes) -> Item:

@@ -21,12 +21,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from sensor_digest import zones
-from sensor_digest.counting.history import HistoryCounter
 from sensor_digest.errors import UnknownTimeZone, UnreadableInput
-from sensor_digest.history.chunks import Dating
-from sensor_digest.history.record import Figures, Records
+from sensor_digest.history.record import Figures
 from sensor_digest.history.source import format_of
-from sensor_digest.profiles import ProfileCache, Profiles
 from sensor_digest_tools.cli.options import PLAIN, AsJson, LedgerOpt, Region, Stack, TableOpt
 from sensor_digest_tools.cli.output import errors, fail, note, notes, print_json, resolve_target, say, told_on_stop
 from sensor_digest_tools.ops import import_stack
@@ -99,11 +96,10 @@ def import_history(
     with errors():
         target = resolve_target(None, region, table=table, ledger=ledger).need("table", "ledger")
         zone = _zone(timezone or target.timezone or "UTC")
-        client = target.dynamodb()
-        profiles = ProfileCache(Profiles(table_name=str(target.table), client=client))
-        dating = Dating(zone, profiles, reject_unknown=target.unknown_sensors == "reject")
-        counter = HistoryCounter(table_name=str(target.table), ledger_table_name=str(target.ledger), client=client)
-        importer = FileImport(counter=counter, records=Records(str(target.ledger), client), dating=dating)
+        reject = target.unknown_sensors == "reject"
+        importer = FileImport.over(
+            target.dynamodb(), str(target.table), str(target.ledger), zone=zone, reject_unknown=reject
+        )
         outcome = _run(importer, path, chosen, errors_to or default_errors_path(path), again)
     _show(str(path), outcome.figures, str(outcome.errors) if outcome.errors else None, as_json, skipped=outcome.skipped)
 
@@ -190,6 +186,12 @@ def _show(
     say(line)
     if errors_path:
         note(f"the rejected rows, with their line and reason: {errors_path}")
+    if figures.zone_kept:
+        note(
+            f"{figures.zone_kept:,} rows were dated in the time zone their sensor's first import used, not the one "
+            "its profile (or the default) gives now: a sensor's imported rows keep one zone, so that importing them "
+            "again finds them on their day (docs: History import)"
+        )
 
 
 @commands.command("import-demo")

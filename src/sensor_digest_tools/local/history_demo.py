@@ -12,10 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from sensor_digest.counting.history import HistoryCounter
-from sensor_digest.history.chunks import Dating
-from sensor_digest.history.record import Figures, Records
-from sensor_digest.profiles import ProfileCache, Profiles
+from sensor_digest.history.record import Figures
 from sensor_digest.store import schema
 from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
 from sensor_digest_tools.local.history import HistoryTruth, Order, write_history
@@ -109,10 +106,7 @@ def run_import_demo(options: ImportDemoOptions, folder: Path | None = None) -> I
             table, ledger, client = str(target.table), str(target.ledger), pipeline.dynamodb()
 
             def importer() -> FileImport:
-                profiles = ProfileCache(Profiles(table_name=table, client=client))
-                counter = HistoryCounter(table_name=table, ledger_table_name=ledger, client=client)
-                dating = Dating(ZoneInfo("UTC"), profiles, reject_unknown=False)
-                return FileImport(counter=counter, records=Records(ledger, client), dating=dating)
+                return FileImport.over(client, table, ledger, zone=ZoneInfo("UTC"))
 
             started = time.monotonic()
             report = where / "history.rejected.jsonl"

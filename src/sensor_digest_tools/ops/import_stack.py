@@ -4,7 +4,7 @@ A file is put in the stack's import bucket first, under ``inputs/<its SHA-256>/<
 if it is not there yet (another upload would be another version, another object). Each object is one
 execution of the import's state machine, named after the object (its bucket, key and version, else
 ETag): starting it again while it runs follows the same execution, one that failed is redriven (its
-failed batches run again, their tokens keep what they wrote from counting twice), one that finished
+failed batches run again, their rows' identities keep what they wrote from counting twice), one that finished
 is shown. The Distributed Map's run gives the progress (its items: rows).
 """
 

@@ -5,7 +5,8 @@ progress bar's total), then row by row, ``CHUNK_ROWS`` rows a chunk (``history/c
 dated, counted). A chunk is written while the next one is read. Rejected rows go to the error report
 (JSON lines: line, reason, row) as each chunk ends. A chunk whose writes fail (throttling, an engine
 that does not answer) is tried again ``CHUNK_TRIES`` times, then the import stops: what was written
-stands, and the same command again counts the rest, nothing twice (the chunks' tokens).
+stands, and the same command again counts the rest, nothing twice (each row's identity is kept on
+its day).
 """
 
 from __future__ import annotations
@@ -18,23 +19,26 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
+from zoneinfo import ZoneInfo
 
-from sensor_digest.backoff import Backoff
+from sensor_digest.backoff import Backoff, RetryPolicy
 from sensor_digest.counting.history import HistoryCounter
 from sensor_digest.errors import TransientFault, UnreadableInput
 from sensor_digest.history.chunks import ChunkResult, Dating, ReadChunk, count_chunk, read_chunk
+from sensor_digest.history.pins import ZonePins
 from sensor_digest.history.reading import Skipped, lines_of, rows_of
 from sensor_digest.history.record import Figures, Record, Records
 from sensor_digest.history.rows import Rejected, Row
 from sensor_digest.history.service import figures_of
 from sensor_digest.history.source import SourceObject, file_object
+from sensor_digest.profiles import ProfileCache, Profiles
 
 T = TypeVar("T")
 
 CHUNK_ROWS = 20_000
-"""Rows a chunk of a local import: the unit of its tokens (fixed: another size would make other
-tokens, and a file imported again with it would count twice) and of its memory (two chunks held)."""
+"""Rows a chunk of a local import: the unit of its memory (two chunks held) and of its writes (a
+chunk's rows of a sensor-day are one write). A row's identity does not depend on it."""
 BLOCK_BYTES = 1024 * 1024
 CHUNK_TRIES = 5
 RETRY = Backoff(attempts=CHUNK_TRIES, base_seconds=0.5, cap_seconds=8.0, least=0.5)
@@ -119,6 +123,29 @@ def chunks_of(rows: Iterator[Row], size: int = CHUNK_ROWS) -> Iterator[tuple[int
 class FileImport:
     """One file into one pair of tables (see the module)."""
 
+    @classmethod
+    def over(
+        cls,
+        client: Any,
+        table: str,
+        ledger: str,
+        *,
+        zone: ZoneInfo,
+        reject_unknown: bool = False,
+        chunk_rows: int = CHUNK_ROWS,
+        retry: Backoff = RETRY,
+        workers: int = 8,
+        counting_retry: RetryPolicy | None = None,
+    ) -> FileImport:
+        """The import into ``table`` and ``ledger`` through ``client``: sensors' profiles read there, rows
+        of a sensor without one (or without a pinned zone) dated in ``zone``."""
+        counter = HistoryCounter(
+            table_name=table, ledger_table_name=ledger, client=client, max_workers=workers, retry=counting_retry
+        )
+        profiles = ProfileCache(Profiles(table_name=table, client=client))
+        dating = Dating(zone, profiles, ZonePins(ledger, client), reject_unknown=reject_unknown)
+        return cls(counter=counter, records=Records(ledger, client), dating=dating, chunk_rows=chunk_rows, retry=retry)
+
     def __init__(
         self,
         *,
@@ -149,10 +176,10 @@ class FileImport:
         chunk could not be written after its tries; ``KeyboardInterrupt`` through ``stop``)."""
         scanned = scanned or scan_file(path)
         source = scanned.source
-        record = self._records.get(source)
+        record = self._tried(lambda: self._records.get(source))
         if record is not None and record.done and not again:
             return Outcome(source, record.figures, skipped=record)
-        self._records.start(source)
+        self._tried(lambda: self._records.start(source))
         progress = Progress(total=scanned.lines)
         report = ErrorReport(errors)
         skipped = Skipped()
@@ -174,7 +201,7 @@ class FileImport:
             report.close()
         progress.figures.rejected = report.rows
         progress.figures.blank = skipped.blank
-        self._records.finish(source, progress.figures)
+        self._tried(lambda: self._records.finish(source, progress.figures))
         return Outcome(source, progress.figures, errors if report.rows else None)
 
     def _read(self, source: SourceObject, rows: list[Row], fmt: str, first: int, last: int) -> ReadChunk:

@@ -15,13 +15,18 @@ import pytest
 from import_ import handler as entry_points
 from moto import mock_aws
 
+from sensor_digest.config import ImportSettings
 from sensor_digest.history import service as batches_module
-from sensor_digest.history.service import Batch
+from sensor_digest.history.service import Batch, build_service
+from sensor_digest.store.identities import IMPORT_DAY_IDS
 from sensor_digest_tools.local.history import write_history
 from tests.support import distributed_map
+from tests.support.faults import FaultySession
+from tests.support.granted import CALLS, Recorder, granted
 from tests.support.messages import FakeContext
 from tests.support.sqs import PASSTHROUGH
-from tests.support.tables import Tables, day_counts
+from tests.support.tables import Tables, day_counts, scan_all
+from tests.support.templates import synth
 
 BUCKET = "history-imports"
 
@@ -168,3 +173,41 @@ def test_a_csv_object_without_the_required_columns_is_refused(s3: Any) -> None:
 def test_a_batch_event_the_state_machine_never_sends_is_refused(event: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=r"batch|item|object|reports"):
         Batch.of(event)
+
+
+@pytest.fixture(scope="module")
+def template() -> Any:
+    """The stack with the import, as app.py synthesizes it."""
+    return synth(importEnabled="true")[1]
+
+
+def test_every_dynamodb_action_the_batch_function_sends_is_granted_to_its_role(
+    template: Any, s3: Any, ddb: Any, tables: Tables, tmp_path: Path
+) -> None:
+    # Given the batch function as Lambda builds it, every DynamoDB call recorded, its first update throttled
+    recorder, throttled = Recorder(), {"n": 0}
+
+    def record(operation: str, kwargs: dict[str, Any]) -> str | None:
+        recorder(operation, kwargs)
+        if operation == "update_item" and not throttled["n"]:
+            throttled["n"] += 1
+            return "throttle"  # the write is tried again, the day read first (GetItem)
+        return None
+
+    session = FaultySession(boto3.Session(region_name="us-east-1"), record, operations=CALLS)
+    service = build_service(ImportSettings.from_env(), session)
+    path = tmp_path / "h.jsonl"
+    truth = write_history(path, sensors=2, days=2, per_day=IMPORT_DAY_IDS + 20, order="time")
+    data = put(s3, "inputs/h.jsonl", path.read_bytes())
+    prepared = entry_points.prepare({"bucket": BUCKET, "key": "inputs/h.jsonl"}, FakeContext())
+
+    # When every batch runs, and runs again (the Map's retry): lookups, pins, pages in transactions
+    for event in distributed_map.batch_events(prepared, distributed_map.items_of(data, "jsonl"), size=100):
+        service.handle_event(event)
+        service.handle_event(event)
+
+    # Then the counts are exact, the paths were taken, and every action is one the role is granted
+    assert day_counts(ddb, tables.table) == dict(truth.counts)
+    ledger = {str(i["pk"]["S"]).split("#")[0] for i in scan_all(ddb, tables.ledger)}
+    assert {"IMPIDS", "IMPZONE"} <= ledger and ("dynamodb:GetItem", tables.table) in recorder.used
+    assert recorder.used - granted(template, tables, "import_.handler.handler") == set()

@@ -20,7 +20,7 @@ from sensor_digest.config import IngestSettings
 from sensor_digest.profiles import SensorProfile
 from sensor_digest.registry import Registry
 from sensor_digest.store import schema
-from sensor_digest.store.identities import IMPORT_TOKENS
+from sensor_digest.store.identities import IMPORT_DAY_IDS
 from sensor_digest_tools.local.history import write_history
 from sensor_digest_tools.ops.importer import Progress
 from tests.support.faults import Crash, FaultyClient
@@ -92,20 +92,22 @@ def test_a_csv_history_counts_as_its_json_lines_twin(ddb: Any, tables: Tables, t
 def test_an_unsorted_history_past_the_day_items_room_counts_exactly_and_once(
     ddb: Any, tables: Tables, tmp_path: Path
 ) -> None:
-    # Given rows in no order, in chunks so small that one sensor-day lies in more chunks than its day
-    # item keeps tokens for
+    # Given rows in no order, in chunks so small that each sensor-day is written many times, more rows
+    # a day than its day item keeps identities for
     history = tmp_path / "shuffled.jsonl"
-    truth = write_history(history, sensors=2, days=1, per_day=200, order="random")
+    truth = write_history(history, sensors=2, days=1, per_day=IMPORT_DAY_IDS + 40, order="random")
     importer = file_import(ddb, tables, chunk_rows=4)
 
     importer.run(history, "jsonl", tmp_path / "r.jsonl")
     rerun = importer.run(history, "jsonl", tmp_path / "r.jsonl", again=True)
 
     assert_matches(ddb, tables, truth)
-    days = [i for i in scan_all(ddb, tables.table) if schema.IMPORTS in i]
-    assert all(len(i[schema.IMPORTS]["BS"]) == IMPORT_TOKENS for i in days)
-    tokens = [i for i in scan_all(ddb, tables.ledger) if str(i["pk"]["S"]).startswith(schema.IMPORT_TOKEN_PREFIX)]
-    assert len(tokens) > 0 and all(schema.EXPIRES_AT not in t for t in tokens)  # kept for good
+    days = [i for i in scan_all(ddb, tables.table) if schema.IMPORT_SEQ in i]
+    assert len(days) == 2 and all(len(i[schema.IMPORT_IDS]["BS"]) <= IMPORT_DAY_IDS for i in days)
+    pages = [i for i in scan_all(ddb, tables.ledger) if str(i["pk"]["S"]).startswith(schema.IMPORT_PAGE_PREFIX)]
+    assert len(pages) > 0 and all(schema.EXPIRES_AT not in p for p in pages)  # kept for good
+    held = sum(len(i[schema.IMPORT_IDS]["BS"]) for i in days) + sum(len(p[schema.IDS]["BS"]) for p in pages)
+    assert held == truth.valid  # every row's identity, once
     assert rerun.figures.counted == 0 and rerun.figures.writes == 0
 
 
@@ -126,6 +128,28 @@ def test_a_killed_import_resumed_counts_every_report_once(ddb: Any, tables: Tabl
     file_import(ddb, tables, chunk_rows=50).run(history, "jsonl", tmp_path / "r.jsonl")
 
     assert_matches(ddb, tables, truth)
+
+
+def test_an_import_whose_writes_time_out_after_committing_conflict_and_throttle_counts_each_row_once(
+    ddb: Any, tables: Tables, tmp_path: Path
+) -> None:
+    # Given rows in no order, more a day than the day item keeps (pages, in transactions), and one write
+    # call in two failing: its answer lost after it committed, a conflict, or throttling
+    history = tmp_path / "shuffled.jsonl"
+    truth = write_history(history, sensors=2, days=2, per_day=IMPORT_DAY_IDS + 30, order="random")
+    calls = {"n": 0}
+    faults = ("timeout_after", None, "conflict", None, "throttle", None)
+
+    def every_other_write(operation: str, kwargs: dict[str, Any]) -> str | None:
+        calls["n"] += 1
+        return faults[calls["n"] % len(faults)]
+
+    faulty = FaultyClient(ddb, every_other_write)
+    outcome = file_import(faulty, tables, chunk_rows=150, workers=1).run(history, "jsonl", tmp_path / "r.jsonl")
+
+    assert_matches(ddb, tables, truth)
+    assert faulty.injected["timeout_after"] > 0 and outcome.figures.counted + outcome.figures.already == truth.valid
+    assert outcome.figures.rejected == 0
 
 
 def test_an_import_stopped_between_chunks_and_run_again_counts_exactly(
