@@ -215,7 +215,7 @@ class HistoryCounter:
             try:
                 out[day] = day_state(found.get(day, {}), day, pages)
             except RefusedWrite as refused:
-                out[day] = refused.reason
+                out[day] = said(refused)
         return out
 
     def pages(
@@ -249,7 +249,7 @@ class HistoryCounter:
                 write.run(max_attempts=REFUSALS + len(part.entries), start=write.start)
                 return write
             except RefusedWrite as refused:  # the day item takes no count (a value written by hand)
-                write.reason = refused.reason
+                write.reason = said(refused)
                 return write
             except TransientFault as fault:
                 if attempt >= self._retry.attempts or not _worth_retrying(fault):
@@ -257,6 +257,11 @@ class HistoryCounter:
                 self._retry.wait(attempt)
                 write.state = None  # read again by the writes themselves
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def said(refused: RefusedWrite) -> str:
+    """Why a day takes no count, and how to mend it."""
+    return f"{refused.reason}; {refused.repair}" if refused.repair else refused.reason
 
 
 def _worth_retrying(fault: TransientFault) -> bool:
@@ -406,7 +411,7 @@ class ImportWrite(ThreeStepUpsert):
             self.reads += 1
             self.state = self._read(dict(got.get("Item") or {}))
         if isinstance(self.state, str):
-            raise RefusedWrite(self.state)
+            raise RefusedWrite(self.state)  # already said with its repair
         return self.state
 
     def _read(self, item: dict[str, Any]) -> DayState:

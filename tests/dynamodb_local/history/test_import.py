@@ -326,6 +326,28 @@ def test_a_day_item_that_refuses_the_count_rejects_its_rows_with_the_reason(
     assert outcome.figures.counted == 1 and outcome.figures.rejected == 1
 
 
+@pytest.mark.parametrize(
+    ("by_hand", "said"),
+    [
+        ({schema.IMPORT_SEQ: {"S": "one"}}, "ImportSeq"),
+        ({schema.IMPORT_SEQ: {"N": "1"}, schema.IMPORT_PAGES: {"BS": [b"12345678"]}}, "page 3132333435363738"),
+    ],
+)
+def test_a_day_item_whose_import_record_is_not_as_written_rejects_its_rows_with_the_repair(
+    ddb: Any, tables: Tables, tmp_path: Path, by_hand: dict[str, Any], said: str
+) -> None:
+    day = {**schema.day_key(5, "2024-02-02"), schema.DATA_COUNT: {"N": "3"}}
+    ddb.put_item(TableName=tables.table, Item={**day, **by_hand})
+    history = tmp_path / "h.jsonl"
+    history.write_text('{"sensor_id": 5, "timestamp": "2024-02-02T01:00:00Z"}\n')
+
+    outcome = file_import(ddb, tables).run(history, "jsonl", tmp_path / "r.jsonl")
+
+    (entry,) = rejected_lines(tmp_path / "r.jsonl")
+    assert said in entry["reason"] and "REMOVE ImportIds, ImportPages, ImportSeq" in entry["reason"]
+    assert outcome.figures.rejected == 1 and day_counts(ddb, tables.table) == {(5, "2024-02-02"): 3}
+
+
 def test_rows_of_unregistered_sensors_count_once_they_are_registered(
     ddb: Any, tables: Tables, tmp_path: Path, ingest_settings: IngestSettings
 ) -> None:
