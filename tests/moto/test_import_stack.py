@@ -143,3 +143,16 @@ def test_an_object_the_import_refuses_is_said_with_its_reason(s3: Any) -> None:
 def test_a_stack_without_the_import_is_told_how_to_deploy_it(s3: Any) -> None:
     with pytest.raises(TargetError, match="importEnabled=true"):
         import_stack.run(Target(origin="stack 'S'"), "x.jsonl", fmt=None, again=False, errors_to=None, stack="S")
+
+
+def test_objects_imported_whole_before_are_apart_from_what_this_import_counted(s3: Any) -> None:
+    for key in ("inputs/a.jsonl", "inputs/b.jsonl"):
+        s3.put_object(Bucket=BUCKET, Key=key, Body=b'{"sensor_id": 1, "timestamp": "2020-01-01"}\n')
+    skipped = {"action": "skip", "figures": {"rows": 5, "counted": 5}, "finished_at": "2026-01-02T03:04:05Z"}
+    sfn = FakeStepFunctions(output=skipped)
+
+    done = run(s3, sfn, f"s3://{BUCKET}/inputs/")
+
+    assert done.figures.counted == 0 and done.figures.rows == 0  # nothing counted now
+    assert done.before is not None and (done.before.objects, done.before.figures.counted) == (2, 10)
+    assert done.before.finished_at == "2026-01-02T03:04:05Z"

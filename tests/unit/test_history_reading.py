@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from sensor_digest.errors import UnreadableInput
+from sensor_digest.errors import RejectedMessage, UnreadableInput
 from sensor_digest.history.reading import MAX_LINE_BYTES, lines_of, rows_of
-from sensor_digest.history.rows import CSV, JSONL, Row, Unreadable, csv_body
+from sensor_digest.history.rows import CSV, JSONL, Row, Unreadable, csv_body, pending_of
 
 HEADER = b"sensor_id,timestamp,count\n"
 
@@ -105,3 +106,27 @@ def test_the_csv_header_names_its_columns_in_any_case_and_a_readings_name_as_wri
 def test_a_csv_header_naming_a_column_twice_or_lacking_one_refuses_the_object_naming_it(header: bytes) -> None:
     with pytest.raises(UnreadableInput, match=r"sensor_id|timestamp"):
         rows(header + b"1,2\n", CSV)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "data", "verdict"),
+    [
+        (CSV, b"sensor_id,timestamp\n1,20240301\n", "not the date 2024-03-01"),
+        (CSV, b"sensor_id,timestamp\n1,2024\n", "not the year 2024"),
+        (JSONL, b'{"sensor_id": 1, "timestamp": 20240301}\n', "not the date 2024-03-01"),
+        (JSONL, b'{"sensor_id": 1, "timestamp": 2024.5}\n', "more likely a year or a date"),
+        (JSONL, b'{"sensor_id": 1, "timestamp": "20240301"}\n', "2024-03-01"),  # text: an ISO basic date
+        (CSV, b"sensor_id,timestamp\n1,1709337600\n", "2024-03-02"),  # epoch seconds
+    ],
+)
+def test_a_timestamp_written_as_a_small_number_is_refused_as_send_refuses_it(
+    fmt: str, data: bytes, verdict: str
+) -> None:
+    (row,) = rows(data, fmt)
+
+    try:
+        said = pending_of(row, fmt).in_zone(ZoneInfo("UTC")).day
+    except RejectedMessage as refused:
+        said = refused.reason
+        assert said.startswith("timestamp ") and "as epoch seconds it is 1970-" in said
+    assert verdict in said

@@ -7,7 +7,7 @@ row's identity found on its day."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -78,6 +78,24 @@ class Record:
     def done(self) -> bool:
         """Finished with no row rejected: importing the object again has nothing to count."""
         return self.state == FINISHED and self.figures.rejected == 0
+
+
+@dataclass
+class Before:
+    """The objects an import found imported whole before, and skipped (nothing of them read again):
+    how many, what their earlier imports counted, and when the last of them finished."""
+
+    objects: int = 0
+    figures: Figures = field(default_factory=Figures)
+    finished_at: str = ""
+
+    def add(self, figures: Figures, finished_at: str) -> None:
+        self.objects += 1
+        self.figures.add(figures)
+        self.finished_at = max(self.finished_at, finished_at)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"objects": self.objects, "finished_at": self.finished_at or None, **self.figures.as_json()}
 
 
 def _now() -> str:

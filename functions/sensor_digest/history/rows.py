@@ -7,19 +7,23 @@ fields of a message are. An empty cell is an absent field. A cell of ``sensor_id
 ``timestamp`` or a reading that is written as a JSON number is that number (``timestamp``: epoch
 seconds), any other cell is text, so a row gets the verdict and the reason its message would get.
 
-Every row needs a ``timestamp``: an imported row has no send time to be dated by.
+Every row needs a ``timestamp``: an imported row has no send time to be dated by. One written as a
+number closer to 0 than ``timestamps.EPOCH_FLOOR`` (``20240501``, a date as digits) is refused, as
+``sensor-digest send`` refuses it, rather than dated in 1970.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sensor_digest import timestamps
 from sensor_digest.errors import RejectedMessage, UnreadableInput
-from sensor_digest.messages import PendingMessage, read_pending
+from sensor_digest.messages import JsonNumber, PendingMessage, read_pending
 
 JSONL = "jsonl"
 CSV = "csv"
@@ -155,6 +159,12 @@ def pending_of(row: Row, fmt: str) -> PendingMessage:
     pending = read_pending(message_id=f"row-{row.position}", body=body, sent_timestamp=None)
     if "timestamp" not in pending.fields:
         raise RejectedMessage(NO_TIMESTAMP)
+    stamp = pending.fields["timestamp"]
+    if isinstance(stamp, int | float) and not isinstance(stamp, bool):
+        written = stamp.text if isinstance(stamp, JsonNumber) else str(stamp)
+        refused = timestamps.small_epoch(written, stamp) if math.isfinite(stamp) else None
+        if refused is not None:
+            raise RejectedMessage(refused)
     return pending
 
 

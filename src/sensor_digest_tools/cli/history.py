@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sensor_digest import zones
 from sensor_digest.errors import UnknownTimeZone, UnreadableInput
-from sensor_digest.history.record import Figures
+from sensor_digest.history.record import Before, Figures
 from sensor_digest.history.source import format_of
 from sensor_digest_tools.cli.options import PLAIN, AsJson, LedgerOpt, Region, Stack, TableOpt
 from sensor_digest_tools.cli.output import errors, fail, note, notes, print_json, resolve_target, say, told_on_stop
@@ -49,7 +49,8 @@ def import_history(
     timezone: Annotated[
         str | None,
         typer.Option(
-            help="The zone of a sensor registered without one (default: the pipeline's digestTimezone, else UTC)."
+            help="The zone of an unregistered sensor's rows at its first import (default: the pipeline's "
+            "digestTimezone, else UTC). A sensor's rows keep the zone of its first import."
         ),
     ] = None,
     errors_to: Annotated[
@@ -59,21 +60,25 @@ def import_history(
     again: Annotated[
         bool,
         typer.Option(
-            "--again", help="Go through an object imported whole before too (its chunks found counted: reads only)."
+            "--again", help="Go through an object imported whole before too (its rows found counted: reads only)."
         ),
     ] = False,
     as_json: AsJson = False,
 ) -> None:
     """Import a fleet's past reports: JSON lines (each line a sensor message) or CSV (a header naming
-    sensor_id, timestamp and optionally count, event_id, readings.<name>). Every row needs a timestamp.
-    A row is identified by its event_id, else by its object and line: importing the same object again
-    counts nothing twice. Rejected rows go to an error report with their line and reason.
+    sensor_id, timestamp and optionally count, event_id, readings.<name>, in any case; one line a
+    record). Every row needs a timestamp. A row is identified by its sensor and event_id (once across
+    every file), else by its object and line: importing the same object again, or another carrying the
+    same event_ids, counts nothing twice. A sensor's rows are dated in the zone of its first import.
+    Rejected rows go to an error report with their line and reason.
 
     Exit codes: 0 imported (rows rejected too), 1 a failure (the same command again goes on, nothing
     counts twice), 2 a usage error, 130 stopped."""
     if source.startswith("s3://") or stack:
         if not stack:
             raise typer.BadParameter("an s3:// source is imported by a deployed stack: give --stack NAME")
+        if errors_to is not None:
+            _check_report_path(errors_to, None if source.startswith("s3://") else Path(source))
         with errors(), bar() as progress:
             target = resolve_target(stack, region)
             task = progress.add_task("importing", total=None, rate="")
@@ -84,7 +89,7 @@ def import_history(
             found = import_stack.run(
                 target, source, fmt=fmt, again=again, errors_to=errors_to, stack=stack, on_tick=tick
             )
-        _show(found.name, found.figures, found.errors, as_json, skipped=found.skipped, extra=found.extra)
+        _show(found.name, found.figures, found.errors, as_json, before=found.before, extra=found.extra)
         return
     path = Path(source)
     if not path.is_file():
@@ -93,6 +98,8 @@ def import_history(
         chosen = format_of(path.name, fmt)
     except UnreadableInput as exc:
         raise typer.BadParameter(str(exc), param_hint="--format") from None
+    report = errors_to or default_errors_path(path)
+    _check_report_path(report, path)
     with errors():
         target = resolve_target(None, region, table=table, ledger=ledger).need("table", "ledger")
         zone = _zone(timezone or target.timezone or "UTC")
@@ -100,8 +107,8 @@ def import_history(
         importer = FileImport.over(
             target.dynamodb(), str(target.table), str(target.ledger), zone=zone, reject_unknown=reject
         )
-        outcome = _run(importer, path, chosen, errors_to or default_errors_path(path), again)
-    _show(str(path), outcome.figures, str(outcome.errors) if outcome.errors else None, as_json, skipped=outcome.skipped)
+        outcome = _run(importer, path, chosen, report, again)
+    _show(str(path), outcome.figures, str(outcome.errors) if outcome.errors else None, as_json, before=outcome.before)
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -156,27 +163,53 @@ def _stopped(reached: Done, name: str) -> str:
     )
 
 
+def _check_report_path(report: Path, source: Path | None) -> None:
+    """The error report's path, checked before anything is read or written (a usage error otherwise):
+    never the file imported (the report replaces what is at its path), never a folder, in a folder
+    that exists."""
+    hint = "--errors"
+    if source is not None and (report.resolve() == source.resolve() or _same_file(report, source)):
+        raise typer.BadParameter(
+            f"{report} is the file being imported: the error report would replace it; name another file",
+            param_hint=hint,
+        )
+    if report.is_dir():
+        raise typer.BadParameter(f"{report} is a folder: name a file in it for the error report", param_hint=hint)
+    if not report.parent.is_dir():
+        raise typer.BadParameter(f"{report}: its folder {report.parent} does not exist", param_hint=hint)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:  # one of them is not there (yet)
+        return False
+
+
 def _show(
     name: str,
     figures: Figures,
     errors_path: str | None,
     as_json: bool,
     *,
-    skipped: Any = None,
+    before: Before | None = None,
     extra: dict[str, Any] | None = None,
 ) -> None:
+    """The summary: what this import did; what earlier imports did of the objects it skipped apart
+    (``imported_before``), never added to this one's figures."""
     if as_json:
         answer: dict[str, Any] = {"source": name, **figures.as_json(), "errors": errors_path}
-        if skipped is not None:
-            answer["imported_before"] = getattr(skipped, "finished_at", True) or True
+        answer["imported_before"] = before.as_json() if before is not None else None
         print_json({**answer, **(extra or {})})
         return
-    if skipped is not None:
+    if before is not None:
+        whole = "it was" if before.objects == 1 else f"{before.objects:,} objects were"
         say(
-            f"{name} was imported whole before ({figures.counted:,} reports counted, no row rejected): nothing to "
-            "do (--again goes through it once more, reading only)"
+            f"{name}: {whole} imported whole before ({before.figures.counted:,} reports counted then, no row "
+            "rejected): nothing to do there (--again goes through it once more, reading only)"
         )
-        return
+        if not figures.rows:
+            return
     line = (
         f"imported {name}: {figures.rows:,} rows, {figures.counted:,} reports counted, {figures.already:,} counted "
         f"before, {figures.duplicates:,} duplicates, {figures.rejected:,} rejected"

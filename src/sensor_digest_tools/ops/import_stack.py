@@ -22,7 +22,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from sensor_digest.errors import UnreadableInput
-from sensor_digest.history.record import Figures
+from sensor_digest.history.record import Before, Figures
 from sensor_digest.history.source import format_of
 from sensor_digest.store import objects
 from sensor_digest_tools.ops.targets import Target, TargetError
@@ -42,7 +42,7 @@ class StackImport:
     name: str
     figures: Figures = field(default_factory=Figures)
     errors: str | None = None
-    skipped: Any = None
+    before: Before | None = None  # the objects imported whole before, skipped: not in ``figures``
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -188,9 +188,11 @@ def run(
         if action == "refuse":
             lines = f"s3://{bucket}/{output.get('refused')}"
             raise TargetError(f"s3://{bucket}/{key}: {output.get('reason')} (its lines: {lines})")
-        done.figures.add(Figures.from_json(output.get("figures", {})))
-        if action == "skip" and len(keys) == 1:
-            done.skipped = output.get("finished_at") or True
+        if action == "skip":
+            done.before = done.before or Before()
+            done.before.add(Figures.from_json(output.get("figures", {})), str(output.get("finished_at") or ""))
+        else:
+            done.figures.add(Figures.from_json(output.get("figures", {})))
         if output.get("rejected"):
             reports.append(str(output["rejected"]))
     if reports:

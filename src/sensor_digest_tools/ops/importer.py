@@ -24,11 +24,11 @@ from zoneinfo import ZoneInfo
 
 from sensor_digest.backoff import Backoff, RetryPolicy
 from sensor_digest.counting.history import HistoryCounter
-from sensor_digest.errors import TransientFault, UnreadableInput
+from sensor_digest.errors import SensorDigestError, TransientFault, UnreadableInput
 from sensor_digest.history.chunks import ChunkResult, Dating, ReadChunk, count_chunk, read_chunk
 from sensor_digest.history.pins import ZonePins
 from sensor_digest.history.reading import Skipped, lines_of, rows_of
-from sensor_digest.history.record import Figures, Record, Records
+from sensor_digest.history.record import Before, Figures, Records
 from sensor_digest.history.rows import Rejected, Row
 from sensor_digest.history.service import figures_of
 from sensor_digest.history.source import SourceObject, file_object
@@ -80,33 +80,47 @@ class Progress:
 
 @dataclass
 class Outcome:
-    """How a local import ended: the object, its figures, the error report (``None``: no row was
-    rejected), or the record of an earlier import that left nothing to do (``skipped``)."""
+    """How a local import ended: the object, its figures (all 0 when it was skipped), the error report
+    (``None``: no row was rejected), and, when an earlier import left nothing to do, what it did
+    (``before``)."""
 
     source: SourceObject
     figures: Figures
     errors: Path | None = None
-    skipped: Record | None = None
+    before: Before | None = None
+
+
+class ReportUnwritable(SensorDigestError):
+    """The error report cannot be written where it was asked for (it is the file imported, a folder,
+    in a folder that is not there or not writable): said in one line, before any row is counted."""
 
 
 class ErrorReport:
     """The rejected rows, as JSON lines, in line order; the file is made at the first one (an earlier
-    run's report at the path is replaced)."""
+    run's report at the path is replaced). Never the file imported (``source``)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, source: Path) -> None:
+        if path.resolve() == source.resolve() or (path.exists() and path.samefile(source)):
+            raise ReportUnwritable(f"{path} is the file being imported: the error report would replace it")
         self.path = path
         self.rows = 0
         self._out: IO[str] | None = None
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ReportUnwritable(f"the error report {path} cannot be written: {exc.strerror}") from None
 
     def write(self, rejected: list[Rejected]) -> None:
         if not rejected:
             return
-        if self._out is None:
-            self._out = self.path.open("w", encoding="utf-8")
-        for row in rejected:
-            self._out.write(json.dumps(row.entry(), ensure_ascii=False) + "\n")
-        self._out.flush()
+        try:
+            if self._out is None:
+                self._out = self.path.open("w", encoding="utf-8")
+            for row in rejected:
+                self._out.write(json.dumps(row.entry(), ensure_ascii=False) + "\n")
+            self._out.flush()
+        except OSError as exc:
+            raise ReportUnwritable(f"the error report {self.path} cannot be written: {exc.strerror}") from None
         self.rows += len(rejected)
 
     def close(self) -> None:
@@ -178,10 +192,12 @@ class FileImport:
         source = scanned.source
         record = self._tried(lambda: self._records.get(source))
         if record is not None and record.done and not again:
-            return Outcome(source, record.figures, skipped=record)
+            before = Before()
+            before.add(record.figures, record.finished_at)
+            return Outcome(source, Figures(), before=before)
+        report = ErrorReport(errors, path)  # refused before anything is written
         self._tried(lambda: self._records.start(source))
         progress = Progress(total=scanned.lines)
-        report = ErrorReport(errors)
         skipped = Skipped()
         try:
             with path.open("rb") as stream, ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk") as writer:

@@ -72,3 +72,19 @@ def test_import_of_an_s3_object_needs_a_stack(tables: Tables) -> None:
     refused = invoke("import", "s3://bucket/history.jsonl", "--table", tables.table)
 
     assert refused.exit_code == 2 and "give --stack NAME" in refused.stderr
+
+
+def test_import_json_of_a_file_imported_whole_before_counts_nothing_now_and_shows_the_earlier_import_apart(
+    tables: Tables, tmp_path: Path
+) -> None:
+    history = tmp_path / "fleet.jsonl"
+    truth = write_history(history, sensors=2, days=1, per_day=30)
+    where = ("--table", tables.table, "--ledger", tables.ledger)
+    first = json.loads(invoke("import", str(history), *where, "--json").stdout)
+
+    second = json.loads(invoke("import", str(history), *where, "--json").stdout)
+
+    assert first["counted"] == truth.valid and first["imported_before"] is None
+    assert (second["counted"], second["rows"], second["already"]) == (0, 0, 0)
+    before = second["imported_before"]
+    assert (before["objects"], before["counted"]) == (1, truth.valid) and before["finished_at"]

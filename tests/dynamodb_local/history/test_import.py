@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from sensor_digest.config import IngestSettings
+from sensor_digest.history.record import Figures
 from sensor_digest.profiles import SensorProfile
 from sensor_digest.registry import Registry
 from sensor_digest.store import schema
@@ -63,7 +64,7 @@ def test_importing_the_file_again_counts_nothing_twice_and_writes_nothing(
     again = file_import(ddb, tables).run(history, "jsonl", tmp_path / "r2.jsonl")  # rows were rejected: chunk by chunk
 
     assert_matches(ddb, tables, truth)
-    assert again.skipped is None and again.figures.counted == 0 and again.figures.writes == 0
+    assert again.before is None and again.figures.counted == 0 and again.figures.writes == 0
     assert again.figures.already == first.figures.counted
     assert again.figures.reads <= again.figures.rows * 0.05  # requests; a request reads up to 100 day items
 
@@ -75,7 +76,8 @@ def test_a_file_imported_whole_is_not_read_again(ddb: Any, tables: Tables, tmp_p
 
     again = file_import(ddb, tables).run(history, "csv", tmp_path / "r.jsonl")
 
-    assert again.skipped is not None and again.skipped.figures.counted == truth.valid
+    assert again.before is not None and again.before.figures.counted == truth.valid
+    assert again.figures == Figures()  # nothing done now: the earlier figures are apart
     assert_matches(ddb, tables, truth)
 
 
