@@ -350,6 +350,28 @@ def test_a_day_item_whose_import_record_is_not_as_written_rejects_its_rows_with_
     assert outcome.figures.rejected == 1 and day_counts(ddb, tables.table) == {(5, "2024-02-02"): 3}
 
 
+def test_a_day_of_eight_readings_in_every_hour_is_added_in_writes_that_fit(
+    ddb: Any, tables: Tables, tmp_path: Path
+) -> None:
+    # Given a sensor-day whose chunk after the first adds 8 readings to each of 24 hours: more than one
+    # update expression holds (DynamoDB refuses one past 4 KB or 300 operators)
+    names = [f"r{i}" for i in range(8)]
+    lines = ["sensor_id,timestamp," + ",".join(f"readings.{n}" for n in names)]
+    for rep in range(2):
+        for hour in range(24):
+            lines.append(f"4,2023-07-01T{hour:02d}:{10 + rep:02d}:00Z," + ",".join(f"{rep}.{i}" for i in range(8)))
+    history = tmp_path / "readings.csv"
+    history.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    outcome = file_import(ddb, tables, chunk_rows=24).run(history, "csv", tmp_path / "r.jsonl")
+
+    assert (outcome.figures.counted, outcome.figures.rejected) == (48, 0)
+    (item,) = [i for i in scan_all(ddb, tables.table) if schema.day_count_of_item(i)]
+    kept = schema.readings_of_item(item)
+    assert sorted(kept) == names
+    assert all(kept[n].hours[f"{h:02d}"][0] == 2 for n in names for h in range(24))  # both reports of each hour
+
+
 def test_rows_of_unregistered_sensors_count_once_they_are_registered(
     ddb: Any, tables: Tables, tmp_path: Path, ingest_settings: IngestSettings
 ) -> None:
