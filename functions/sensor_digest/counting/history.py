@@ -255,7 +255,7 @@ class HistoryCounter:
                 if attempt >= self._retry.attempts or not _worth_retrying(fault):
                     raise
                 self._retry.wait(attempt)
-                write.state = None  # read again by the writes themselves
+                write.state, write.refusals = None, 0  # read again by the writes themselves
         raise AssertionError("unreachable")  # pragma: no cover
 
 
