@@ -67,9 +67,10 @@ def import_history(
 ) -> None:
     """Import a fleet's past reports: JSON lines (each line a sensor message) or CSV (a header naming
     sensor_id, timestamp and optionally count, event_id, readings.<name>, in any case; one line a
-    record). Every row needs a timestamp. A row is identified by its sensor and event_id (once across
-    every file), else by its object and line: importing the same object again, or another carrying the
-    same event_ids, counts nothing twice. A sensor's rows are dated in the zone of its first import.
+    record). Every row needs a timestamp. A row is identified by its sensor and event_id on its day
+    (once, across every file), else by its object and line: importing the same object again, or
+    another carrying the same event_ids, counts nothing twice. A sensor's rows are dated in the zone
+    of its first import.
     Rejected rows go to an error report with their line and reason.
 
     Exit codes: 0 imported (rows rejected too), 1 a failure (the same command again goes on, nothing
