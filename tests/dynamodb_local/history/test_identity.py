@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sensor_digest.history.pins import ZonePins
 from sensor_digest.profiles import SensorProfile
 from sensor_digest.registry import Registry
 from tests.support.history import file_import
@@ -168,3 +169,13 @@ def test_two_files_sharing_event_ids_imported_at_once_count_each_report_once(
 
     assert sum(day_counts(ddb, tables.table).values()) == 240
     assert sum(o.figures.counted for o in outcomes) == 240
+
+
+def test_two_imports_pinning_one_sensor_at_once_both_take_the_first_pin(ddb: Any, tables: Tables) -> None:
+    # two imports that would date an unregistered sensor's rows in two zones (their --timezone): the one
+    # that writes the pin second reads the first's from its refused write, and dates alike
+    first, second = ZonePins(tables.ledger, ddb), ZonePins(tables.ledger, ddb)
+    second.prefetch([7])  # read before the first pinned: none yet
+
+    assert first.pin(7, "UTC") == "UTC"
+    assert second.pin(7, "Asia/Tokyo") == "UTC" and second.get(7) == "UTC"
