@@ -19,7 +19,7 @@ from sensor_digest.errors import MalformedItem, RejectedMessage, UnknownTimeZone
 from sensor_digest.history.pins import ZonePins
 from sensor_digest.history.rows import Rejected, Row, pending_of, shown
 from sensor_digest.messages import PendingMessage, SensorMessage
-from sensor_digest.profiles import ProfileCache
+from sensor_digest.profiles import ProfileCache, dating_zone
 from sensor_digest.store import schema
 from sensor_digest.store.identities import import_event_hash, import_row_hash
 
@@ -73,12 +73,7 @@ class Dating:
     def _current(self, sensor_id: int) -> ZoneInfo:
         """The zone the sensor's profile gives now, else the default; ``RejectedMessage`` for a sensor
         whose rows are refused, ``MalformedItem`` for a profile that cannot be read."""
-        zone = self._profiles.zone(sensor_id) if self._profiles is not None else None
-        if zone is not None:
-            return zone
-        if self._reject_unknown and self._profiles is not None:
-            raise RejectedMessage(f"sensor {sensor_id} is not registered (UNKNOWN_SENSORS=reject)")
-        return self._zone
+        return dating_zone(self._profiles, sensor_id, self._zone, reject_unknown=self._reject_unknown)
 
     def zone_of(self, sensor_id: int) -> tuple[ZoneInfo, bool]:
         """The zone the sensor's rows are dated in, and whether it is kept from an earlier import while
