@@ -18,7 +18,7 @@ export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 PY313 ?= $(shell pyenv prefix 3.13.0 2>/dev/null)/bin/python
 VENV313 ?= .venv-py313
 
-.PHONY: setup demo test test-unit test-unit-py313 lint generated docs docs-serve synth bootstrap deploy destroy bench bench-quick clean
+.PHONY: setup demo demo-import test test-unit test-unit-py313 lint generated docs docs-serve synth bootstrap deploy destroy bench bench-quick clean
 
 $(VENV)/.installed: requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -50,6 +50,10 @@ setup: $(VENV)/.installed .cache/dynamodb-local/DynamoDBLocal.jar $(TOOLS)/.inst
 demo: setup
 	$(VENV)/bin/sensor-digest demo
 
+## demo-import: a generated history file imported into a fresh local pipeline, checked against its truth (docs/import.md)
+demo-import: setup
+	$(VENV)/bin/sensor-digest import-demo
+
 ## test: every tier: unit, moto, DynamoDB Local, the template (cdk-nag, cfn-lint), the repository;
 ## the read API page's browser tests need Debian's chromium (apt-get install -y chromium)
 test: setup
@@ -75,7 +79,7 @@ $(VENV313)/.installed: requirements.txt requirements-cli.txt requirements-dev.tx
 test-unit-py313: $(VENV313)/.installed
 	$(VENV313)/bin/python -m pytest tests/unit tests/moto docs/examples
 
-## lint: ruff (lint and format check), mypy, the docs site's strict build, and Checkov on the synthesized templates of both queue types (.checkov.yaml)
+## lint: ruff (lint and format check), mypy, the docs site's strict build, and Checkov on the synthesized templates of both queue types and of the history import (.checkov.yaml)
 lint: setup $(CHECKOV)/.installed docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -84,6 +88,8 @@ lint: setup $(CHECKOV)/.installed docs
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out/$(STACK).template.json
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet -c queueType=fifo --output cdk.out.fifo
 	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out.fifo/$(STACK).template.json
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cdk synth --quiet -c importEnabled=true --output cdk.out.import
+	$(CHECKOV)/bin/checkov --config-file .checkov.yaml -f cdk.out.import/$(STACK).template.json
 
 ## generated: the files written from the tunables (infra/sensor_digest_cdk/tunables.py): the construct's
 ## PipelineProps (props.py) and the options table of docs/configuration.md; tests/repository/test_generated.py fails when either is stale

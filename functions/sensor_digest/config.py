@@ -35,6 +35,7 @@ __all__ = [
     "ENVIRONMENT_VARIABLES",
     "ApiSettings",
     "DeliveryMode",
+    "ImportSettings",
     "IngestSettings",
     "LedgerMode",
     "QueueType",
@@ -61,6 +62,8 @@ PROFILE_CACHE_SECONDS = Whole("PROFILE_CACHE_SECONDS", 60, 0, 3600)
 MAX_RECEIVE_COUNT = Whole("MAX_RECEIVE_COUNT", 5, 1, 1000)
 QUEUE_TYPE = Choice("QUEUE_TYPE", QueueType)
 LEDGER_MODE = Choice("LEDGER_MODE", LedgerMode)
+IMPORT_BUCKET = Text("IMPORT_BUCKET", required=True)
+"""The history import's bucket: its inputs, and the reports of its batches (docs/import.md)."""
 SILENCE_HOURS = WholeOrNone("SILENCE_HOURS", MIN_HOURS, MAX_HOURS)
 """The default silence threshold in hours (``silence/rules.py``'s range); none: only sensors with a
 threshold of their own can be silent."""
@@ -149,8 +152,21 @@ class SilenceSettings(ApiSettings):
     """The scheduled silence check's: the same as the read API's ``GET /silence``."""
 
 
+@dataclass(frozen=True)
+class ImportSettings(Settings):
+    """The history import's functions' (docs/import.md): the tables, the import's bucket, and how a row
+    is dated and whose rows are refused, as ingest does (``DIGEST_TIMEZONE``, ``UNKNOWN_SENSORS``)."""
+
+    table_name: str = setting(TABLE_NAME)
+    ledger_table_name: str = setting(LEDGER_TABLE_NAME)
+    import_bucket: str = setting(IMPORT_BUCKET)
+    timezone: ZoneInfo = setting(DIGEST_TIMEZONE)
+    unknown_sensors: UnknownSensors = setting(UNKNOWN_SENSORS)
+    profile_cache_seconds: int = setting(PROFILE_CACHE_SECONDS)
+
+
 ENVIRONMENT_VARIABLES = frozenset(
-    {v.name for model in (IngestSettings, SummarySettings, ApiSettings) for v in model.variables()}
+    {v.name for model in (IngestSettings, SummarySettings, ApiSettings, ImportSettings) for v in model.variables()}
     | {names.PIPELINE_ENV}
 )
 """Every variable the settings read: a handler's service is built again when one of them changes

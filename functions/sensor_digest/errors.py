@@ -114,3 +114,8 @@ class RegistryBusy(RegistryError):
 class SerialHeldElsewhere(RegistryError):
     """The profile's serial has a sentinel naming another sensor (an inconsistency made outside the
     registry: a restore, a hand-made write); nothing was written."""
+
+
+class UnreadableInput(SensorDigestError):
+    """An object to import that no row of can be read (a CSV header without ``sensor_id``, a file
+    that is not UTF-8 text): the whole import is refused, nothing counted."""

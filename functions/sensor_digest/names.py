@@ -9,6 +9,7 @@ INGEST_SERVICE = "sensor-digest-ingest"
 SUMMARY_SERVICE = "sensor-digest-summary"
 API_SERVICE = "sensor-digest-api"
 SILENCE_SERVICE = "sensor-digest-silence"
+IMPORT_SERVICE = "sensor-digest-import"  # the history import's functions (prepare, batch, finish)
 METRICS_NAMESPACE = "SensorDigest"
 # Every metric a pipeline publishes carries the pipeline it belongs to, so that two pipelines in one
 # account (two in a stack, or two stacks) never sum into one graph: the construct sets the variable
@@ -39,6 +40,12 @@ METRIC_SILENT_SENSORS = "silentSensors"
 METRIC_SILENCE_CHECKED = "silenceChecked"
 METRIC_SILENCE_UNCHECKED = "silenceUnchecked"  # registered sensors the check could not decide (their reads failed)
 
+# the history import's metrics (per batch: its rows' fates)
+METRIC_IMPORT_COUNTED = "importCounted"
+METRIC_IMPORT_ALREADY = "importAlready"
+METRIC_IMPORT_DUPLICATE = "importDuplicate"
+METRIC_IMPORT_REJECTED = "importRejected"
+
 # the stack's outputs
 OUTPUT_QUEUE_URL = "QueueUrl"
 OUTPUT_DEAD_LETTER_QUEUE_URL = "DeadLetterQueueUrl"
@@ -48,3 +55,6 @@ OUTPUT_DASHBOARD_URL = "DashboardUrl"
 OUTPUT_STREAM_FAILURE_QUEUE_URL = "StreamFailureQueueUrl"
 OUTPUT_API_URL = "ApiUrl"
 OUTPUT_UNKNOWN_SENSORS = "UnknownSensors"  # the ingest's UNKNOWN_SENSORS: what `send` checks a report against
+OUTPUT_IMPORT_BUCKET = "ImportBucketName"  # with importEnabled: where `sensor-digest import` puts files
+OUTPUT_IMPORT_STATE_MACHINE = "ImportStateMachineArn"  # with importEnabled: what `sensor-digest import` starts
+OUTPUT_DIGEST_TIMEZONE = "DigestTimezone"  # the zone of day boundaries: how `sensor-digest import FILE` dates rows

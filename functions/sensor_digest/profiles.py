@@ -11,7 +11,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from datetime import tzinfo
+from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo
 
 from sensor_digest import zones
@@ -209,3 +210,21 @@ class ProfileCache:
                 f"fix the profile with `sensor-digest sensors update --sensor {sensor_id} --timezone <zone>`, "
                 "then `sensor-digest dlq redrive`"
             ) from None
+
+
+Zone = TypeVar("Zone", bound=tzinfo)
+
+
+def dating_zone(
+    profiles: ProfileCache | None, sensor_id: int, default: Zone, *, reject_unknown: bool
+) -> ZoneInfo | Zone:
+    """The zone a sensor's report is dated in: its registered zone, else ``default`` (the digest's);
+    ``RejectedMessage`` for an unregistered sensor when ``reject_unknown`` (``UNKNOWN_SENSORS=reject``),
+    or for a profile whose zone cannot be loaded; ``MalformedItem`` for a profile that cannot be read.
+    Live ingest and the history import date by it alike."""
+    zone = profiles.zone(sensor_id) if profiles is not None else None
+    if zone is not None:
+        return zone
+    if reject_unknown and profiles is not None:
+        raise RejectedMessage(f"sensor {sensor_id} is not registered (UNKNOWN_SENSORS=reject)")
+    return default

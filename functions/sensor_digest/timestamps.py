@@ -306,6 +306,45 @@ def day_of_epoch(seconds: int | float, zone: tzinfo, what: str = "timestamp") ->
     return day
 
 
+EPOCH_FLOOR = 100_000_000
+"""A timestamp written as a number smaller than this (in size) is, as epoch seconds, an instant
+between 1966-10-31 and 1973-03-03, and as written more likely a year (``2024``) or a date
+(``20240501``, ``202405``). Live ingest accepts such a body (a producer's epoch is its own); what a
+person types or exports is refused (``small_epoch``): ``sensor-digest send``'s ``--timestamp``, an
+imported row's ``timestamp``."""
+
+_YEAR_LIKE = re.compile(r"([1-9][0-9]{3})(?:([0-9]{2})([0-9]{2})?)?")
+"""``YYYY``, ``YYYYMM``, ``YYYYMMDD``: a year, a month or a date written as a number."""
+
+
+def small_epoch(text: str, number: int | float, what: str = "timestamp") -> str | None:
+    """Why a number ``text`` (``number``) closer to 0 than ``EPOCH_FLOOR`` is refused as ``what``: the
+    instant it is as epoch seconds, the year, month or date it looks like, and how to write a date,
+    epoch seconds, or that instant itself; ``None`` for a number at least that large."""
+    if abs(number) >= EPOCH_FLOOR:
+        return None
+    instant = (EPOCH + timedelta(microseconds=epoch_micros(number))).isoformat().replace("+00:00", "Z")
+    looks, written = f", and a number closer to 0 than {EPOCH_FLOOR} is more likely a year or a date", "2024-05-01"
+    if (shape := _YEAR_LIKE.fullmatch(text)) and _is_date(*(int(part or 1) for part in shape.groups())):
+        year, month, day = shape.groups()
+        looks = f", not {'the year' if month is None else 'the month' if day is None else 'the date'} "
+        looks += "-".join(part for part in (year, month, day) if part)
+        written = f"{year}-{month or '01'}-{day or '01'}"
+    return (
+        f"{what} {text} is refused: as epoch seconds it is {instant}{looks}; write a date in ISO-8601 "
+        f"({written}, or {written}T09:00:00Z with a time), epoch seconds of 9 digits or more (1714557600), or "
+        f"{instant} if that instant is meant"
+    )
+
+
+def _is_date(year: int, month: int, day: int) -> bool:
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
 FINER_UNITS = (("milliseconds", 10**3), ("microseconds", 10**6), ("nanoseconds", 10**9))
 """What an epoch number too large (or too small) for seconds is likely to be, with its factor:
 IoT Core's ``timestamp()`` and JavaScript's ``Date.now()`` give milliseconds."""

@@ -8,7 +8,9 @@ physical names are generated unless given, so two pipelines live in one stack si
 
 What a user wires next is exposed: ``queue``, ``dead_letter_queue``, ``table``, ``ledger``,
 ``ingest_function``, ``summary_function``, ``alarm_topic``, ``dashboard``, ``read_api``, ``iot`` (or
-``None``), ``silence`` (the scheduled silence check, or ``None`` without ``silence_hours``), and
+``None``), ``silence`` (the scheduled silence check, or ``None`` without ``silence_hours``),
+``history_import`` (the history import, or ``None`` without ``import_enabled``: its ``grant_start``
+lets an operator run ``sensor-digest import --stack``), and
 the grants ``grant_send`` (producers), ``grant_read`` (consumers of the counts) and
 ``grant_redrive`` (operators of the dead-letter queue).
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aws_cdk import Annotations, Lazy, Stack
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -25,6 +28,7 @@ from sensor_digest import names
 from sensor_digest.store import schema
 from sensor_digest_cdk import nag
 from sensor_digest_cdk.digest_tables import DigestTables
+from sensor_digest_cdk.history_import import HistoryImport
 from sensor_digest_cdk.iot_ingest import IotIngest
 from sensor_digest_cdk.lambda_asset import function_asset
 from sensor_digest_cdk.monitoring import PipelineMonitoring
@@ -158,8 +162,17 @@ class SensorDigestPipeline(Construct):
                 pipeline=self.pipeline_name,
                 alarm_topic=self.monitoring.topic,
             )
+        self.history_import: HistoryImport | None = None  # the history import, when import_enabled is set
+        if shape.import_enabled:
+            self.history_import = HistoryImport(
+                self, "Import", shape=shape, asset=asset, table=storage.table, ledger=storage.ledger
+            )
+            self.history_import.alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.monitoring.topic))
         functions = [ingest.function, summary.function, self.read_api.function]
         functions += [self.silence.function] if self.silence is not None else []
+        if self.history_import is not None:
+            made = self.history_import
+            functions += [made.prepare_function, made.batch_function, made.finish_function]
         for function in functions:
             function.add_environment(names.PIPELINE_ENV, self.pipeline_name)  # its metrics' pipeline dimension
         self._grant_functions(ingest, summary)

@@ -75,4 +75,6 @@ class PipelineProps(TypedDict, total=False):
     iot_readings: tuple[str, ...]
     restrict_producers: bool
     producer_arns: tuple[str, ...]
+    import_enabled: bool
+    import_max_concurrency: int
     silence_hours: int

@@ -261,7 +261,7 @@ PRINCIPAL_ARNS = Rule(
 NAME_FIELDS = ("table_name", "ledger_table_name", "dashboard_name")
 """Physical names: generated unless given. The app derives them from ``stackName``; no context key."""
 
-MODE_FIELDS = ("queue_type", "billing")
+MODE_FIELDS = ("queue_type", "billing", "import_enabled")
 """The fields that choose a mode, and with it which other fields apply (``workable.not_applying``)."""
 
 

@@ -142,6 +142,16 @@ class PipelineShape(Tunables):
         ``silence_hours`` is (0: none)."""
         return self.function_environment(config.ApiSettings, {config.TABLE_NAME.name: table})
 
+    def import_environment(self, *, table: str, ledger: str, bucket: str) -> dict[str, str]:
+        """The history import's functions' (``config.ImportSettings``): the tables, its bucket, and how a
+        row is dated and whose rows are refused (as ingest: ``DIGEST_TIMEZONE``, ``UNKNOWN_SENSORS``)."""
+        given = {
+            config.TABLE_NAME.name: table,
+            config.LEDGER_TABLE_NAME.name: ledger,
+            config.IMPORT_BUCKET.name: bucket,
+        }
+        return self.function_environment(config.ImportSettings, given)
+
     def summary_environment(self, *, table: str) -> dict[str, str]:
         """The summary function's (``config.SummarySettings``): its table."""
         return self.function_environment(config.SummarySettings, {config.TABLE_NAME.name: table})

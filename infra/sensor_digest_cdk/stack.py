@@ -43,6 +43,19 @@ class SensorDigestStack(Stack):
                 "What ingest does with reports of unregistered sensors (accept, reject); sensor-digest send reads it",
             ),
         }
+        outputs[names.OUTPUT_DIGEST_TIMEZONE] = (
+            settings.shape.digest_timezone,
+            "The zone of day boundaries for sensors registered without one; sensor-digest import reads it",
+        )
+        if pipeline.history_import is not None:
+            outputs[names.OUTPUT_IMPORT_BUCKET] = (
+                pipeline.history_import.bucket.bucket_name,
+                "The history import's bucket: inputs/ and import-reports/ (sensor-digest import --stack)",
+            )
+            outputs[names.OUTPUT_IMPORT_STATE_MACHINE] = (
+                pipeline.history_import.state_machine.state_machine_arn,
+                "The history import: one execution imports one object (sensor-digest import --stack starts it)",
+            )
         if pipeline.iot is not None:
             outputs[OUTPUT_IOT_RULE_NAME] = (
                 pipeline.iot.rule_name,

@@ -95,6 +95,12 @@ IOT = (
     "(standard queues only), the rule's name (derived when not given), and the payload's fields the rule maps "
     "into the report's `readings` ([flat payloads](iot.md#readings-from-flat-payloads))"
 )
+IMPORT = (
+    "the [history import](import.md): with `true`, a bucket, three functions and a Step Functions state machine whose "
+    "Distributed Map hands an object's rows to the import's batch function, 1,000 at a time; it costs nothing while "
+    "no import runs but what its bucket holds (`false`, the default: none of it is deployed); `importMaxConcurrency` "
+    "batches at once, the Distributed Map's `MaxConcurrency` (given without `importEnabled`, refused)"
+)
 PRODUCERS = (
     "with `true`, the ingest queue's policy denies `sqs:SendMessage` to every principal but the roles and users in "
     "`producerArns` (and the IoT rule's role) ([construct](construct.md#restricting-producers))"
@@ -241,6 +247,10 @@ class Tunables:
     iot_readings: tuple[str, ...] = option((), r.IOT_READINGS, IOT)
     restrict_producers: bool = option(False, r.TRUE_OR_FALSE, PRODUCERS)
     producer_arns: tuple[str, ...] = option((), r.PRINCIPAL_ARNS, PRODUCERS)
+    import_enabled: bool = option(False, r.TRUE_OR_FALSE, IMPORT)
+    import_max_concurrency: int = option(
+        10, r.between(1, 10_000, "a Distributed Map runs at most 10,000 child workflows at once"), IMPORT
+    )
     silence_hours: int = carried(
         config.SILENCE_HOURS,
         "the default [silence](operations.md#silent-sensors) threshold in hours (a sensor's profile may set its own); "

@@ -184,6 +184,10 @@ def not_applying(shape: Tunables, k: Callable[[str], str]) -> dict[str, str]:
     if shape.billing != "provisioned":
         said = f"capacity applies with {k('billing')}='provisioned' only (on-demand tables have none to set)"
         why.update(dict.fromkeys(_CAPACITY, said))
+    if not shape.import_enabled:
+        why["import_max_concurrency"] = (
+            f"{k('import_max_concurrency')} applies with {k('import_enabled')}=true only (no import is deployed)"
+        )
     if shape.fifo or shape.delivery_mode == "at-least-once":
         mode = f"{k('queue_type')}='fifo'" if shape.fifo else f"{k('delivery_mode')}='at-least-once'"
         why["ledger_mode"] = (

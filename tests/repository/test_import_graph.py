@@ -109,9 +109,18 @@ def reachable(edges: dict[str, set[str]], start: str) -> set[str]:
 
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("handlers", ("ingest", "summary", "api", "silence")),  # functions/<name>/handler.py
+    ("handlers", ("ingest", "summary", "api", "silence", "import_")),  # functions/<name>/handler.py
     ("the Lambda entry", ("sensor_digest.entry",)),
-    ("services", ("sensor_digest.ingest", "sensor_digest.summary", "sensor_digest.api", "sensor_digest.silence")),
+    (
+        "services",
+        (
+            "sensor_digest.ingest",
+            "sensor_digest.summary",
+            "sensor_digest.api",
+            "sensor_digest.silence",
+            "sensor_digest.history",
+        ),
+    ),
     ("counting", ("sensor_digest.counting",)),
     (
         "the domain",

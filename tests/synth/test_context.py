@@ -173,6 +173,7 @@ BAD_VALUES: list[tuple[str, object]] = [
     ("alarmEmail", "me@example.com "),
     ("iotTopic", "sensors/#/reports"),
     ("restrictProducers", "yes"),
+    ("importEnabled", "yes"),
     ("producerArns", "arn:aws:iam::123456789012:group/ops"),
     ("iotRuleName", "sensor-digest"),
 ]

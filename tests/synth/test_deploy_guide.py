@@ -32,6 +32,7 @@ def test_the_outputs_the_steps_read(template: Template) -> None:
         "StreamFailureQueueUrl",
         "ApiUrl",
         "UnknownSensors",
+        "DigestTimezone",
     }
 
 

@@ -53,8 +53,9 @@ QUEUE_TYPES = pytest.mark.parametrize(
         {"queueType": "fifo"},
         {"iotTopic": "sensors/+/reports", "restrictProducers": "true"},
         {"silenceHours": "6"},
+        {"importEnabled": "true"},
     ],
-    ids=["standard", "fifo", "iot-restricted", "silence-check"],
+    ids=["standard", "fifo", "iot-restricted", "silence-check", "history-import"],
 )
 
 

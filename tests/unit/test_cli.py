@@ -289,3 +289,32 @@ def test_a_table_title_is_not_folded_into_a_column_of_words_in_file_output() -> 
     render.console(file=out).print(table)
 
     assert out.getvalue().splitlines()[0].strip() == "Summary of sensor 206: 1 month(s)"
+
+
+@pytest.mark.parametrize(
+    ("errors_to", "said"),
+    [
+        ("history.jsonl", "is the file being imported: the error report would replace it"),
+        ("./sub/../history.jsonl", "is the file being imported"),
+        ("link.jsonl", "is the file being imported"),  # a hard link to it
+        ("folder", "is a folder: name a file in it"),
+        ("missing/r.jsonl", "its folder missing does not exist"),
+    ],
+)
+def test_import_refuses_an_error_report_at_its_input_or_where_none_can_be_written_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, errors_to: str, said: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "folder").mkdir()
+    history = tmp_path / "history.jsonl"
+    history.write_text('{"sensor_id": 1, "timestamp": "2024-01-01T00:00:00Z"}\n')
+    (tmp_path / "link.jsonl").hardlink_to(history)
+
+    result = CliRunner().invoke(
+        app, ["import", "history.jsonl", "--errors", errors_to, "--table", "t", "--ledger", "l"]
+    )
+
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert said in " ".join(result.stderr.split())
+    assert history.read_text() == '{"sensor_id": 1, "timestamp": "2024-01-01T00:00:00Z"}\n'  # untouched

@@ -10,10 +10,15 @@ from sensor_digest.store import schema
 from sensor_digest.store.identities import (
     DAY_IDS,
     ID_BYTES,
+    IMPORT_DAY_IDS,
+    IMPORT_ID_BYTES,
     PAGE_IDS,
     WRITE_IDS,
     collision_chance,
     identity_hash,
+    import_collision_chance,
+    import_event_hash,
+    import_row_hash,
 )
 from sensor_digest.store.sizes import WRITE_UNIT_BYTES, item_bytes
 
@@ -65,3 +70,25 @@ def test_one_write_spans_at_most_two_pages() -> None:
 def test_the_collision_chance_the_docs_give_for_a_million_reports_a_day() -> None:
     assert f"{collision_chance(1_000_000):.1e}" == "1.3e-23"
     assert collision_chance(2_000_000) == 2 * collision_chance(1_000_000)
+
+
+def test_an_imported_rows_identity_is_eight_bytes_of_its_event_id_else_of_its_object_and_place() -> None:
+    object_id = bytes(range(16))
+    assert len(import_event_hash("a-1")) == len(import_row_hash(object_id, 0)) == IMPORT_ID_BYTES == 8
+    assert import_event_hash("a-1") == import_event_hash("a-1") != import_event_hash("a-2")
+    assert import_row_hash(object_id, 7) != import_row_hash(object_id, 8) != import_row_hash(bytes(16), 8)
+    assert import_event_hash("a-1")[:8] != identity_hash("a-1")[:8]  # another person than the ledger's
+    assert import_collision_chance(10**6) < 1e-13
+
+
+def test_the_fullest_day_item_of_the_import_is_under_2_kb() -> None:
+    item = {
+        **schema.day_key(LARGEST_SENSOR, "2024-05-01"),
+        schema.DATA_COUNT: {"N": str(LARGEST_DAY_COUNT)},
+        schema.READINGS_COVER: {"N": str(LARGEST_DAY_COUNT)},
+        "HourCounts": {"M": {f"{h:02d}": {"N": str(LARGEST_DAY_COUNT)} for h in range(24)}},
+        schema.IMPORT_SEQ: {"N": str(10**9)},
+        schema.IMPORT_IDS: {"BS": [import_event_hash(f"e{i}") for i in range(IMPORT_DAY_IDS)]},
+        schema.IMPORT_PAGES: {"BS": [import_event_hash(f"p{i}") for i in range(4)]},
+    }
+    assert item_bytes(item) < 2 * WRITE_UNIT_BYTES

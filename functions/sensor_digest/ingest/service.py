@@ -43,7 +43,7 @@ from sensor_digest.ingest.records import InboundMessage
 from sensor_digest.ingest.report import BatchReport
 from sensor_digest.logs import LOG
 from sensor_digest.messages import PendingMessage, SensorMessage, read_pending
-from sensor_digest.profiles import ProfileCache
+from sensor_digest.profiles import ProfileCache, dating_zone
 
 ANSWER_RESERVE_SECONDS = 1.0
 """How long before Lambda's timeout the handler answers whatever a call still under way does."""
@@ -234,12 +234,7 @@ class IngestService:
 
     def _zone_of(self, sensor_id: int) -> tzinfo:
         """The sensor's registered zone, else the digest's; rejects an unknown sensor if told to."""
-        zone = self._profiles.zone(sensor_id) if self._profiles is not None else None
-        if zone is not None:
-            return zone
-        if self._reject_unknown and self._profiles is not None:
-            raise RejectedMessage(f"sensor {sensor_id} is not registered (UNKNOWN_SENSORS=reject)")
-        return self._zone
+        return dating_zone(self._profiles, sensor_id, self._zone, reject_unknown=self._reject_unknown)
 
     @staticmethod
     def _unexpected(inbound: InboundMessage, exc: Exception) -> Rejection:

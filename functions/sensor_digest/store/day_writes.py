@@ -473,7 +473,19 @@ class AfterSequence:
     last: int
 
 
-Guard = Exists | Anyway | Compact | AfterSequence
+@dataclass(frozen=True)
+class Imported:
+    """The history import's: the day's imported identities still as the writer read them (its
+    ``ImportSeq`` is ``seq``, 0: none yet), every identity of the write new there; ``added`` join the
+    day item's ``ImportIds``, or ``page`` (a page holding them, written in the same transaction) joins
+    its ``ImportPages``."""
+
+    seq: int
+    added: Sequence[bytes] = ()
+    page: bytes | None = None
+
+
+Guard = Exists | Anyway | Compact | AfterSequence | Imported
 
 
 # -- the writes ---------------------------------------------------------------------------------
@@ -635,6 +647,8 @@ def _guard(parts: _Parts, guard: Guard, tally: Tally) -> None:
         parts.conditions += [ITEM_EXISTS, AFTER_APPLIED, AFTER_FIRST_RELEASES_PAIR]
     elif isinstance(guard, Compact):
         _compact(parts, guard, tally)
+    elif isinstance(guard, Imported):
+        _imported(parts, guard)
 
 
 def _compact(parts: _Parts, guard: Compact, tally: Tally) -> None:
@@ -724,3 +738,87 @@ def marker(ledger: str, key: str, *, day: str, count: int, expires_at: int, if_a
     if if_absent:
         return expressions.put_if_absent(ledger, item, schema.LEDGER_KEY)
     return {"TableName": ledger, "Item": item}
+
+
+# -- the import's writes (docs/import.md) -------------------------------------------------------
+#
+# The history import keeps each counted row's identity (8 bytes) for good, on the day it counted on,
+# in the same write as its count: in the day item's ``ImportIds`` while it has room, else in a page
+# ``IMPIDS#<sensor>#<day>#<page id>`` written in the same transaction and named in the day item's
+# ``ImportPages``. Every import write adds one to ``ImportSeq`` and rests on it being what the writer
+# read, so a write is refused whenever another import wrote the day since: what the writer knows of
+# the day's identities (the day item's, and its pages', immutable once written) is all there is, and
+# none of its identities is there. The import keeps no report's identity hash of the compact ledger:
+# on a compact day its count does not add to ``HashedCount`` (see "Hashed days"), and a day it creates
+# carries no ``IdPage`` (live reports there are known by marker).
+
+IMPORT_SEQ_AS_READ = "#iseq = :iseq"
+IMPORT_SEQ_NONE = "attribute_not_exists(#iseq)"
+
+
+def _imported(parts: _Parts, guard: Imported) -> None:
+    parts.names.update({"#pk": schema.SENSOR_ID, "#iseq": schema.IMPORT_SEQ})
+    parts.values[":one"] = {"N": "1"}
+    parts.adds.append("#iseq :one")
+    parts.conditions.append(ITEM_EXISTS)
+    if guard.seq:
+        parts.values[":iseq"] = {"N": str(guard.seq)}
+        parts.conditions.append(IMPORT_SEQ_AS_READ)
+    else:
+        parts.conditions.append(IMPORT_SEQ_NONE)
+    if guard.added:
+        parts.names["#iids"] = schema.IMPORT_IDS
+        parts.values[":iids"] = {"BS": list(guard.added)}
+        parts.adds.append("#iids :iids")
+    if guard.page is not None:
+        parts.names["#ipages"] = schema.IMPORT_PAGES
+        parts.values[":ipage"] = {"BS": [guard.page]}
+        parts.adds.append("#ipages :ipage")
+
+
+def import_create(table: str, day: DayKey, tally: Tally, *, added: Sequence[bytes], page: bytes | None) -> Params:
+    """The ``PutItem`` of ``day``'s new item from the import: its tally and its identities (``added``
+    in the item, or ``page`` named), on condition that it does not exist (no ``IdPage``: a day whose
+    live reports are known by marker)."""
+    params = create(table, day, tally)
+    item = params["Item"]
+    item[schema.IMPORT_SEQ] = {"N": "1"}
+    if added:
+        item[schema.IMPORT_IDS] = {"BS": list(added)}
+    if page is not None:
+        item[schema.IMPORT_PAGES] = {"BS": [page]}
+    return params
+
+
+def import_page_put(ledger: str, day: DayKey, page: bytes, identities: Sequence[bytes]) -> Params:
+    """The ``PutItem`` of a page of ``day``'s imported identities, on condition that it is not there;
+    never expires."""
+    item = {**schema.import_page_key(*day, page), schema.IDS: {"BS": list(identities)}}
+    return expressions.put_if_absent(ledger, item, schema.LEDGER_KEY)
+
+
+@dataclass(frozen=True)
+class ImportView:
+    """What a day item as read (``{}``: none) says of its imported identities: ``seq`` (``ImportSeq``,
+    0: none), the identities it holds itself, and the pages it names."""
+
+    seq: int = 0
+    ids: frozenset[bytes] = frozenset()
+    pages: frozenset[bytes] = frozenset()
+
+    @classmethod
+    def of_item(cls, item: Mapping[str, Any]) -> ImportView:
+        """``MalformedItem`` naming the attribute when one is not as the import writes it."""
+        seq = schema.number_of(item, schema.IMPORT_SEQ) if schema.IMPORT_SEQ in item else 0
+        if seq < 0:
+            raise MalformedItem(f"{schema.describe(item)}: {schema.IMPORT_SEQ} {seq} is below 0", schema.IMPORT_SEQ)
+        return cls(seq, _binary_set(item, schema.IMPORT_IDS), _binary_set(item, schema.IMPORT_PAGES))
+
+
+def _binary_set(item: Mapping[str, Any], name: str) -> frozenset[bytes]:
+    value = item.get(name)
+    if value is None:
+        return frozenset()
+    if not isinstance(value, Mapping) or not isinstance(value.get("BS"), list):
+        raise MalformedItem(f"{schema.describe(item)}: {name} is not a binary set", name)
+    return frozenset(bytes(v) for v in value["BS"])

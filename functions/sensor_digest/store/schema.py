@@ -110,6 +110,27 @@ HASHED_COUNT = "HashedCount"
 # how many pages a compact day moved past because it found them holding identities already (its day
 # item was put back, deleted or restored, while its pages stayed): absent until it does
 SKIPPED_PAGES = "SkippedPages"
+# the history import (docs/import.md, store/day_writes.py "The import's writes"): each imported row's
+# identity (``identities.import_event_hash`` or ``import_row_hash``, 8 bytes) is kept for good on the day
+# it counted on, in the same write as its count: in the day item's binary set ``ImportIds`` (up to
+# ``IMPORT_DAY_IDS``), else in a ledger page ``IMPIDS#<sensor_id>#<day>#<page id hex>`` (its ``Ids``) that the
+# day item names in ``ImportPages``. ``ImportSeq`` counts the import's writes of the day: a write rests
+# on it being what the writer read. ``IMPZONE#<sensor_id>`` is the zone a sensor's imported rows are dated
+# in (its ``Zone``: that of its first import). ``IMPORT#<object id hex>`` is an object's import record
+# (what it counted, and when). No ledger item of the import has ``ExpiresAt``
+IMPORT_IDS = "ImportIds"
+IMPORT_PAGES = "ImportPages"
+IMPORT_SEQ = "ImportSeq"
+IMPORT_PAGE_PREFIX = "IMPIDS#"
+IMPORT_ZONE_PREFIX = "IMPZONE#"
+IMPORT_ZONE = "Zone"
+IMPORT_RECORD_PREFIX = "IMPORT#"
+# an import record's attributes
+RECORD_SOURCE = "Source"
+RECORD_STATE = "State"  # "started" or "finished"
+RECORD_FIGURES = "Figures"  # a map of the import's figures (rows, counted, duplicates, rejected, ...)
+RECORD_STARTED = "StartedAt"
+RECORD_FINISHED = "FinishedAt"
 
 MAX_SEQUENCE_NUMBER = 2**128 - 1
 SEQUENCE_DIGITS = len(str(MAX_SEQUENCE_NUMBER))  # 39
@@ -179,6 +200,21 @@ def ledger_key(key: str) -> Item:
 
 def sentinel_key(serial: str) -> Item:
     return ledger_key(f"{SERIAL_PREFIX}{serial}")
+
+
+def import_page_key(sensor_id: int, day: str, page: bytes) -> Item:
+    """The ledger item of a page of a sensor-day's imported identities: ``IMPIDS#<sensor_id>#<day>#<hex>``."""
+    return ledger_key(f"{IMPORT_PAGE_PREFIX}{sensor_id}#{day}#{page.hex()}")
+
+
+def import_zone_key(sensor_id: int) -> Item:
+    """The ledger item of the zone a sensor's imported rows are dated in: ``IMPZONE#<sensor_id>``."""
+    return ledger_key(f"{IMPORT_ZONE_PREFIX}{sensor_id}")
+
+
+def import_record_key(object_id: bytes) -> Item:
+    """The ledger item of an imported object's record: ``IMPORT#<object id hex>``."""
+    return ledger_key(f"{IMPORT_RECORD_PREFIX}{object_id.hex()}")
 
 
 # -- items --------------------------------------------------------------------------------------

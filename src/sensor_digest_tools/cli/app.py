@@ -1,7 +1,8 @@
 """``sensor-digest``: the local pipeline and the commands that act on it or on a deployed stack.
 
 The application, declared here and only here: the top level (with ``--version``), the commands of
-``local`` (demo, up, env), ``send``, ``silence``, ``tables`` (counts) and ``readings`` at it, and the groups
+``local`` (demo, up, env), ``send``, ``history`` (import, import-demo), ``silence``, ``tables`` (counts) and
+``readings`` at it, and the groups
 ``dlq`` (list, redrive, stamp), ``summary`` (``tables``: a summary, rebuild) and ``sensors`` (the
 registry). Each command module declares its own commands, on a Typer of its own; shared options live
 in ``options``, how a command ends (result, error line, exit code) in ``output``, tables in ``render``.
@@ -14,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from sensor_digest_tools.cli import dlq, local, readings, send, sensors, silence, tables
+from sensor_digest_tools.cli import dlq, history, local, readings, send, sensors, silence, tables
 from sensor_digest_tools.cli.options import PLAIN
 
 __all__ = ["app", "main"]
@@ -43,7 +44,7 @@ def _top(
     pass
 
 
-for module in (local, send, silence, tables, readings):
+for module in (local, send, history, silence, tables, readings):
     app.add_typer(module.commands)  # no name: its commands join the top level
 app.add_typer(dlq.dlq_app, name="dlq")
 app.add_typer(tables.summary_app, name="summary")

@@ -10,8 +10,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, timedelta, tzinfo
-from datetime import date as calendar_date
+from datetime import UTC, tzinfo
 from typing import Annotated, Any
 
 import typer
@@ -177,7 +176,7 @@ JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 def _timestamp_value(text: str) -> str | int | float:
     """``--timestamp`` as the body carries it: a JSON number (epoch seconds, negative too) when the
     text is one, else the text itself, which the ingest reads as ISO-8601 (or refuses). A number
-    closer to 0 than ``EPOCH_FLOOR`` is refused (``_year_like``)."""
+    closer to 0 than ``timestamps.EPOCH_FLOOR`` is refused (``timestamps.small_epoch``)."""
     if not JSON_NUMBER.fullmatch(text):
         return text
     try:
@@ -186,44 +185,10 @@ def _timestamp_value(text: str) -> str | int | float:
         raise typer.BadParameter(f"--timestamp {text[:20]}... is no epoch time: {len(text)} digits") from None
     if not math.isfinite(number):  # 1e309: a float JSON cannot carry
         raise typer.BadParameter(f"--timestamp {text} is not a finite number of epoch seconds")
-    if abs(number) < EPOCH_FLOOR:
-        raise typer.BadParameter(_year_like(text, number))
+    refused = timestamps.small_epoch(text, number, "--timestamp")
+    if refused is not None:
+        raise typer.BadParameter(refused)
     return number
-
-
-EPOCH_FLOOR = 100_000_000
-"""``--timestamp`` refuses a number smaller than this (in size): as epoch seconds it is an instant
-between 1966-10-31 and 1973-03-03, and as written more likely a year (``2024``) or a date
-(``20240501``, ``202405``). The ingest accepts such a body; only the command line asks."""
-
-_YEAR_LIKE = re.compile(r"([1-9][0-9]{3})(?:([0-9]{2})([0-9]{2})?)?")
-"""``YYYY``, ``YYYYMM``, ``YYYYMMDD``: a year, a month or a date written as a number."""
-
-
-def _year_like(text: str, number: int | float) -> str:
-    """Why ``--timestamp`` refuses a small number: the instant it is as epoch seconds, the year,
-    month or date it looks like, and how to write a date, epoch seconds, or that instant itself."""
-    instant = (timestamps.EPOCH + timedelta(microseconds=timestamps.epoch_micros(number))).isoformat()
-    instant = instant.replace("+00:00", "Z")
-    looks, date = f", and a number closer to 0 than {EPOCH_FLOOR} is more likely a year or a date", "2024-05-01"
-    if (shape := _YEAR_LIKE.fullmatch(text)) and _is_date(*(int(part or 1) for part in shape.groups())):
-        year, month, day = shape.groups()
-        looks = f", not {'the year' if month is None else 'the month' if day is None else 'the date'} "
-        looks += "-".join(part for part in (year, month, day) if part)
-        date = f"{year}-{month or '01'}-{day or '01'}"
-    return (
-        f"--timestamp {text} is refused: as epoch seconds it is {instant}{looks}; write a date in ISO-8601 "
-        f"({date}, or {date}T09:00:00Z with a time), epoch seconds of 9 digits or more (1714557600), or "
-        f"{instant} if that instant is meant"
-    )
-
-
-def _is_date(year: int, month: int, day: int) -> bool:
-    try:
-        calendar_date(year, month, day)
-    except ValueError:
-        return False
-    return True
 
 
 READING_TEXT_MAX = 64

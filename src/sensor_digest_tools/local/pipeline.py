@@ -188,6 +188,7 @@ class LocalPipeline:
             engine_pid=engine.pid,
             api_url=api_url,
             unknown_sensors=self.options.shape.unknown_sensors,
+            timezone=self.options.shape.digest_timezone,
         )
         self.sqs_source = SqsEventSource(
             sqs=self.session.client("sqs"),

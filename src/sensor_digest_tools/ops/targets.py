@@ -22,6 +22,9 @@ OUTPUT_KEYS = {
     "table": names.OUTPUT_TABLE_NAME,
     "ledger": names.OUTPUT_LEDGER_TABLE_NAME,
     "unknown_sensors": names.OUTPUT_UNKNOWN_SENSORS,
+    "timezone": names.OUTPUT_DIGEST_TIMEZONE,
+    "import_bucket": names.OUTPUT_IMPORT_BUCKET,
+    "import_state_machine": names.OUTPUT_IMPORT_STATE_MACHINE,
 }
 
 
@@ -43,6 +46,9 @@ class Target:
     engine_pid: int | None = None  # the DynamoDB Local that `up` started (None: one it did not start)
     api_url: str | None = None  # the read API `up` serves on loopback
     unknown_sensors: str | None = None  # the ingest's UNKNOWN_SENSORS, where the target says it (None: unknown)
+    timezone: str | None = None  # the ingest's DIGEST_TIMEZONE, where the target says it (None: unknown)
+    import_bucket: str | None = None  # a stack's history import (importEnabled): its bucket
+    import_state_machine: str | None = None  # and its state machine
 
     @property
     def local(self) -> bool:

@@ -21,34 +21,10 @@ from sensor_digest import ingest
 from sensor_digest.config import IngestSettings, LedgerMode
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.faults import FaultySession
+from tests.support.granted import CALLS, Recorder, granted
 from tests.support.messages import FakeContext, QueuedMessage, body_of, sqs_event
 from tests.support.tables import Tables, identities, markers
-from tests.support.templates import actions, policy_of, synth, table_id
-
-_TRANSACT_ACTIONS = {
-    "Put": "PutItem",
-    "Update": "UpdateItem",
-    "Delete": "DeleteItem",
-    "ConditionCheck": "ConditionCheckItem",
-}
-_READS = ("get_item", "batch_get_item", "query", "scan")
-
-
-class Recorder:
-    """A fault rule that injects nothing and keeps ``(IAM action, table name)`` of every call."""
-
-    def __init__(self) -> None:
-        self.used: set[tuple[str, str]] = set()
-
-    def __call__(self, operation: str, kwargs: dict[str, Any]) -> None:
-        if operation == "transact_write_items":
-            for item in kwargs["TransactItems"]:
-                [(kind, action)] = item.items()
-                self.used.add((f"dynamodb:{_TRANSACT_ACTIONS[kind]}", action["TableName"]))
-            return
-        name = "dynamodb:" + "".join(part.capitalize() for part in operation.split("_"))
-        batched = operation in ("batch_get_item", "batch_write_item")
-        self.used |= {(name, table) for table in (kwargs["RequestItems"] if batched else [kwargs["TableName"]])}
+from tests.support.templates import synth
 
 
 @pytest.fixture(scope="module")
@@ -63,31 +39,15 @@ def _report(i: int, day: str = "2024-05-01", received: int = 0, **extra: Any) ->
     )
 
 
-def _granted(template: Template, tables: Tables) -> set[tuple[str, str]]:
-    """``(action, table name)`` the ingest role may do, the template's tables named as the test's."""
-    names = {
-        json.dumps({"Fn::GetAtt": [table_id(template, "SensorDigest"), "Arn"]}): tables.table,
-        json.dumps({"Fn::GetAtt": [table_id(template, "SensorDigestLedger"), "Arn"]}): tables.ledger,
-    }
-    granted = set()
-    for statement in policy_of(template, "ingest.handler.handler"):
-        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
-        for resource in resources:
-            table = names.get(json.dumps(resource))
-            granted |= {(a, table) for a in actions(statement) if table is not None}
-    return granted
-
-
 @pytest.mark.parametrize("mode", list(LedgerMode))
 def test_every_dynamodb_action_ingest_sends_is_granted_to_its_role(
     mode: LedgerMode, template: Template, ddb: Any, tables: Tables, ingest_settings: IngestSettings, session: Any
 ) -> None:
     # Given the handler as Lambda runs it, every DynamoDB call recorded
     recorder = Recorder()
-    calls = (*_READS, "put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
     handler = lambda_handler(
         ingest.build_service(
-            replace(ingest_settings, ledger_mode=mode), FaultySession(session, recorder, operations=calls)
+            replace(ingest_settings, ledger_mode=mode), FaultySession(session, recorder, operations=CALLS)
         )
     )
     day = [_report(i) for i in range(150)]  # the day item's 40, then pages 1 and 2
@@ -109,4 +69,4 @@ def test_every_dynamodb_action_ingest_sends_is_granted_to_its_role(
     else:
         assert len(markers(ddb, tables)) == 154
     assert "MSG#7#no-time" in markers(ddb, tables)
-    assert recorder.used - _granted(template, tables) == set()
+    assert recorder.used - granted(template, tables, "ingest.handler.handler") == set()

@@ -1,0 +1,179 @@
+"""A chunk of imported rows from text to counts: each row read by the message rules (``rows.py``), dated
+as ingest dates a report but in the zone of its sensor's first import (``Dating``), given its identity
+(``identity_of``), and the valid ones counted (``counting/history.py``); what was refused, with its
+line and reason. The local import and the
+deployed import's batch function both run a chunk through ``import_chunk``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
+
+from sensor_digest import zones
+from sensor_digest.counting.history import Chunk, ChunkCount, Entry, HistoryCounter
+from sensor_digest.errors import MalformedItem, RejectedMessage, UnknownTimeZone
+from sensor_digest.history.pins import ZonePins
+from sensor_digest.history.rows import Rejected, Row, pending_of, shown
+from sensor_digest.messages import PendingMessage, SensorMessage
+from sensor_digest.profiles import ProfileCache, dating_zone
+from sensor_digest.store import schema
+from sensor_digest.store.identities import import_event_hash, import_row_hash
+
+
+class Dating:
+    """A report's day and hour, in the zone its sensor's imported rows are dated in for good: the one
+    its first import used (``pins``), which was its registered zone then, else the digest's
+    (``DIGEST_TIMEZONE``, locally ``--timezone``). A re-run, or another object carrying the same reports,
+    so dates each row on the day it counted on, whatever changed in the profiles since. An
+    unregistered sensor's rows are refused where ingest refuses its reports (``UNKNOWN_SENSORS=reject``)."""
+
+    def __init__(
+        self,
+        default_zone: ZoneInfo,
+        profiles: ProfileCache | None,
+        pins: ZonePins,
+        *,
+        reject_unknown: bool = False,
+        max_workers: int = 8,
+    ) -> None:
+        self._zone = default_zone
+        self._profiles = profiles
+        self._pins = pins
+        self._reject_unknown = reject_unknown
+        self._max_workers = max_workers
+
+    def prefetch(self, sensor_ids: Sequence[int]) -> None:
+        """The profiles and pins of these sensors, read at once, and the pins of those that have none
+        written (``TransientFault`` if they cannot be: no day can be trusted without them). A sensor
+        whose rows are refused gets no pin (``date`` says why)."""
+        if not sensor_ids:
+            return
+        if self._profiles is not None:
+            with contextlib.suppress(MalformedItem):  # ``date`` rejects its rows, with the reason
+                self._profiles.prefetch(sensor_ids)
+        self._pins.prefetch(sensor_ids)
+        unpinned = []
+        for sensor_id in sensor_ids:
+            if self._pins.get(sensor_id) is None:
+                try:
+                    unpinned.append((sensor_id, self._current(sensor_id).key))
+                except (RejectedMessage, MalformedItem):
+                    continue
+        if len(unpinned) <= 1:
+            for sensor_id, zone in unpinned:
+                self._pins.pin(sensor_id, zone)
+            return
+        with ThreadPoolExecutor(max_workers=min(self._max_workers, len(unpinned))) as pool:
+            list(pool.map(lambda pair: self._pins.pin(*pair), unpinned))
+
+    def _current(self, sensor_id: int) -> ZoneInfo:
+        """The zone the sensor's profile gives now, else the default; ``RejectedMessage`` for a sensor
+        whose rows are refused, ``MalformedItem`` for a profile that cannot be read."""
+        return dating_zone(self._profiles, sensor_id, self._zone, reject_unknown=self._reject_unknown)
+
+    def zone_of(self, sensor_id: int) -> tuple[ZoneInfo, bool]:
+        """The zone the sensor's rows are dated in, and whether it is kept from an earlier import while
+        the profile (or the default) now gives another."""
+        current = self._current(sensor_id)
+        pinned = self._pins.pin(sensor_id, current.key)
+        if pinned == current.key:
+            return current, False
+        try:
+            return zones.load(pinned), True
+        except UnknownTimeZone as exc:
+            raise RejectedMessage(
+                f"the zone pinned for sensor {sensor_id}'s imported rows ({schema.IMPORT_ZONE_PREFIX}{sensor_id} in "
+                f"the ledger) cannot be loaded: {exc.reason}; put back the zone its first import used"
+            ) from None
+
+    def date(self, pending: PendingMessage) -> tuple[SensorMessage, bool]:
+        """The report with its day, and whether its zone is kept (``zone_of``); ``RejectedMessage`` with
+        the reason otherwise."""
+        try:
+            zone, kept = self.zone_of(pending.sensor_id)
+        except MalformedItem as bad:
+            raise RejectedMessage(
+                f"sensor {pending.sensor_id}'s profile cannot be read ({bad}); remove it with "
+                f"`sensor-digest sensors delete --sensor {pending.sensor_id}`, register it again, then import again"
+            ) from None
+        return pending.in_zone(zone), kept
+
+
+@dataclass
+class ReadChunk:
+    """A chunk's rows read and dated: the chunk of valid reports, the rows refused so far, and the row
+    each report came from."""
+
+    chunk: Chunk
+    rows: int
+    rejected: list[Rejected] = field(default_factory=list)
+    row_of: dict[str, Row] = field(default_factory=dict)
+    zone_kept: int = 0
+
+
+@dataclass
+class ChunkResult:
+    """A chunk's rows, counted: ``rows`` read, the ``count`` of the valid ones, and every row refused
+    (by the rules, or by its day item), with its line and reason, in line order."""
+
+    rows: int = 0
+    count: ChunkCount = field(default_factory=ChunkCount)
+    rejected: list[Rejected] = field(default_factory=list)
+    zone_kept: int = 0
+
+
+def read_chunk(object_id: bytes, rows: Sequence[Row], fmt: str, dating: Dating, *, first: int, last: int) -> ReadChunk:
+    """Read and date the rows at positions ``first`` to ``last`` of an object (``rows``: those of them
+    that hold a row); ``TransientFault`` when the sensors' profiles cannot be read."""
+    pending: list[tuple[Row, PendingMessage]] = []
+    rejected: list[Rejected] = []
+    for row in rows:
+        try:
+            pending.append((row, pending_of(row, fmt)))
+        except RejectedMessage as rejection:
+            rejected.append(Rejected(row.line, rejection.reason, shown(row)))
+        except Exception as exc:  # a parser bug on hostile input: the row is kept with the reason
+            rejected.append(Rejected(row.line, f"unexpected error while reading the row: {exc!r}", shown(row)))
+    dating.prefetch(sorted({p.sensor_id for _, p in pending}))
+    entries: list[Entry] = []
+    row_of: dict[str, Row] = {}
+    kept = 0
+    for row, report in pending:
+        try:
+            message, zone_kept = dating.date(report)
+        except RejectedMessage as rejection:
+            rejected.append(Rejected(row.line, rejection.reason, shown(row)))
+            continue
+        kept += zone_kept
+        entries.append(Entry(message, identity_of(object_id, row, message)))
+        row_of[message.message_id] = row
+    return ReadChunk(Chunk(first, last, entries), len(rows), rejected, row_of, kept)
+
+
+def identity_of(object_id: bytes, row: Row, message: SensorMessage) -> bytes:
+    """A row's identity: its ``event_id`` (of its sensor: the day item that keeps it names the sensor),
+    else its object and its place there."""
+    return import_event_hash(message.event_id) if message.named else import_row_hash(object_id, row.position)
+
+
+def count_chunk(counter: HistoryCounter, read: ReadChunk) -> ChunkResult:
+    """Count a chunk read; ``TransientFault`` when the tables could not be read or written: what was
+    written stands, and the chunk counted again counts the rest (its rows' identities find what was)."""
+    count = counter.count(read.chunk)
+    rejected = list(read.rejected)
+    for message, reason in count.refused:
+        row = read.row_of[message.message_id]
+        rejected.append(Rejected(row.line, f"its day item refuses the count: {reason}", shown(row)))
+    rejected.sort(key=lambda r: r.line)
+    return ChunkResult(read.rows, count, rejected, read.zone_kept)
+
+
+def import_chunk(
+    counter: HistoryCounter, object_id: bytes, rows: Sequence[Row], fmt: str, dating: Dating, *, first: int, last: int
+) -> ChunkResult:
+    """``read_chunk``, then ``count_chunk``."""
+    return count_chunk(counter, read_chunk(object_id, rows, fmt, dating, first=first, last=last))
