@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from importlib import metadata
 from pathlib import Path
 
@@ -299,6 +300,8 @@ def test_a_table_title_is_not_folded_into_a_column_of_words_in_file_output() -> 
         ("link.jsonl", "is the file being imported"),  # a hard link to it
         ("folder", "is a folder: name a file in it"),
         ("missing/r.jsonl", "its folder missing does not exist"),
+        ("fifo", "fifo is not a regular file"),  # as /dev/null, which was replaced by a file (run as root)
+        ("other-link.jsonl", "other-link.jsonl is not a regular file"),  # a symbolic link
     ],
 )
 def test_import_refuses_an_error_report_at_its_input_or_where_none_can_be_written_in_one_line(
@@ -310,6 +313,9 @@ def test_import_refuses_an_error_report_at_its_input_or_where_none_can_be_writte
     history = tmp_path / "history.jsonl"
     history.write_text('{"sensor_id": 1, "timestamp": "2024-01-01T00:00:00Z"}\n')
     (tmp_path / "link.jsonl").hardlink_to(history)
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "other.jsonl").write_text("kept\n")
+    (tmp_path / "other-link.jsonl").symlink_to(tmp_path / "other.jsonl")
 
     result = CliRunner().invoke(
         app, ["import", "history.jsonl", "--errors", errors_to, "--table", "t", "--ledger", "l"]
@@ -318,3 +324,4 @@ def test_import_refuses_an_error_report_at_its_input_or_where_none_can_be_writte
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert said in " ".join(result.stderr.split())
     assert history.read_text() == '{"sensor_id": 1, "timestamp": "2024-01-01T00:00:00Z"}\n'  # untouched
+    assert (tmp_path / "fifo").is_fifo() and (tmp_path / "other.jsonl").read_text() == "kept\n"

@@ -176,6 +176,11 @@ def _check_report_path(report: Path, source: Path | None) -> None:
         )
     if report.is_dir():
         raise typer.BadParameter(f"{report} is a folder: name a file in it for the error report", param_hint=hint)
+    if report.is_symlink() or (report.exists() and not report.is_file()):  # /dev/null, a fifo, a link
+        raise typer.BadParameter(
+            f"{report} is not a regular file: the error report replaces what is at its path; name a file",
+            param_hint=hint,
+        )
     if not report.parent.is_dir():
         raise typer.BadParameter(f"{report}: its folder {report.parent} does not exist", param_hint=hint)
 

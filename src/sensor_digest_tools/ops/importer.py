@@ -102,6 +102,8 @@ class ErrorReport:
     def __init__(self, path: Path, source: Path) -> None:
         if path.resolve() == source.resolve() or (path.exists() and path.samefile(source)):
             raise ReportUnwritable(f"{path} is the file being imported: the error report would replace it")
+        if path.is_symlink() or (path.exists() and not path.is_file()):  # /dev/null, a fifo, a link
+            raise ReportUnwritable(f"{path} is not a regular file: the error report replaces what is there")
         self.path = path
         self.rows = 0
         self._out: IO[str] | None = None
