@@ -292,6 +292,16 @@ def test_a_table_title_is_not_folded_into_a_column_of_words_in_file_output() -> 
     assert out.getvalue().splitlines()[0].strip() == "Summary of sensor 206: 1 month(s)"
 
 
+def test_import_refuses_a_compressed_file_in_one_line(tmp_path: Path) -> None:
+    compressed = tmp_path / "history.jsonl.gz"
+    compressed.write_bytes(b"\x1f\x8b\x08\x00")
+
+    result = CliRunner().invoke(app, ["import", str(compressed), "--table", "t", "--ledger", "l"])
+
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "a compressed file is not read here; decompress it first" in " ".join(result.stderr.split())
+
+
 @pytest.mark.parametrize(
     ("errors_to", "said"),
     [

@@ -95,6 +95,10 @@ def import_history(
     path = Path(source)
     if not path.is_file():
         raise typer.BadParameter(f"{source}: no such file", param_hint="SOURCE")
+    if path.name.lower().endswith(".gz"):
+        raise typer.BadParameter(
+            f"{source}: a compressed file is not read here; decompress it first", param_hint="SOURCE"
+        )
     try:
         chosen = format_of(path.name, fmt)
     except UnreadableInput as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -51,12 +52,27 @@ class Scanned:
     source: SourceObject
     size: int
     lines: int
+    stamp: tuple[int, int, int] = (0, 0, 0)  # size, modification time (ns), inode, as the scan began
+
+
+def stamp_of(stream: IO[bytes]) -> tuple[int, int, int]:
+    """What tells that an open file changed: its size, modification time and inode."""
+    found = os.fstat(stream.fileno())
+    return (found.st_size, found.st_mtime_ns, found.st_ino)
+
+
+CHANGED = (
+    "the file changed while it was imported: stop writing to it, or import a copy. A changed file is "
+    "another object: its rows without an event_id count again"
+)
 
 
 def scan_file(path: Path, on_bytes: Callable[[int], None] | None = None) -> Scanned:
-    """The file's identity (its content's SHA-256), size and lines, in one pass of 1 MB blocks."""
+    """The file's identity (its content's SHA-256), size and lines, in one pass of 1 MB blocks;
+    ``UnreadableInput`` when it changed meanwhile."""
     digest, size, lines, last = hashlib.sha256(), 0, 0, b"\n"
     with path.open("rb") as stream:
+        stamp = stamp_of(stream)
         for block in iter(lambda: stream.read(BLOCK_BYTES), b""):
             digest.update(block)
             size += len(block)
@@ -64,9 +80,11 @@ def scan_file(path: Path, on_bytes: Callable[[int], None] | None = None) -> Scan
             last = block[-1:]
             if on_bytes is not None:
                 on_bytes(len(block))
+        if stamp_of(stream) != stamp or size != stamp[0]:
+            raise UnreadableInput(CHANGED)
     if size and last != b"\n":
         lines += 1
-    return Scanned(file_object(digest.hexdigest(), str(path)), size, lines)
+    return Scanned(file_object(digest.hexdigest(), str(path)), size, lines, stamp)
 
 
 @dataclass
@@ -203,6 +221,12 @@ class FileImport:
         skipped = Skipped()
         try:
             with path.open("rb") as stream, ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk") as writer:
+
+                def unchanged() -> bool:
+                    return scanned.stamp == (0, 0, 0) or stamp_of(stream) == scanned.stamp
+
+                if not unchanged():
+                    raise UnreadableInput(CHANGED)
                 rows = rows_of(lines_of(iter(lambda: stream.read(BLOCK_BYTES), b"")), fmt, skipped)
                 pending: Future[tuple[ChunkResult, int]] | None = None
                 for index, chunk_rows in chunks_of(rows, self._chunk_rows):
@@ -210,6 +234,10 @@ class FileImport:
                         raise KeyboardInterrupt
                     first = index * self._chunk_rows
                     read = self._read(source, chunk_rows, fmt, first, first + self._chunk_rows - 1)
+                    if not unchanged():  # its rows may be the new content's: none is written under the old one's name
+                        if pending is not None:
+                            self._ended(pending.result(), report, progress, on_progress)
+                        raise UnreadableInput(f"{CHANGED} (rows counted up to line {progress.lines:,} stay counted)")
                     if pending is not None:
                         self._ended(pending.result(), report, progress, on_progress)
                     pending = writer.submit(self._count, read, chunk_rows[-1].line)

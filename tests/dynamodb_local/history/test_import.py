@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from sensor_digest.config import IngestSettings
+from sensor_digest.errors import UnreadableInput
 from sensor_digest.history.record import Figures
 from sensor_digest.profiles import SensorProfile
 from sensor_digest.registry import Registry
@@ -411,3 +412,29 @@ def test_readings_columns_become_the_days_readings_statistics_across_chunks(
         expected = {f"0{i}": (1, Decimal(v), Decimal(v), Decimal(v)) for i, v in enumerate(vs) if v}
         assert kept.hours == expected  # an empty cell is no reading, the report still counts
         assert kept.squares == sum((Decimal(v) ** 2 for v in vs if v), Decimal(0))
+
+
+def test_a_file_that_changes_while_it_is_imported_stops_the_import_before_any_row_of_the_change(
+    ddb: Any, tables: Tables, tmp_path: Path
+) -> None:
+    # Given a history without event_ids (each row is its file and line) that grows by a row while it is
+    # imported, after the first chunk was counted
+    history = tmp_path / "growing.jsonl"
+    rows = [{"sensor_id": 1300, "timestamp": f"2024-06-01T{i % 24:02d}:00:00Z"} for i in range(400)]
+    history.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+    def grow(progress: Progress) -> None:
+        if progress.lines == 100:
+            with history.open("a") as more:
+                more.write(json.dumps({"sensor_id": 1300, "timestamp": "2024-06-01T23:30:00Z"}) + "\n")
+
+    # When it is imported
+    with pytest.raises(UnreadableInput, match="the file changed while it was imported"):
+        file_import(ddb, tables, chunk_rows=100).run(history, "jsonl", tmp_path / "r.jsonl", on_progress=grow)
+
+    # Then no row was counted under the first content's name after the change: only the first chunk
+    # counted (the change is another object: imported again, its rows count as its own)
+    assert day_counts(ddb, tables.table).get((1300, "2024-06-01"), 0) <= 200
+    counted_before = day_counts(ddb, tables.table).get((1300, "2024-06-01"), 0)
+    file_import(ddb, tables, chunk_rows=100).run(history, "jsonl", tmp_path / "r.jsonl")
+    assert day_counts(ddb, tables.table)[(1300, "2024-06-01")] == counted_before + 401
