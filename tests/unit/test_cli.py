@@ -13,10 +13,11 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from botocore.exceptions import ClientError
 from rich.table import Table
 from typer.testing import CliRunner
 
-from sensor_digest_tools.cli import render
+from sensor_digest_tools.cli import output, render
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.ops.dlq import DeadLetter
 
@@ -335,3 +336,23 @@ def test_import_refuses_an_error_report_at_its_input_or_where_none_can_be_writte
     assert said in " ".join(result.stderr.split())
     assert history.read_text() == '{"sensor_id": 1, "timestamp": "2024-01-01T00:00:00Z"}\n'  # untouched
     assert (tmp_path / "fifo").is_fifo() and (tmp_path / "other.jsonl").read_text() == "kept\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "told"),
+    [
+        ("ResourceNotFoundException", 400, False),
+        ("AccessDeniedException", 400, False),
+        ("ThrottlingException", 400, True),
+        ("InternalServerError", 500, True),
+    ],
+)
+def test_a_command_stopped_by_aws_says_to_run_it_again_only_when_that_can_go_on(
+    capsys: pytest.CaptureFixture[str], code: str, status: int, told: bool
+) -> None:
+    refusal = ClientError(
+        {"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}}, "BatchWriteItem"
+    )
+    with pytest.raises(ClientError), output.told_on_stop(lambda: "stopped after line 7: run it again"):
+        raise refusal
+    assert ("stopped after line 7" in capsys.readouterr().err) is told

@@ -118,9 +118,19 @@ def told_on_stop(how_far: Callable[[], str]) -> Iterator[None]:
     try:
         with stopped_by_signals():
             yield
-    except (KeyboardInterrupt, ClientError, BotoCoreError, TransientFault):
+    except ClientError as exc:
+        if _passing(exc):  # running again may go on; a missing table or a refusal would stop it again
+            note(how_far())
+        raise
+    except (KeyboardInterrupt, BotoCoreError, TransientFault):
         note(how_far())
         raise
+
+
+def _passing(exc: ClientError) -> bool:
+    """Whether AWS refused for the moment (throttled, a server error), not for good."""
+    error, status = exc.response.get("Error", {}), exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+    return "Throttl" in str(error.get("Code", "")) or "LimitExceeded" in str(error.get("Code", "")) or status >= 500
 
 
 def _fail_for(exc: ClientError | BotoCoreError) -> NoReturn:
