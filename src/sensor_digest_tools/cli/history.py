@@ -93,6 +93,8 @@ def import_history(
         _show(found.name, found.figures, found.errors, as_json, before=found.before, extra=found.extra)
         return
     path = Path(source)
+    if path.is_dir():
+        raise typer.BadParameter(f"{source} is a folder: name a file in it", param_hint="SOURCE")
     if not path.is_file():
         raise typer.BadParameter(f"{source}: no such file", param_hint="SOURCE")
     if path.name.lower().endswith(".gz"):

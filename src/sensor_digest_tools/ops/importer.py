@@ -231,6 +231,8 @@ class FileImport:
                 pending: Future[tuple[ChunkResult, int]] | None = None
                 for index, chunk_rows in chunks_of(rows, self._chunk_rows):
                     if stop is not None and stop.is_set():
+                        if pending is not None:  # the chunk being written ends first: how far it got is told
+                            self._ended(pending.result(), report, progress, on_progress)
                         raise KeyboardInterrupt
                     first = index * self._chunk_rows
                     read = self._read(source, chunk_rows, fmt, first, first + self._chunk_rows - 1)

@@ -161,8 +161,10 @@ def test_an_import_stopped_between_chunks_and_run_again_counts_exactly(
     history = tmp_path / "fleet.jsonl"
     truth = write_history(history, sensors=3, days=3, per_day=60)
     stop = threading.Event()
+    told: list[int] = []
 
     def stop_after_two_chunks(progress: Progress) -> None:
+        told.append(progress.figures.counted)
         if progress.figures.rows >= 200:
             stop.set()
 
@@ -170,9 +172,12 @@ def test_an_import_stopped_between_chunks_and_run_again_counts_exactly(
         file_import(ddb, tables, chunk_rows=100).run(
             history, "jsonl", tmp_path / "r.jsonl", on_progress=stop_after_two_chunks, stop=stop
         )
-    file_import(ddb, tables, chunk_rows=100).run(history, "jsonl", tmp_path / "r.jsonl")
+    rest = file_import(ddb, tables, chunk_rows=100).run(history, "jsonl", tmp_path / "r.jsonl")
 
     assert_matches(ddb, tables, truth)
+    # what the stopped run last told as counted is all it counted (the chunk being written when it
+    # stopped is told too: a stop said "0 counted so far" of a chunk that had counted)
+    assert rest.figures.already == told[-1]
 
 
 def test_two_imports_of_one_file_at_once_count_it_once(ddb: Any, tables: Tables, tmp_path: Path) -> None:
