@@ -201,10 +201,12 @@ class ApiService:
         span, digest, page = self._day_items_page("readings", sensor, first, last, limit=limit, token=token)
         days: dict[str, Any] = {}
         partial: list[str] = []
-        malformed = [_entry(bad, repairs.day_item(sensor, str(bad.day))) for bad in reads.days_read(page.items)[1]]
+        counted, unreadable = reads.days_read(page.items)  # the days with reports, as ``days`` answers them
+        with_reports = {day for day, _ in counted}
+        malformed = [_entry(bad, repairs.day_item(sensor, str(bad.day))) for bad in unreadable]
         for item in page.items:
             day = item.get(schema.DATE, {}).get("S", "")
-            if not reads.has_reports(item):
+            if day not in with_reports:
                 continue
             try:
                 kept = schema.readings_of_item(item)
@@ -227,8 +229,9 @@ class ApiService:
         wanted = rules.day(day)
         item = reads.get_item(self._client, self._table, schema.day_key(sensor, wanted), consistent=False) or {}
         answer: dict[str, Any] = {"sensor_id": sensor, "day": wanted, "hours": {}, "complete": True}
-        _note_malformed(answer, [_entry(bad, repairs.day_item(sensor, wanted)) for bad in reads.days_read([item])[1]])
-        if not reads.has_reports(item):
+        counted, unreadable = reads.days_read([item])
+        _note_malformed(answer, [_entry(bad, repairs.day_item(sensor, wanted)) for bad in unreadable])
+        if not counted:  # no day with reports: none, a count of 0, or one that cannot be read
             return answer
         try:
             answer["hours"] = readings.hour_statistics(schema.readings_of_item(item))

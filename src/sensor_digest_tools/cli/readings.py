@@ -8,7 +8,7 @@ deviation are shown to two decimals more than the values have (``approximately``
 
 from __future__ import annotations
 
-from decimal import Context, Decimal
+from decimal import Decimal
 from typing import Annotated, Any
 
 import typer
@@ -106,10 +106,10 @@ def by_day(sensor: int, items: list[dict[str, Any]]) -> tuple[dict[str, Any], li
     read ends the command with its repair, as ``counts`` does."""
     days: dict[str, Any] = {}
     partial: list[str] = []
-    _unreadable_ends(sensor, items)
+    with_reports = _days_with_reports(sensor, items)
     for item in items:
         day = item.get(schema.DATE, {}).get("S", "")
-        if not reads.has_reports(item):
+        if day not in with_reports:
             continue
         kept = _kept(sensor, day, item)
         if kept:
@@ -119,10 +119,13 @@ def by_day(sensor: int, items: list[dict[str, Any]]) -> tuple[dict[str, Any], li
     return days, partial
 
 
-def _unreadable_ends(sensor: int, items: list[dict[str, Any]]) -> None:
-    """A day item whose count cannot be read ends the command with its repair, as ``counts`` does."""
-    for bad in reads.days_read(items)[1]:
+def _days_with_reports(sensor: int, items: list[dict[str, Any]]) -> set[str]:
+    """The days among ``items`` with reports (``reads.days_read``); a day item whose count cannot be
+    read ends the command with its repair, as ``counts`` does."""
+    counted, unreadable = reads.days_read(items)
+    for bad in unreadable:
         fail(f"{bad.reason}; {repairs.day_item(sensor, str(bad.day))}")
+    return {day for day, _ in counted}
 
 
 def _kept(sensor: int, day: str, item: dict[str, Any]) -> dict[str, schema.KeptReading]:
@@ -141,9 +144,9 @@ def _hours(
         client, name = target.dynamodb(), str(target.table)
         item = reads.get_item(client, name, schema.day_key(sensor, day)) or {}
         zone = hours_zone(client, name, sensor, digest_zone)
-    _unreadable_ends(sensor, [item] if item else [])
-    hours = statistics.hour_statistics(_kept(sensor, day, item)) if reads.has_reports(item) else {}
-    complete = statistics.complete(item) if reads.has_reports(item) else True
+    counted = bool(_days_with_reports(sensor, [item] if item else []))
+    hours = statistics.hour_statistics(_kept(sensor, day, item)) if counted else {}
+    complete = statistics.complete(item) if counted else True
     if as_json:
         answer = {"sensor_id": sensor, "day": day, "hours": hours, "complete": complete, "timezone": zone[0]}
         print_exact_json(answer)
@@ -202,13 +205,10 @@ def hours_table(title: str, hours: dict[str, dict[str, Any]]) -> Table:
     return out
 
 
-_WHOLE = Context(prec=100)
-"""Room for every digit a day item's number holds (38) and a sum of them: nothing is rounded."""
-
-
 def exact_text(value: Decimal) -> str:
-    """An exact decimal in plain digits, no exponent and no trailing zero (``182.0`` is ``182``)."""
-    return "0" if value == 0 else format(value.normalize(_WHOLE), "f")
+    """An exact decimal in plain digits, no exponent and no trailing zero (``182.0`` is ``182``),
+    normalized in the read API's own context (every digit of a stored sum kept)."""
+    return "0" if value == 0 else format(value.normalize(statistics.PRECISE), "f")
 
 
 def decimals_of(stats: dict[str, Any]) -> int:

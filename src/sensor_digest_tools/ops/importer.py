@@ -52,7 +52,7 @@ class Scanned:
     source: SourceObject
     size: int
     lines: int
-    stamp: tuple[int, int, int] = (0, 0, 0)  # size, modification time (ns), inode, as the scan began
+    stamp: tuple[int, int, int]  # size, modification time (ns), inode, as the scan began
 
 
 def stamp_of(stream: IO[bytes]) -> tuple[int, int, int]:
@@ -223,7 +223,11 @@ class FileImport:
             with path.open("rb") as stream, ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk") as writer:
 
                 def unchanged() -> bool:
-                    return scanned.stamp == (0, 0, 0) or stamp_of(stream) == scanned.stamp
+                    return stamp_of(stream) == scanned.stamp
+
+                def ended(chunk: Future[tuple[ChunkResult, int]] | None) -> None:
+                    if chunk is not None:
+                        self._ended(chunk.result(), report, progress, on_progress)
 
                 if not unchanged():
                     raise UnreadableInput(CHANGED)
@@ -231,20 +235,16 @@ class FileImport:
                 pending: Future[tuple[ChunkResult, int]] | None = None
                 for index, chunk_rows in chunks_of(rows, self._chunk_rows):
                     if stop is not None and stop.is_set():
-                        if pending is not None:  # the chunk being written ends first: how far it got is told
-                            self._ended(pending.result(), report, progress, on_progress)
+                        ended(pending)  # the chunk being written ends first: how far it got is told
                         raise KeyboardInterrupt
                     first = index * self._chunk_rows
                     read = self._read(source, chunk_rows, fmt, first, first + self._chunk_rows - 1)
                     if not unchanged():  # its rows may be the new content's: none is written under the old one's name
-                        if pending is not None:
-                            self._ended(pending.result(), report, progress, on_progress)
+                        ended(pending)
                         raise UnreadableInput(f"{CHANGED} (rows counted up to line {progress.lines:,} stay counted)")
-                    if pending is not None:
-                        self._ended(pending.result(), report, progress, on_progress)
+                    ended(pending)
                     pending = writer.submit(self._count, read, chunk_rows[-1].line)
-                if pending is not None:
-                    self._ended(pending.result(), report, progress, on_progress)
+                ended(pending)
         finally:
             report.close()
         progress.figures.rejected = report.rows
