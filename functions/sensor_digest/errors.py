@@ -58,6 +58,12 @@ class TransientFault(ReasonedError):
     """A fault worth retrying: throttling, transaction conflict, timeout, server error."""
 
 
+class RetryableFault(TransientFault):
+    """A call DynamoDB (or the network) failed in a way a retry a moment later may cure: throttling, a
+    server error, a transport error or timeout (whose write may have committed: only writes that find
+    out what they wrote are retried on it)."""
+
+
 class Contention(TransientFault):
     """A transaction DynamoDB cancelled for a conflict with another in flight, or for throttling:
     nothing was written, and a retry a moment later usually succeeds (so it is retried inside the

@@ -2,20 +2,24 @@
 (off by default: nothing of it is deployed; on, it costs nothing while no import runs but what its
 bucket holds).
 
-A versioned, encrypted, TLS-only bucket holds the inputs (``inputs/``) and the import's reports
-(``import-reports/<object id>/``). A Step Functions state machine imports one object an execution:
+A versioned, encrypted, TLS-only bucket holds the inputs (``inputs/``) and the import's reports and
+runs (``import-reports/<object id>/``). A Step Functions state machine imports one object an execution:
 
-1. ``Prepare`` (the prepare function): the object's identity and record, every line read once (an
-   object that Distributed Map's reader could not read is refused whole, nothing counted);
-2. a Distributed Map whose item reader (JSON lines or CSV, the object's version) hands its rows,
-   ``IMPORT_BATCH_ROWS`` a batch with their positions, to the batch function (express child
-   workflows, retried on any error; no failure tolerated: the run fails, and its redrive runs the
-   failed batches again, their tokens keeping what they wrote from counting twice);
-   ``importMaxConcurrency`` batches at once;
-3. ``Finish`` (the finish function): the batches added up, one error report, the record finished.
+1. ``Prepare`` (the prepare function): the object read through once: its identity (its content), its
+   record, its chunks of rows (``runs/<execution>/chunks.json``) and how many partitions count them;
+2. ``ReadChunks``, a Distributed Map over the chunks (its S3 JSON item reader): the read function reads
+   each chunk's bytes (that version of the object) with the local import's own code and writes its
+   valid rows to their sensor-days' partitions (express child workflows);
+3. ``CountPartitions``, a Distributed Map over the partitions: the count function counts each, every
+   sensor-day from all of its rows at once (standard child workflows);
+4. ``Finish`` (the finish function): the figures added up and checked, one error report, the record.
 
-Exposes ``bucket``, ``state_machine``, ``prepare_function``, ``batch_function``, ``finish_function``,
-``alarm`` (failed executions) and ``grant_start(grantee)`` for the operators who run
+Each map runs ``importMaxConcurrency`` items at once, retries a failed item, and tolerates no failure:
+the run fails, and its redrive runs the failed items again (an item run again finds what it wrote: the
+rows' identities, kept on their days).
+
+Exposes ``bucket``, ``state_machine``, ``prepare_function``, ``read_function``, ``count_function``,
+``finish_function``, ``alarm`` (failed executions) and ``grant_start(grantee)`` for the operators who run
 ``sensor-digest import --stack``.
 """
 
@@ -24,7 +28,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import jsii
 from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
@@ -36,70 +39,35 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from sensor_digest_cdk import nag
-from sensor_digest_cdk.lambda_function import IMPORT_BATCH, IMPORT_FINISH, IMPORT_PREPARE, RETENTION, python_function
+from sensor_digest_cdk.lambda_function import (
+    IMPORT_COUNT,
+    IMPORT_FINISH,
+    IMPORT_PREPARE,
+    IMPORT_READ,
+    RETENTION,
+    python_function,
+)
 from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
 
-IMPORT_BATCH_ROWS = 1000
-"""Rows a batch of the deployed import (fixed: its batches are its tokens; another size would make other
-tokens, and an object imported again with it would count twice)."""
-IMPORT_BATCH_BYTES = 240 * 1024
-"""Bytes a batch at most (Step Functions' payload limit is 256 KB): long rows make smaller batches, the
-same ones at every run of the same object."""
 REPORTS = "import-reports/"
 INPUTS = "inputs/"
 REPORTS_KEPT = Duration.days(90)
-# what each function calls, on its tables (the digest table for the counts and the profiles' reads;
-# the ledger for the tokens past a day item's room and the import records)
-BATCH_DIGEST_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:BatchGetItem"]
-BATCH_LEDGER_ACTIONS = ["dynamodb:PutItem", "dynamodb:BatchGetItem"]
+# what each function calls, on its tables (the digest table for the counts and the profiles' reads; the
+# ledger for the zone pins, the pages of imported identities, the live ledger's pages and markers, and
+# the import records)
+READ_DIGEST_ACTIONS = ["dynamodb:GetItem", "dynamodb:BatchGetItem"]
+READ_LEDGER_ACTIONS = ["dynamodb:PutItem", "dynamodb:BatchGetItem"]
+COUNT_DIGEST_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:BatchGetItem"]
+COUNT_LEDGER_ACTIONS = ["dynamodb:PutItem", "dynamodb:BatchGetItem"]
 RECORD_ACTIONS = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
 # grant_start: put a file, read the reports, start, follow and redrive an execution
 OPERATOR_STATE_ACTIONS = ["states:StartExecution", "states:ListMapRuns"]
 OPERATOR_EXECUTION_ACTIONS = ["states:DescribeExecution", "states:RedriveExecution", "states:DescribeMapRun"]
-
-
-@jsii.implements(sfn.IItemReader)
-class _Versioned:
-    """An S3 item reader that reads the version of the object the prepare step identified (CDK's readers
-    name only a key: an object put again meanwhile would be read under the identity of the one before)."""
-
-    def __init__(self, inner: sfn.S3JsonLItemReader | sfn.S3CsvItemReader, bucket: s3.IBucket) -> None:
-        self._inner = inner
-        self._bucket = bucket
-
-    @property
-    def resource(self) -> str:
-        return self._inner.resource
-
-    @property
-    def bucket(self) -> s3.IBucket:
-        return self._bucket
-
-    @property
-    def bucket_name_path(self) -> None:
-        return None
-
-    @property
-    def max_items(self) -> None:
-        return None
-
-    def render(self, query_language: sfn.QueryLanguage | None = None) -> Any:
-        rendered = dict(self._inner.render(query_language))
-        parameters = dict(rendered["Parameters"])
-        parameters["VersionId.$"] = "$.prepared.object.version"
-        rendered["Parameters"] = parameters
-        return rendered
-
-    def provide_policy_statements(self) -> list[iam.PolicyStatement]:
-        return [iam.PolicyStatement(actions=["s3:GetObject", "s3:GetObjectVersion"], resources=[self._objects])]
-
-    def validate_item_reader(self) -> list[str]:
-        return list(self._inner.validate_item_reader())
-
-    @property
-    def _objects(self) -> str:
-        return self._bucket.arn_for_objects("*")
+OBJECT_READS = ["s3:GetObject", "s3:GetObjectVersion"]
+RESULT_WRITER_V2 = "@aws-cdk/aws-stepfunctions:useDistributedMapResultWriterV2"
+"""CDK renders a Distributed Map's ``ResultWriterV2`` only under this feature flag (else the deprecated
+``ResultWriter``, with a warning at every synth): set on the construct's own scope, whatever the app's."""
 
 
 class HistoryImport(Construct):
@@ -114,6 +82,7 @@ class HistoryImport(Construct):
         ledger: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.node.set_context(RESULT_WRITER_V2, True)
         self.bucket = s3.Bucket(
             self,
             "Bucket",
@@ -134,7 +103,8 @@ class HistoryImport(Construct):
         )
         made = {"shape": shape, "asset": asset, "environment": environment}
         self.prepare_function = python_function(self, "PrepareFunction", kind=IMPORT_PREPARE, **made)  # type: ignore[arg-type]
-        self.batch_function = python_function(self, "BatchFunction", kind=IMPORT_BATCH, **made)  # type: ignore[arg-type]
+        self.read_function = python_function(self, "ReadFunction", kind=IMPORT_READ, **made)  # type: ignore[arg-type]
+        self.count_function = python_function(self, "CountFunction", kind=IMPORT_COUNT, **made)  # type: ignore[arg-type]
         self.finish_function = python_function(self, "FinishFunction", kind=IMPORT_FINISH, **made)  # type: ignore[arg-type]
         self._grant_functions(table, ledger)
         self.state_machine = sfn.StateMachine(
@@ -168,9 +138,20 @@ class HistoryImport(Construct):
 
     # -- the state machine ---------------------------------------------------------------------
 
+    @property
+    def functions(self) -> list[Any]:
+        return [self.prepare_function, self.read_function, self.count_function, self.finish_function]
+
     def _definition(self, shape: PipelineShape) -> sfn.IChainable:
         prepare = tasks.LambdaInvoke(
-            self, "Prepare", lambda_function=self.prepare_function, payload_response_only=True, result_path="$.prepared"
+            self,
+            "Prepare",
+            lambda_function=self.prepare_function,
+            payload=sfn.TaskInput.from_object(
+                {"input": sfn.JsonPath.object_at("$"), "run": sfn.JsonPath.string_at("$$.Execution.Name")}
+            ),
+            payload_response_only=True,
+            result_path="$.prepared",
         )
         finish = tasks.LambdaInvoke(
             self,
@@ -183,87 +164,96 @@ class HistoryImport(Construct):
         )
         for task in (prepare, finish):
             task.add_retry(errors=["States.TaskFailed"], interval=Duration.seconds(5), max_attempts=3, backoff_rate=2)
+        read = self._map(
+            shape,
+            "ReadChunks",
+            self.read_function,
+            "chunk",
+            item_reader=sfn.S3JsonItemReader(bucket=self.bucket, key=sfn.JsonPath.string_at("$.prepared.chunks")),
+            kind=sfn.StateMachineType.EXPRESS,
+        )
+        count = self._map(
+            shape,
+            "CountPartitions",
+            self.count_function,
+            "partition",
+            items_path="$.prepared.partitions",
+            kind=sfn.StateMachineType.STANDARD,
+        )
         skipped = sfn.Succeed(self, "ImportedBefore", output_path="$.prepared")
         refused = sfn.Succeed(self, "Refused", output_path="$.prepared")
-        by_format = (
-            sfn.Choice(self, "Format")
-            .when(sfn.Condition.string_equals("$.prepared.format", "csv"), self._map(shape, "csv").next(finish))
-            .otherwise(self._map(shape, "jsonl").next(finish))
-        )
         return prepare.next(
             sfn.Choice(self, "What")
             .when(sfn.Condition.string_equals("$.prepared.action", "skip"), skipped)
             .when(sfn.Condition.string_equals("$.prepared.action", "refuse"), refused)
-            .otherwise(by_format)
+            .otherwise(read.next(count).next(finish))
         )
 
-    def _map(self, shape: PipelineShape, fmt: str) -> sfn.DistributedMap:
-        key = sfn.JsonPath.string_at("$.prepared.object.key")
-        if fmt == "csv":
-            reader: sfn.S3JsonLItemReader | sfn.S3CsvItemReader = sfn.S3CsvItemReader(bucket=self.bucket, key=key)
-        else:
-            reader = sfn.S3JsonLItemReader(bucket=self.bucket, key=key)
-        batch = tasks.LambdaInvoke(
-            self, f"Count{fmt.upper()}Batch", lambda_function=self.batch_function, payload_response_only=True
-        )
-        batch.add_retry(
+    def _map(
+        self,
+        shape: PipelineShape,
+        name: str,
+        function: Any,
+        item: str,
+        *,
+        kind: sfn.StateMachineType,
+        item_reader: sfn.IItemReader | None = None,
+        items_path: str | None = None,
+    ) -> sfn.DistributedMap:
+        """A map of one function over the run's chunks or partitions: each item with the prepare step's
+        answer, retried on any error, no failure tolerated; its results (small) written to the bucket."""
+        step = tasks.LambdaInvoke(self, f"{name}Item", lambda_function=function, payload_response_only=True)
+        step.add_retry(
             errors=["States.ALL"],
             interval=Duration.seconds(2),
             max_attempts=4,
             backoff_rate=2,
             jitter_strategy=sfn.JitterType.FULL,
         )
-        rows = sfn.DistributedMap(
+        mapped = sfn.DistributedMap(
             self,
-            f"Rows{fmt.upper()}",
-            item_reader=_Versioned(reader, self.bucket),
+            name,
+            item_reader=item_reader,
+            items_path=items_path,
             item_selector={
-                "position": sfn.JsonPath.string_at("$$.Map.Item.Index"),
-                "row": sfn.JsonPath.string_at("$$.Map.Item.Value"),
+                item: sfn.JsonPath.object_at("$$.Map.Item.Value"),
+                "prepared": sfn.JsonPath.object_at("$.prepared"),
             },
-            item_batcher=sfn.ItemBatcher(
-                max_items_per_batch=IMPORT_BATCH_ROWS,
-                max_input_bytes_per_batch=IMPORT_BATCH_BYTES,
-                batch_input={  # paths as Amazon States Language writes them (CDK passes BatchInput as it is)
-                    "object_id.$": "$.prepared.object_id",
-                    "format": fmt,
-                    "lines.$": "$.prepared.lines",
-                    "reports.$": "$.prepared.reports",
-                },
-            ),
             max_concurrency=shape.import_max_concurrency,
             tolerated_failure_percentage=0,
-            map_execution_type=sfn.StateMachineType.EXPRESS,
-            result_writer=sfn.ResultWriter(bucket=self.bucket, prefix=f"{REPORTS}map-runs"),
-            result_path="$.map",
+            map_execution_type=kind,
+            result_writer_v2=sfn.ResultWriterV2(bucket=self.bucket, prefix=f"{REPORTS}map-runs"),
+            result_path=sfn.JsonPath.DISCARD,
         )
-        rows.item_processor(batch)
-        return rows
+        mapped.item_processor(step)
+        return mapped
 
     # -- grants ------------------------------------------------------------------------------------
 
     def _grant_functions(self, table: dynamodb.ITable, ledger: dynamodb.ITable) -> None:
         """Least privilege: each function the item actions it performs, on its tables, and the objects it reads
-        or writes (the prepare function reads inputs; every function writes reports; finish lists them)."""
+        or writes (prepare and read read the inputs; every function writes reports; count and finish read
+        and list the run's)."""
         reports = self.bucket.arn_for_objects(f"{REPORTS}*")
         add = iam.PolicyStatement
-        self.prepare_function.add_to_role_policy(
-            add(actions=["s3:GetObject", "s3:GetObjectVersion"], resources=[self.bucket.arn_for_objects("*")])
+        listed = add(
+            actions=["s3:ListBucket"],
+            resources=[self.bucket.bucket_arn],
+            conditions={"StringLike": {"s3:prefix": [f"{REPORTS}*"]}},
         )
+        for function in (self.prepare_function, self.read_function):
+            function.add_to_role_policy(add(actions=OBJECT_READS, resources=[self.bucket.arn_for_objects("*")]))
         for function in (self.prepare_function, self.finish_function):
             function.add_to_role_policy(add(actions=RECORD_ACTIONS, resources=[ledger.table_arn]))
-        for function in (self.prepare_function, self.batch_function, self.finish_function):
+        for function in self.functions:
             function.add_to_role_policy(add(actions=["s3:PutObject"], resources=[reports]))
-        self.batch_function.add_to_role_policy(add(actions=BATCH_DIGEST_ACTIONS, resources=[table.table_arn]))
-        self.batch_function.add_to_role_policy(add(actions=BATCH_LEDGER_ACTIONS, resources=[ledger.table_arn]))
-        self.finish_function.add_to_role_policy(add(actions=["s3:GetObject"], resources=[reports]))
-        self.finish_function.add_to_role_policy(
-            add(
-                actions=["s3:ListBucket"],
-                resources=[self.bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{REPORTS}*"]}},
-            )
-        )
+        for function in (self.count_function, self.finish_function):
+            function.add_to_role_policy(add(actions=["s3:GetObject"], resources=[reports]))
+            function.add_to_role_policy(listed)
+        self.read_function.add_to_role_policy(add(actions=READ_DIGEST_ACTIONS, resources=[table.table_arn]))
+        self.read_function.add_to_role_policy(add(actions=READ_LEDGER_ACTIONS, resources=[ledger.table_arn]))
+        self.count_function.add_to_role_policy(add(actions=COUNT_DIGEST_ACTIONS, resources=[table.table_arn]))
+        self.count_function.add_to_role_policy(add(actions=COUNT_LEDGER_ACTIONS, resources=[ledger.table_arn]))
 
     def grant_start(self, grantee: iam.IGrantable) -> iam.Grant:
         """Lets ``grantee`` run ``sensor-digest import --stack``: put files in the bucket and read it (its
@@ -286,7 +276,7 @@ class HistoryImport(Construct):
 
     def _suppress_nag_findings(self) -> None:
         """Each accepted cdk-nag finding, with the reason and the exact finding it applies to."""
-        functions = [self.prepare_function, self.batch_function, self.finish_function]
+        functions = self.functions
         roles = [f.role for f in functions]
         nag.accept(
             functions,

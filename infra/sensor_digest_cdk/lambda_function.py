@@ -47,11 +47,14 @@ API = FunctionKind("api.handler.handler", names.API_SERVICE, "api")
 # so it gets one full vCPU (1,769 MB: Lambda's CPU grows with memory, and one Python process uses one
 # core; CPU-bound work costs about the same GB-seconds at any size) and 300 s
 SILENCE = FunctionKind("silence.handler.handler", names.SILENCE_SERVICE, fixed=(300, 1769))
-# the history import (history_import.py): the prepare step reads an object through once (JSON parsing,
-# one core: a full vCPU, 15 minutes, about 10 GB of JSON lines), a batch of 1,000 rows takes about a
-# second of one core, the finish step reads the batches' reports (a thread pool of S3 reads)
+# the history import (history_import.py): the prepare step reads an object through once (its lines and
+# its SHA-256, one core: a full vCPU, 15 minutes); a chunk of 10,000 rows takes a few seconds of one
+# core to read (an express child workflow: at most 5 minutes); a partition (about 200,000 rows, or one
+# sensor-day of up to a million) is counted in a standard child workflow, a full vCPU for its threads and
+# the identities it holds; the finish step reads the run's results
 IMPORT_PREPARE = FunctionKind("import_.handler.prepare", names.IMPORT_SERVICE, fixed=(900, 1769))
-IMPORT_BATCH = FunctionKind("import_.handler.handler", names.IMPORT_SERVICE, fixed=(60, 1024))
+IMPORT_READ = FunctionKind("import_.handler.read", names.IMPORT_SERVICE, fixed=(240, 1024))
+IMPORT_COUNT = FunctionKind("import_.handler.count", names.IMPORT_SERVICE, fixed=(900, 1769))
 IMPORT_FINISH = FunctionKind("import_.handler.finish", names.IMPORT_SERVICE, fixed=(900, 1024))
 
 

@@ -172,7 +172,7 @@ class SensorDigestPipeline(Construct):
         functions += [self.silence.function] if self.silence is not None else []
         if self.history_import is not None:
             made = self.history_import
-            functions += [made.prepare_function, made.batch_function, made.finish_function]
+            functions += made.functions
         for function in functions:
             function.add_environment(names.PIPELINE_ENV, self.pipeline_name)  # its metrics' pipeline dimension
         self._grant_functions(ingest, summary)

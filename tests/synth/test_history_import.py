@@ -1,8 +1,8 @@
 """The history import in the synthesized template (CDK's synthesizer, no AWS): off by default; with
-``importEnabled``, a versioned, encrypted, TLS-only bucket and a state machine whose Distributed Map
-reads the prepared object's version (JSON lines or CSV) in batches of 1,000 rows for the batch
-function, at ``importMaxConcurrency``, retried, then the finish step; each function granted what it
-calls and no more."""
+``importEnabled``, a versioned, encrypted, TLS-only bucket and a state machine: prepare, a Distributed
+Map of the read function over the run's chunks (its S3 JSON item reader), one of the count function
+over the partitions, at ``importMaxConcurrency``, retried, then the finish step; each function granted
+what it calls and no more."""
 
 from __future__ import annotations
 
@@ -14,11 +14,10 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from sensor_digest import names
-from sensor_digest_cdk.history_import import IMPORT_BATCH_ROWS
 from tests.support.templates import actions, policy_of, resources
 
 Synth = Callable[..., tuple[Any, Template]]
-PREPARE, BATCH, FINISH = "import_.handler.prepare", "import_.handler.handler", "import_.handler.finish"
+PREPARE, READ, COUNT, FINISH = (f"import_.handler.{step}" for step in ("prepare", "read", "count", "finish"))
 
 
 def definition(template: Template) -> dict[str, Any]:
@@ -49,7 +48,7 @@ def enabled(synth_with: Synth) -> Template:
 def test_nothing_of_the_import_is_deployed_by_default(template: Template) -> None:
     assert resources(template, "AWS::StepFunctions::StateMachine") == {}
     handlers = {f["Properties"]["Handler"] for f in resources(template, "AWS::Lambda::Function").values()}
-    assert not handlers & {PREPARE, BATCH, FINISH}
+    assert not handlers & {PREPARE, READ, COUNT, FINISH}
     assert names.OUTPUT_IMPORT_BUCKET not in template.to_json().get("Outputs", {})
 
 
@@ -89,39 +88,32 @@ def test_the_bucket_is_encrypted_versioned_private_and_tls_only(enabled: Templat
     )
 
 
-def test_the_distributed_map_reads_the_prepared_version_in_batches_for_the_batch_function(enabled: Template) -> None:
+def test_prepare_then_a_map_reads_the_chunks_and_one_counts_the_partitions_then_finish(enabled: Template) -> None:
     states = definition(enabled)["States"]
-    assert states[definition(enabled)["StartAt"]]["Resource"] == f"<{function_id(enabled, PREPARE)}>"
+    prepare = states[definition(enabled)["StartAt"]]
+    assert prepare["Resource"] == f"<{function_id(enabled, PREPARE)}>"
+    assert prepare["Parameters"] == {"input.$": "$", "run.$": "$$.Execution.Name"}  # a run's own prefix
     bucket = next(iter(resources(enabled, "AWS::S3::Bucket")))
-    for name, reader in (
-        ("RowsJSONL", {"InputType": "JSONL"}),
-        ("RowsCSV", {"InputType": "CSV", "CSVHeaderLocation": "FIRST_ROW"}),
-    ):
-        rows = states[name]
-        assert rows["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
-        assert rows["ItemReader"]["ReaderConfig"] == reader
-        assert rows["ItemReader"]["Parameters"] == {
-            "Bucket": f"<{bucket}>",
-            "Key.$": "$.prepared.object.key",
-            "VersionId.$": "$.prepared.object.version",  # the object prepare identified, not one put since
-        }
-        batcher = rows["ItemBatcher"]
-        assert batcher["MaxItemsPerBatch"] == IMPORT_BATCH_ROWS
-        assert batcher["MaxInputBytesPerBatch"] <= 256 * 1024  # Step Functions' payload limit
-        assert batcher["BatchInput"]["object_id.$"] == "$.prepared.object_id"
-        assert rows["ItemSelector"] == {"position.$": "$$.Map.Item.Index", "row.$": "$$.Map.Item.Value"}
-        assert rows["MaxConcurrency"] == 10  # the default, importMaxConcurrency
-        assert rows.get("ToleratedFailurePercentage", 0) == 0  # a failed batch fails the run: redrive it
-        assert rows["ResultWriter"]["Parameters"]["Bucket"] == f"<{bucket}>"
-        assert rows["Next"] == "Finish"
-        (count,) = rows["ItemProcessor"]["States"].values()
-        assert count["Resource"] == f"<{function_id(enabled, BATCH)}>"
-        every_error = next(r for r in count["Retry"] if r["ErrorEquals"] == ["States.ALL"])
+    read, count = states["ReadChunks"], states["CountPartitions"]
+    assert read["ItemReader"]["ReaderConfig"] == {"InputType": "JSON"}
+    assert read["ItemReader"]["Parameters"] == {"Bucket": f"<{bucket}>", "Key.$": "$.prepared.chunks"}
+    assert count["ItemsPath"] == "$.prepared.partitions"
+    assert read["Next"] == "CountPartitions" and count["Next"] == "Finish"
+    for mapped, item, handler, mode in ((read, "chunk", READ, "EXPRESS"), (count, "partition", COUNT, "STANDARD")):
+        assert mapped["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": mode}
+        assert mapped["ItemSelector"] == {f"{item}.$": "$$.Map.Item.Value", "prepared.$": "$.prepared"}
+        assert mapped["MaxConcurrency"] == 10  # the default, importMaxConcurrency
+        assert mapped.get("ToleratedFailurePercentage", 0) == 0  # a failed item fails the run: redrive it
+        assert mapped["ResultWriter"]["Resource"] == "arn:<AWS::Partition>:states:::s3:putObject"  # results kept apart
+        assert mapped["ResultWriter"]["Parameters"]["Bucket"] == f"<{bucket}>"
+        assert mapped["ResultPath"] is None
+        (step,) = mapped["ItemProcessor"]["States"].values()
+        assert step["Resource"] == f"<{function_id(enabled, handler)}>"
+        every_error = next(r for r in step["Retry"] if r["ErrorEquals"] == ["States.ALL"])
         assert every_error["MaxAttempts"] >= 2
     assert states["Finish"]["Resource"] == f"<{function_id(enabled, FINISH)}>"
     assert states["Finish"]["End"] is True
     assert any(r["ErrorEquals"] == ["States.TaskFailed"] for r in states["Finish"]["Retry"])
-    assert states["Format"]["Choices"][0] == {"Variable": "$.prepared.format", "StringEquals": "csv", "Next": "RowsCSV"}
     skip = {c["StringEquals"]: c["Next"] for c in states["What"]["Choices"]}
     assert states[skip["skip"]]["Type"] == "Succeed"  # an object imported before: nothing read again
 
@@ -129,11 +121,11 @@ def test_the_distributed_map_reads_the_prepared_version_in_batches_for_the_batch
 def test_concurrency_is_the_stack_option(synth_with: Synth) -> None:
     _, template = synth_with(importEnabled="true", importMaxConcurrency="40")
     states = definition(template)["States"]
-    assert states["RowsJSONL"]["MaxConcurrency"] == states["RowsCSV"]["MaxConcurrency"] == 40
+    assert states["ReadChunks"]["MaxConcurrency"] == states["CountPartitions"]["MaxConcurrency"] == 40
 
 
-def test_the_batch_function_may_only_write_counts_and_its_reports(enabled: Template) -> None:
-    statements = policy_of(enabled, BATCH)
+def test_the_count_function_may_only_write_counts_and_its_reports(enabled: Template) -> None:
+    statements = policy_of(enabled, COUNT)
     granted = actions_of(statements)
     assert {a for a in granted if a.startswith("dynamodb:")} == {
         "dynamodb:UpdateItem",
@@ -141,10 +133,24 @@ def test_the_batch_function_may_only_write_counts_and_its_reports(enabled: Templ
         "dynamodb:GetItem",  # a day read again, strongly consistent, after a write failed
         "dynamodb:BatchGetItem",
     }
-    assert {a for a in granted if a.startswith("s3:")} == {"s3:PutObject"}  # its batch's report, nothing read
-    puts = [s for s in statements if "s3:PutObject" in actions_of([s])]
-    assert all("import-reports/" in json.dumps(s["Resource"]) for s in puts)
+    assert {a for a in granted if a.startswith("s3:")} == {"s3:PutObject", "s3:GetObject", "s3:ListBucket"}
+    for statement in statements:  # the run's objects only: never an input
+        if actions_of([statement]) & {"s3:PutObject", "s3:GetObject"}:
+            assert "import-reports/" in json.dumps(statement["Resource"])
     assert not [a for a in granted if "*" in a]  # no action wildcard
+
+
+def test_the_read_function_reads_the_inputs_and_profiles_and_writes_no_count(enabled: Template) -> None:
+    granted = actions_of(policy_of(enabled, READ))
+    assert {a for a in granted if a.startswith("dynamodb:")} == {
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:PutItem",  # a sensor's zone pin, in the ledger alone
+    }
+    read = policy_of(enabled, READ)
+    puts = [s for s in read if "dynamodb:PutItem" in actions_of([s])]
+    assert all("Ledger" in json.dumps(s["Resource"]) for s in puts)
+    assert {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} == {a for a in granted if a.startswith("s3:")}
 
 
 def test_the_prepare_and_finish_functions_touch_no_count(enabled: Template) -> None:

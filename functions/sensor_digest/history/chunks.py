@@ -1,8 +1,8 @@
-"""A chunk of imported rows from text to counts: each row read by the message rules (``rows.py``), dated
-as ingest dates a report but in the zone of its sensor's first import (``Dating``), given its identity
-(``identity_of``), and the valid ones counted (``counting/history.py``); what was refused, with its
-line and reason. The local import and the
-deployed import's batch function both run a chunk through ``import_chunk``.
+"""A chunk of an object's rows from text to entries: each row read by the message rules (``rows.py``),
+dated as ingest dates a report but in the zone of its sensor's first import (``Dating``), and given its
+identity (``identity_of``); what was refused, with its line and reason. The local import and the deployed
+import's read step both run a chunk through ``read_rows``, the same code on the same text; their counting
+phase then counts the entries partition by partition (``spill.py``, ``counter.py``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
 from sensor_digest import zones
-from sensor_digest.counting.history import Chunk, ChunkCount, Entry, HistoryCounter
 from sensor_digest.errors import MalformedItem, RejectedMessage, UnknownTimeZone
 from sensor_digest.history.pins import ZonePins
 from sensor_digest.history.rows import Rejected, Row, pending_of, shown
+from sensor_digest.history.spill import Entry
 from sensor_digest.messages import PendingMessage, SensorMessage
 from sensor_digest.profiles import ProfileCache, dating_zone
 from sensor_digest.store import schema
@@ -104,54 +104,37 @@ class Dating:
 
 
 @dataclass
-class ReadChunk:
-    """A chunk's rows read and dated: the chunk of valid reports, the rows refused so far, and the row
-    each report came from."""
+class ReadRows:
+    """A chunk's rows read and dated: the valid ones as entries, the refused ones with their reason, and how
+    many rows kept the zone of their sensor's first import where its profile now gives another."""
 
-    chunk: Chunk
-    rows: int
+    entries: list[Entry] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
-    row_of: dict[str, Row] = field(default_factory=dict)
-    zone_kept: int = 0
-
-
-@dataclass
-class ChunkResult:
-    """A chunk's rows, counted: ``rows`` read, the ``count`` of the valid ones, and every row refused
-    (by the rules, or by its day item), with its line and reason, in line order."""
-
     rows: int = 0
-    count: ChunkCount = field(default_factory=ChunkCount)
-    rejected: list[Rejected] = field(default_factory=list)
     zone_kept: int = 0
 
 
-def read_chunk(object_id: bytes, rows: Sequence[Row], fmt: str, dating: Dating, *, first: int, last: int) -> ReadChunk:
-    """Read and date the rows at positions ``first`` to ``last`` of an object (``rows``: those of them
-    that hold a row); ``TransientFault`` when the sensors' profiles cannot be read."""
+def read_rows(object_id: bytes, rows: Sequence[Row], fmt: str, dating: Dating) -> ReadRows:
+    """Read and date ``rows`` of an object; ``TransientFault`` when the sensors' profiles cannot be read."""
     pending: list[tuple[Row, PendingMessage]] = []
-    rejected: list[Rejected] = []
+    out = ReadRows(rows=len(rows))
     for row in rows:
         try:
             pending.append((row, pending_of(row, fmt)))
         except RejectedMessage as rejection:
-            rejected.append(Rejected(row.line, rejection.reason, shown(row)))
+            out.rejected.append(Rejected(row.line, rejection.reason, shown(row)))
         except Exception as exc:  # a parser bug on hostile input: the row is kept with the reason
-            rejected.append(Rejected(row.line, f"unexpected error while reading the row: {exc!r}", shown(row)))
+            out.rejected.append(Rejected(row.line, f"unexpected error while reading the row: {exc!r}", shown(row)))
     dating.prefetch(sorted({p.sensor_id for _, p in pending}))
-    entries: list[Entry] = []
-    row_of: dict[str, Row] = {}
-    kept = 0
     for row, report in pending:
         try:
             message, zone_kept = dating.date(report)
         except RejectedMessage as rejection:
-            rejected.append(Rejected(row.line, rejection.reason, shown(row)))
+            out.rejected.append(Rejected(row.line, rejection.reason, shown(row)))
             continue
-        kept += zone_kept
-        entries.append(Entry(message, identity_of(object_id, row, message)))
-        row_of[message.message_id] = row
-    return ReadChunk(Chunk(first, last, entries), len(rows), rejected, row_of, kept)
+        out.zone_kept += zone_kept
+        out.entries.append(Entry.of(message, identity_of(object_id, row, message), row.line, shown(row)))
+    return out
 
 
 def identity_of(object_id: bytes, row: Row, message: SensorMessage) -> bytes:
@@ -160,20 +143,6 @@ def identity_of(object_id: bytes, row: Row, message: SensorMessage) -> bytes:
     return import_event_hash(message.event_id) if message.named else import_row_hash(object_id, row.position)
 
 
-def count_chunk(counter: HistoryCounter, read: ReadChunk) -> ChunkResult:
-    """Count a chunk read; ``TransientFault`` when the tables could not be read or written: what was
-    written stands, and the chunk counted again counts the rest (its rows' identities find what was)."""
-    count = counter.count(read.chunk)
-    rejected = list(read.rejected)
-    for message, reason in count.refused:
-        row = read.row_of[message.message_id]
-        rejected.append(Rejected(row.line, f"its day item refuses the count: {reason}", shown(row)))
-    rejected.sort(key=lambda r: r.line)
-    return ChunkResult(read.rows, count, rejected, read.zone_kept)
-
-
-def import_chunk(
-    counter: HistoryCounter, object_id: bytes, rows: Sequence[Row], fmt: str, dating: Dating, *, first: int, last: int
-) -> ChunkResult:
-    """``read_chunk``, then ``count_chunk``."""
-    return count_chunk(counter, read_chunk(object_id, rows, fmt, dating, first=first, last=last))
+def refused_rows(refused: Sequence[tuple[Entry, str]]) -> list[Rejected]:
+    """Rows their day refused, as the error report lists them."""
+    return [Rejected(entry.line, reason, entry.text) for entry, reason in refused]

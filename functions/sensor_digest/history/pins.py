@@ -1,7 +1,7 @@
 """The zone each sensor's imported rows are dated in, pinned at its first import (docs/import.md,
 "The day of a row"): ``IMPZONE#<sensor_id>`` in the ledger, its ``Zone``, never expiring.
 
-A row's identity is kept on the day it counted on (``counting/history.py``). For an import of the
+A row's identity is kept on the day it counted on (``history/counter.py``). For an import of the
 same rows again to find them, each row must fall on the same day at every import: so a sensor's
 rows are dated in one zone for good, the one its first import used (its registered zone then, else
 the digest's), whatever its profile, or the default, says later. The first import to date a sensor's

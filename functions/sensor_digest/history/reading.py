@@ -11,11 +11,11 @@ and an over-long line are rows too: rejected, with the reason (``Unreadable``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sensor_digest.errors import UnreadableInput
-from sensor_digest.history.rows import CSV, Row, Unreadable, check_header
+from sensor_digest.history.rows import CSV, JSONL, Row, Unreadable, check_header
 
 BOM = "\ufeff"
 """A byte order mark, which some exporters (spreadsheets) put before the first line: not part of it."""
@@ -31,20 +31,23 @@ class Line:
     number: int
     text: str | None
     utf8: bool = True
+    offset: int = 0  # of its first byte, in the stream read
 
 
-def _line(number: int, raw: bytes) -> Line:
+def _line(number: int, raw: bytes, offset: int) -> Line:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return Line(number, raw.decode("utf-8", errors="surrogateescape"), utf8=False)
-    return Line(number, text.removeprefix(BOM) if number == 1 else text)
+        return Line(number, raw.decode("utf-8", errors="surrogateescape"), utf8=False, offset=offset)
+    return Line(number, text.removeprefix(BOM) if number == 1 else text, offset=offset)
 
 
-def lines_of(blocks: Iterable[bytes], *, limit: int = MAX_LINE_BYTES) -> Iterator[Line]:
-    """The lines of a stream of byte blocks, each decoded as UTF-8 (a line that is not: ``utf8``
-    false); a line past ``limit`` bytes as ``Line(n, None)``."""
-    number, held, skipping = 0, bytearray(), False
+def lines_of(blocks: Iterable[bytes], *, limit: int = MAX_LINE_BYTES, first: int = 1) -> Iterator[Line]:
+    """The lines of a stream of byte blocks, numbered from ``first`` (a part of an object: the number of
+    its first line), each decoded as UTF-8 (a line that is not: ``utf8`` false); a line past ``limit``
+    bytes as ``Line(n, None)``."""
+    number, held, skipping = first - 1, bytearray(), False
+    offset = consumed = 0  # where the line being read began; the bytes of the blocks before this one
     for block in blocks:
         start = 0
         while start < len(block):
@@ -58,18 +61,20 @@ def lines_of(blocks: Iterable[bytes], *, limit: int = MAX_LINE_BYTES) -> Iterato
                 break
             number += 1
             if skipping or len(held) + end - start > limit:
-                yield Line(number, None)
+                yield Line(number, None, offset=offset)
                 held.clear()
                 skipping = False
             else:
                 held += block[start : end + 1]
-                yield _line(number, bytes(held))
+                yield _line(number, bytes(held), offset)
                 held.clear()
             start = end + 1
+            offset = consumed + start
+        consumed += len(block)
     if skipping:
-        yield Line(number + 1, None)
+        yield Line(number + 1, None, offset=offset)
     elif held:
-        yield _line(number + 1, bytes(held))
+        yield _line(number + 1, bytes(held), offset)
 
 
 NOT_UTF8 = "the line is not UTF-8 text"
@@ -82,16 +87,26 @@ def _clipped(text: str) -> str:
     return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")[:1000]
 
 
-def jsonl_rows(lines: Iterable[Line], skipped: Skipped | None = None) -> Iterator[Row]:
-    """JSON lines: every line that is not blank is a row (its text, read later by the message rules)."""
+def blank(line: Line, fmt: str) -> bool:
+    """Whether a line holds no row: nothing but JSON's white space in JSON lines, nothing before its
+    line break in CSV."""
+    if line.text is None:
+        return False
+    if fmt == CSV:
+        return line.utf8 and not _text(line.text)
+    return not line.text.strip(JSON_SPACE)
+
+
+def jsonl_rows(lines: Iterable[Line], skipped: Skipped | None = None, position: int = 0) -> Iterator[Row]:
+    """JSON lines: every line that is not blank is a row (its text, read later by the message rules),
+    numbered from ``position``."""
     skipped = skipped if skipped is not None else Skipped()
-    position = 0
     for line in lines:
-        if line.text is None:
-            value: object = Unreadable(TOO_LONG)
-        elif not line.text.strip(JSON_SPACE):
+        if blank(line, JSONL):
             skipped.blank += 1
             continue
+        if line.text is None:
+            value: object = Unreadable(TOO_LONG)
         elif not line.utf8:
             value = Unreadable(NOT_UTF8, _clipped(line.text))
         else:
@@ -162,17 +177,18 @@ class Skipped:
     blank: int = 0
 
 
-def csv_rows(lines: Iterable[Line], skipped: Skipped | None = None) -> Iterator[Row]:
-    """CSV: the header first (``UnreadableInput`` when it lacks a required column), then each line a
-    record of its own (``cells_of``), a row of its cells by column; a blank line is none."""
+def csv_rows(
+    lines: Iterable[Line], skipped: Skipped | None = None, position: int = 0, header: Sequence[str] | None = None
+) -> Iterator[Row]:
+    """CSV: the header first (``UnreadableInput`` when it lacks a required column; ``header``: a part of
+    an object after its header, read with it), then each line a record of its own (``cells_of``), a row
+    of its cells by column, numbered from ``position``; a blank line is none."""
     skipped = skipped if skipped is not None else Skipped()
-    header: list[str] | None = None
-    position = 0
     for line in lines:
         if header is None:
             header = _header(line)
             continue
-        if line.text is not None and line.utf8 and not _text(line.text):
+        if blank(line, CSV):
             skipped.blank += 1
             continue
         value: object
@@ -208,7 +224,24 @@ def _header(line: Line) -> list[str]:
         raise UnreadableInput(f"the CSV header (line {line.number}) cannot be read: {exc}") from None
 
 
-def rows_of(lines: Iterable[Line], fmt: str, skipped: Skipped | None = None) -> Iterator[Row]:
-    """The rows of an object in format ``fmt`` (``rows.JSONL`` or ``rows.CSV``); the lines that hold
-    none counted in ``skipped``."""
-    return csv_rows(lines, skipped) if fmt == CSV else jsonl_rows(lines, skipped)
+def rows_of(
+    lines: Iterable[Line],
+    fmt: str,
+    skipped: Skipped | None = None,
+    *,
+    position: int = 0,
+    header: Sequence[str] | None = None,
+) -> Iterator[Row]:
+    """The rows of an object in format ``fmt`` (``rows.JSONL`` or ``rows.CSV``), or of a part of it
+    (its first row's ``position``, a CSV object's ``header``); the lines that hold none counted in
+    ``skipped``."""
+    if fmt == CSV:
+        return csv_rows(lines, skipped, position, header)
+    return jsonl_rows(lines, skipped, position)
+
+
+def header_of(lines: Iterable[Line]) -> list[str]:
+    """A CSV object's header, from its first line (``UnreadableInput`` when it cannot be read)."""
+    for line in lines:
+        return _header(line)
+    raise UnreadableInput("the CSV object is empty: it needs a header naming sensor_id and timestamp")

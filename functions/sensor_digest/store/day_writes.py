@@ -280,6 +280,41 @@ NOT_THERE = ReadingsView(there=False)
 
 
 @dataclass(frozen=True)
+class ImportView:
+    """What a day item as read (``{}``: none) says of its imported rows: ``seq`` (``ImportSeq``, 0:
+    none), ``count`` (``ImportCount``: how much of the day's count they are), the identities it holds
+    itself, and the pages it names."""
+
+    seq: int = 0
+    count: int = 0
+    ids: frozenset[bytes] = frozenset()
+    pages: frozenset[bytes] = frozenset()
+
+    @classmethod
+    def of_item(cls, item: Mapping[str, Any]) -> ImportView:
+        """``MalformedItem`` naming the attribute when one is not as the import writes it."""
+        seq, count = (_whole(item, name) for name in (schema.IMPORT_SEQ, schema.IMPORT_COUNT))
+        return cls(seq, count, _binary_set(item, schema.IMPORT_IDS), _binary_set(item, schema.IMPORT_PAGES))
+
+
+def _whole(item: Mapping[str, Any], name: str) -> int:
+    """A count of the import's in ``item`` (0: absent); ``MalformedItem`` when below 0 or not a number."""
+    value = schema.number_of(item, name) if name in item else 0
+    if value < 0:
+        raise MalformedItem(f"{schema.describe(item)}: {name} {value} is below 0", name)
+    return value
+
+
+def _binary_set(item: Mapping[str, Any], name: str) -> frozenset[bytes]:
+    value = item.get(name)
+    if value is None:
+        return frozenset()
+    if not isinstance(value, Mapping) or not isinstance(value.get("BS"), list):
+        raise MalformedItem(f"{schema.describe(item)}: {name} is not a binary set", name)
+    return frozenset(bytes(v) for v in value["BS"])
+
+
+@dataclass(frozen=True)
 class DayView:
     """A day item as a container last saw it (behind, never ahead: a refusal corrects it): its kind
     (fixed when it is created: ``IdPage`` marks one the compact ledger began; a per-message day is
@@ -296,6 +331,8 @@ class DayView:
     rebase: int | None = None  # hashed as a release before ``HashedCount`` left it: its ``DataCount`` then
     hours: HoursMap = HoursMap.ADD
     readings: ReadingsView = field(default_factory=ReadingsView)
+    imports: ImportView = field(default_factory=ImportView)
+    imports_broken: MalformedItem | None = None  # its import attributes are not as the import writes them
 
     def written(self, tally: Tally) -> DayView:
         """The view once a write of ``tally`` resting on it committed: the item there (a writer without
@@ -333,8 +370,9 @@ def view_of(item: Mapping[str, Any]) -> DayView:
     if not item:
         return MISSING
     readings, hours = ReadingsView.of_item(item), HoursMap.after(item)
+    imports, broken = imports_of(item)
     if schema.ID_PAGE not in item:
-        return replace(PER_MESSAGE, hours=hours, readings=readings)
+        return replace(PER_MESSAGE, hours=hours, readings=readings, imports=imports, imports_broken=broken)
     page = schema.number_of(item, schema.ID_PAGE)
     count = schema.number_of(item, schema.DATA_COUNT) if schema.DATA_COUNT in item else 0
     skipped = schema.number_of(item, schema.SKIPPED_PAGES) if schema.SKIPPED_PAGES in item else 0
@@ -345,7 +383,15 @@ def view_of(item: Mapping[str, Any]) -> DayView:
             f"(0 to {highest})",
             schema.ID_PAGE,
         )
-    view = DayView(Kind.COMPACT, page=page, day_ids=len(ids_of(item)), hours=hours, readings=readings)
+    view = DayView(
+        Kind.COMPACT,
+        page=page,
+        day_ids=len(ids_of(item)),
+        hours=hours,
+        readings=readings,
+        imports=imports,
+        imports_broken=broken,
+    )
     if schema.HASHED_COUNT in item:
         return replace(view, hashed=schema.number_of(item, schema.HASHED_COUNT) == count)
     if schema.DATA_COUNT not in item:  # created empty by an earlier release, nothing counted yet
@@ -362,7 +408,23 @@ def seen_of(item: Mapping[str, Any]) -> DayView:
     try:
         return view_of(item)
     except MalformedItem:
-        return DayView(Kind.PER_MESSAGE, hours=HoursMap.after(item), readings=ReadingsView.of_item(item))
+        imports, broken = imports_of(item)
+        return DayView(
+            Kind.PER_MESSAGE,
+            hours=HoursMap.after(item),
+            readings=ReadingsView.of_item(item),
+            imports=imports,
+            imports_broken=broken,
+        )
+
+
+def imports_of(item: Mapping[str, Any]) -> tuple[ImportView, MalformedItem | None]:
+    """What a day item says of its imported rows, or why it cannot be read (a live report that names an
+    ``event_id`` cannot be checked against them: it is refused with the repair; the others go on)."""
+    try:
+        return ImportView.of_item(item), None
+    except MalformedItem as bad:
+        return ImportView(), bad
 
 
 def written_on(item: Mapping[str, Any], day: DayKey) -> DayView:
@@ -475,14 +537,19 @@ class AfterSequence:
 
 @dataclass(frozen=True)
 class Imported:
-    """The history import's: the day's imported identities still as the writer read them (its
-    ``ImportSeq`` is ``seq``, 0: none yet), every identity of the write new there; ``added`` join the
-    day item's ``ImportIds``, or ``page`` (a page holding them, written in the same transaction) joins
-    its ``ImportPages``."""
+    """The history import's: the day as the writer read it: its ``ImportSeq`` (``seq``, 0: none yet) and
+    its ``DataCount`` (``count``, ``None``: none), so that neither another import nor live ingest wrote it
+    since; ``added`` join the day item's ``ImportIds``, or ``pages`` (written in the same transaction, the
+    item's ``ImportIds`` moved into them when ``moved``) join its ``ImportPages``; ``compact``: a day of
+    the compact ledger, whose ``HashedCount`` grows with the count (an imported row is known by its
+    identity as a live report by its hash: the day stays *hashed*)."""
 
     seq: int
+    count: int | None
     added: Sequence[bytes] = ()
-    page: bytes | None = None
+    pages: Sequence[bytes] = ()
+    moved: bool = False
+    compact: bool = False
 
 
 Guard = Exists | Anyway | Compact | AfterSequence | Imported
@@ -499,6 +566,7 @@ class _Parts:
     values: Params = field(default_factory=dict)
     adds: list[str] = field(default_factory=list)
     sets: list[str] = field(default_factory=list)
+    removes: list[str] = field(default_factory=list)
     conditions: list[str] = field(default_factory=list)
 
     def expression(self) -> str:
@@ -507,15 +575,26 @@ class _Parts:
             clauses.append("ADD " + ", ".join(self.adds))
         if self.sets:
             clauses.append("SET " + ", ".join(self.sets))
+        if self.removes:
+            clauses.append("REMOVE " + ", ".join(self.removes))
         return " ".join(clauses)
 
 
 def update(
-    table: str, day: DayKey, tally: Tally, hours: HoursMap, guard: Guard, *, readings: ReadingsView | None = None
+    table: str,
+    day: DayKey,
+    tally: Tally,
+    hours: HoursMap,
+    guard: Guard,
+    *,
+    readings: ReadingsView | None = None,
+    imports: int | None = None,
 ) -> Params:
-    """The ``UpdateItem`` that adds ``tally`` to ``day``'s item, resting on ``guard`` and on what is
-    known of its readings' statistics (``readings``). ``RefusedWrite`` (with the repair) for readings
-    to add to a map not as this project writes it: no such write could meet its conditions."""
+    """The ``UpdateItem`` that adds ``tally`` to ``day``'s item, resting on ``guard``, on what is known
+    of its readings' statistics (``readings``) and, for live reports that name an ``event_id``, on the
+    day's imported rows being those seen (``imports``: its ``ImportSeq`` as read, 0: none; ``None``: no
+    such report). ``RefusedWrite`` (with the repair) for readings to add to a map not as this project
+    writes it: no such write could meet its conditions."""
     if tally.readings and readings is not None and readings.broken is not None:
         repair = repairs.day_item(*day, schema.READINGS)
         raise RefusedWrite(readings.broken, repair=repair, attribute=schema.READINGS)
@@ -524,7 +603,7 @@ def update(
         values={":n": {"N": str(tally.count)}},
         adds=["#count :n", "#cover :n"],
     )
-    _guard(parts, guard, tally)
+    _guard(parts, guard, tally, imports)
     _hours(parts, hours, tally)
     _readings(parts, tally, readings or ReadingsView())
     params: Params = {
@@ -626,7 +705,7 @@ def _hour(parts: _Parts, path: str, value: str, seen: Single | Bounds | None, st
         parts.conditions.append(f"{path}[3] < {value}x")
 
 
-def _guard(parts: _Parts, guard: Guard, tally: Tally) -> None:
+def _guard(parts: _Parts, guard: Guard, tally: Tally, imports: int | None = None) -> None:
     names, values = parts.names, parts.values
     if isinstance(guard, Exists):
         names["#pk"] = schema.SENSOR_ID
@@ -649,6 +728,8 @@ def _guard(parts: _Parts, guard: Guard, tally: Tally) -> None:
         _compact(parts, guard, tally)
     elif isinstance(guard, Imported):
         _imported(parts, guard)
+    if imports is not None:
+        _imports_as_read(parts, imports)
 
 
 def _compact(parts: _Parts, guard: Compact, tally: Tally) -> None:
@@ -743,50 +824,75 @@ def marker(ledger: str, key: str, *, day: str, count: int, expires_at: int, if_a
 # -- the import's writes (docs/import.md) -------------------------------------------------------
 #
 # The history import keeps each counted row's identity (8 bytes) for good, on the day it counted on,
-# in the same write as its count: in the day item's ``ImportIds`` while it has room, else in a page
+# in the same write as its count: in the day item's ``ImportIds`` while it has room, else in pages
 # ``IMPIDS#<sensor>#<day>#<page id>`` written in the same transaction and named in the day item's
-# ``ImportPages``. Every import write adds one to ``ImportSeq`` and rests on it being what the writer
-# read, so a write is refused whenever another import wrote the day since: what the writer knows of
-# the day's identities (the day item's, and its pages', immutable once written) is all there is, and
-# none of its identities is there. The import keeps no report's identity hash of the compact ledger:
-# on a compact day its count does not add to ``HashedCount`` (see "Hashed days"), and a day it creates
-# carries no ``IdPage`` (live reports there are known by marker).
+# ``ImportPages`` (the item's own ``ImportIds`` move into the first such page, so the item keeps 8
+# bytes a page). Every import write adds one to ``ImportSeq``, adds its count to ``ImportCount``, and
+# rests on ``ImportSeq`` and ``DataCount`` being what the writer read: a write is refused whenever
+# another import, or live ingest, wrote the day since. So what the writer knows of the day's imported
+# identities (the day item's, and its pages', immutable once written) and of its live reports is all
+# there is. A day the import creates is a day of the compact ledger (``IdPage`` 0, hashed): the live
+# reports that follow are known by their hashes, and check the day's imported identities themselves
+# (``imports`` of ``update``: a live write that names an ``event_id`` rests on ``ImportSeq``).
 
 IMPORT_SEQ_AS_READ = "#iseq = :iseq"
 IMPORT_SEQ_NONE = "attribute_not_exists(#iseq)"
+COUNT_AS_READ = "#count = :counted"
+COUNT_NONE = "attribute_not_exists(#count)"
 
 
-def _imported(parts: _Parts, guard: Imported) -> None:
-    parts.names.update({"#pk": schema.SENSOR_ID, "#iseq": schema.IMPORT_SEQ})
-    parts.values[":one"] = {"N": "1"}
-    parts.adds.append("#iseq :one")
-    parts.conditions.append(ITEM_EXISTS)
-    if guard.seq:
-        parts.values[":iseq"] = {"N": str(guard.seq)}
+def _imports_as_read(parts: _Parts, seq: int) -> None:
+    """A live write's condition that the day's imported rows are those its writer checked."""
+    parts.names["#iseq"] = schema.IMPORT_SEQ
+    if seq:
+        parts.values[":iseq"] = {"N": str(seq)}
         parts.conditions.append(IMPORT_SEQ_AS_READ)
     else:
         parts.conditions.append(IMPORT_SEQ_NONE)
-    if guard.added:
+
+
+def _imported(parts: _Parts, guard: Imported) -> None:
+    parts.names.update({"#pk": schema.SENSOR_ID, "#icount": schema.IMPORT_COUNT})
+    parts.values[":one"] = {"N": "1"}
+    parts.adds += ["#iseq :one", "#icount :n"]
+    parts.conditions.append(ITEM_EXISTS)
+    _imports_as_read(parts, guard.seq)
+    if guard.count is None:
+        parts.conditions.append(COUNT_NONE)
+    else:
+        parts.values[":counted"] = {"N": str(guard.count)}
+        parts.conditions.append(COUNT_AS_READ)
+    if guard.compact:
+        parts.names["#hashed"] = schema.HASHED_COUNT
+        parts.adds.append("#hashed :n")
+    if guard.added or guard.moved:
         parts.names["#iids"] = schema.IMPORT_IDS
+    if guard.added:
         parts.values[":iids"] = {"BS": list(guard.added)}
         parts.adds.append("#iids :iids")
-    if guard.page is not None:
+    elif guard.moved:
+        parts.removes.append("#iids")
+    if guard.pages:
         parts.names["#ipages"] = schema.IMPORT_PAGES
-        parts.values[":ipage"] = {"BS": [guard.page]}
-        parts.adds.append("#ipages :ipage")
+        parts.values[":ipages"] = {"BS": list(guard.pages)}
+        parts.adds.append("#ipages :ipages")
 
 
-def import_create(table: str, day: DayKey, tally: Tally, *, added: Sequence[bytes], page: bytes | None) -> Params:
-    """The ``PutItem`` of ``day``'s new item from the import: its tally and its identities (``added``
-    in the item, or ``page`` named), on condition that it does not exist (no ``IdPage``: a day whose
-    live reports are known by marker)."""
-    params = create(table, day, tally)
-    item = params["Item"]
+def import_create(table: str, day: DayKey, tally: Tally, *, added: Sequence[bytes], pages: Sequence[bytes]) -> Params:
+    """The ``PutItem`` of ``day``'s new item from the import: its tally and its identities (``added`` in
+    the item, or ``pages`` named), a compact day (``IdPage`` 0, every report hashed), on condition that it
+    does not exist."""
+    item: schema.Item = {**schema.day_key(*day), **tally.item()}
+    item[schema.ID_PAGE] = {"N": "0"}
+    item[schema.HASHED_COUNT] = {"N": str(tally.count)}
     item[schema.IMPORT_SEQ] = {"N": "1"}
+    item[schema.IMPORT_COUNT] = {"N": str(tally.count)}
     if added:
         item[schema.IMPORT_IDS] = {"BS": list(added)}
-    if page is not None:
-        item[schema.IMPORT_PAGES] = {"BS": [page]}
+    if pages:
+        item[schema.IMPORT_PAGES] = {"BS": list(pages)}
+    params = expressions.put_if_absent(table, item)
+    params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     return params
 
 
@@ -795,30 +901,3 @@ def import_page_put(ledger: str, day: DayKey, page: bytes, identities: Sequence[
     never expires."""
     item = {**schema.import_page_key(*day, page), schema.IDS: {"BS": list(identities)}}
     return expressions.put_if_absent(ledger, item, schema.LEDGER_KEY)
-
-
-@dataclass(frozen=True)
-class ImportView:
-    """What a day item as read (``{}``: none) says of its imported identities: ``seq`` (``ImportSeq``,
-    0: none), the identities it holds itself, and the pages it names."""
-
-    seq: int = 0
-    ids: frozenset[bytes] = frozenset()
-    pages: frozenset[bytes] = frozenset()
-
-    @classmethod
-    def of_item(cls, item: Mapping[str, Any]) -> ImportView:
-        """``MalformedItem`` naming the attribute when one is not as the import writes it."""
-        seq = schema.number_of(item, schema.IMPORT_SEQ) if schema.IMPORT_SEQ in item else 0
-        if seq < 0:
-            raise MalformedItem(f"{schema.describe(item)}: {schema.IMPORT_SEQ} {seq} is below 0", schema.IMPORT_SEQ)
-        return cls(seq, _binary_set(item, schema.IMPORT_IDS), _binary_set(item, schema.IMPORT_PAGES))
-
-
-def _binary_set(item: Mapping[str, Any], name: str) -> frozenset[bytes]:
-    value = item.get(name)
-    if value is None:
-        return frozenset()
-    if not isinstance(value, Mapping) or not isinstance(value.get("BS"), list):
-        raise MalformedItem(f"{schema.describe(item)}: {name} is not a binary set", name)
-    return frozenset(bytes(v) for v in value["BS"])

@@ -27,7 +27,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.backoff import Backoff
-from sensor_digest.errors import Contention, RefusedWrite, TransientFault
+from sensor_digest.errors import Contention, RefusedWrite, RetryableFault, TransientFault
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -105,9 +105,10 @@ def fault_from(exc: ClientError | BotoCoreError, action: str) -> TransientFault:
         if code == VALIDATION_ERROR:
             message = str(exc.response.get("Error", {}).get("Message", ""))
             return RefusedWrite(f"{action} refused by DynamoDB ({code}): {message}")
-        kind = "retryable" if code in RETRYABLE_ERROR_CODES else "unexpected"
-        return TransientFault(f"{action} failed ({kind}): {code}")
-    return TransientFault(f"{action} failed (transport): {type(exc).__name__}")
+        if code in RETRYABLE_ERROR_CODES:
+            return RetryableFault(f"{action} failed (retryable): {code}")
+        return TransientFault(f"{action} failed (unexpected): {code}")
+    return RetryableFault(f"{action} failed (transport): {type(exc).__name__}")
 
 
 def call(action: str, fn: Callable[[], T]) -> T:

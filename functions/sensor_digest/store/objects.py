@@ -46,12 +46,19 @@ def head(client: Any, bucket: str, key: str) -> Head:
     return Head(kept, str(answer.get("ETag", "")), int(answer["ContentLength"]))
 
 
-def blocks(client: Any, bucket: str, key: str, version: str | None) -> Iterator[bytes]:
-    """The object's bytes (that version of it), as blocks of about ``BLOCK_BYTES``."""
+def blocks(
+    client: Any, bucket: str, key: str, version: str | None, span: tuple[int, int] | None = None
+) -> Iterator[bytes]:
+    """The object's bytes (that version of it; ``span``: the bytes from the first up to the second), as
+    blocks of about ``BLOCK_BYTES``."""
     where = f"s3://{bucket}/{key}"
     request: dict[str, Any] = {"Bucket": bucket, "Key": key}
     if version:
         request["VersionId"] = version
+    if span is not None:
+        if span[1] <= span[0]:
+            return
+        request["Range"] = f"bytes={span[0]}-{span[1] - 1}"
     try:
         body = client.get_object(**request)["Body"]
         yield from body.iter_chunks(BLOCK_BYTES)

@@ -65,13 +65,14 @@ def _reports(sensors: int, days: int, per_day: int, first_day: date, rng: random
                 yield Report(sensor, day, second, rng.randint(1, 3), f"h{sensor}-{day}-{i}")
 
 
-def _line(report: Report, fmt: str) -> str:
+def _line(report: Report, fmt: str, event_ids: bool = True) -> str:
+    event_id = report.event_id if event_ids else ""
     if fmt == "csv":
         out = io.StringIO()
-        csv.writer(out, lineterminator="\n").writerow([report.sensor, report.timestamp, report.count, report.event_id])
+        csv.writer(out, lineterminator="\n").writerow([report.sensor, report.timestamp, report.count, event_id])
         return out.getvalue()
     body = {"sensor_id": report.sensor, "timestamp": report.timestamp, "count": report.count}
-    return json.dumps({**body, "event_id": report.event_id}) + "\n"
+    return json.dumps({**body, "event_id": event_id} if event_id else body) + "\n"
 
 
 def write_history(
@@ -85,9 +86,11 @@ def write_history(
     poison: int = 0,
     seed: int = 7,
     first_day: date = date(2023, 1, 1),
+    event_ids: bool = True,
 ) -> HistoryTruth:
     """Write a history of ``sensors`` x ``days`` x ``per_day`` reports to ``path`` in ``order``, with
-    ``poison`` rows the import must reject spread through it; the truth it adds up to. ``sorted``
+    ``poison`` rows the import must reject spread through it (rows without ``event_id`` unless
+    ``event_ids``); the truth it adds up to. ``sorted``
     streams (any size); ``time`` and ``random`` hold the reports in memory to order them."""
     rng = random.Random(seed)
     truth = HistoryTruth()
@@ -111,6 +114,6 @@ def write_history(
                 truth.poison += 1
                 continue
             report = next(reports)
-            out.write(_line(report, fmt))
+            out.write(_line(report, fmt, event_ids))
             truth.add(report.sensor, report.day, report.timestamp[11:13], report.count)
     return truth

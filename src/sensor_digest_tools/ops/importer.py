@@ -1,22 +1,24 @@
 """``sensor-digest import FILE``: a history file into a pipeline's tables, streamed (docs/import.md).
 
 The file is read twice, never held: once for its identity (its content's SHA-256) and its lines (the
-progress bar's total), then row by row, ``CHUNK_ROWS`` rows a chunk (``history/chunks.py``: read,
-dated, counted). A chunk is written while the next one is read. Rejected rows go to the error report
-(JSON lines: line, reason, row) as each chunk ends. A chunk whose writes fail (throttling, an engine
-that does not answer) is tried again ``CHUNK_TRIES`` times, then the import stops: what was written
-stands, and the same command again counts the rest, nothing twice (each row's identity is kept on
-its day).
+progress bar's total), then row by row, ``CHUNK_ROWS`` rows a chunk (``history/chunks.py``: read and
+dated), each valid row written to the partition of its sensor-day in a temporary folder
+(``history/spill.py``); then the partitions are counted one by one (``history/counter.py``), each
+sensor-day from all of its rows at once. Rejected rows go to the error report (JSON lines: line,
+reason, row), in line order. A step whose reads or writes fail (throttling, an engine that does not
+answer) is tried again ``CHUNK_TRIES`` times, then the import stops: what was written stands, and
+the same command again counts the rest, nothing twice (each row's identity is kept on its day).
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import os
+import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
@@ -24,22 +26,22 @@ from typing import IO, Any, TypeVar
 from zoneinfo import ZoneInfo
 
 from sensor_digest.backoff import Backoff, RetryPolicy
-from sensor_digest.counting.history import HistoryCounter
 from sensor_digest.errors import SensorDigestError, TransientFault, UnreadableInput
-from sensor_digest.history.chunks import ChunkResult, Dating, ReadChunk, count_chunk, read_chunk
+from sensor_digest.history.chunks import Dating, read_rows, refused_rows
+from sensor_digest.history.counter import HistoryCounter, Overlap, PartitionCount
 from sensor_digest.history.pins import ZonePins
 from sensor_digest.history.reading import Skipped, lines_of, rows_of
 from sensor_digest.history.record import Before, Figures, Records
 from sensor_digest.history.rows import Rejected, Row
-from sensor_digest.history.service import figures_of
 from sensor_digest.history.source import SourceObject, file_object
+from sensor_digest.history.spill import Entry, decode_all, encode, partition_of, partitions_for
 from sensor_digest.profiles import ProfileCache, Profiles
 
 T = TypeVar("T")
 
 CHUNK_ROWS = 20_000
-"""Rows a chunk of a local import: the unit of its memory (two chunks held) and of its writes (a
-chunk's rows of a sensor-day are one write). A row's identity does not depend on it."""
+"""Rows a chunk of a local import: the unit of its reading phase's memory. A row's identity, and how
+its sensor-day is written, do not depend on it."""
 BLOCK_BYTES = 1024 * 1024
 CHUNK_TRIES = 5
 RETRY = Backoff(attempts=CHUNK_TRIES, base_seconds=0.5, cap_seconds=8.0, least=0.5)
@@ -89,11 +91,13 @@ def scan_file(path: Path, on_bytes: Callable[[int], None] | None = None) -> Scan
 
 @dataclass
 class Progress:
-    """What the progress bar shows: lines read so far of the file's, and the figures so far."""
+    """What the progress bar shows: the phase (``reading`` the file's lines, then ``counting`` its valid
+    rows partition by partition), how far it is of its total, and the figures so far."""
 
     lines: int = 0
     total: int = 0
     figures: Figures = field(default_factory=Figures)
+    phase: str = "reading"
 
 
 @dataclass
@@ -114,8 +118,10 @@ class ReportUnwritable(SensorDigestError):
 
 
 class ErrorReport:
-    """The rejected rows, as JSON lines, in line order; the file is made at the first one (an earlier
-    run's report at the path is replaced). Never the file imported (``source``)."""
+    """The rejected rows, as JSON lines, in line order: those the rules refused as the file is read
+    (kept aside in the import's folder), then merged with those their day refused when the report is
+    closed; the file is made only if there is one (an earlier run's report at the path is replaced).
+    Never the file imported (``source``)."""
 
     def __init__(self, path: Path, source: Path) -> None:
         if path.resolve() == source.resolve() or (path.exists() and path.samefile(source)):
@@ -124,28 +130,89 @@ class ErrorReport:
             raise ReportUnwritable(f"{path} is not a regular file: the error report replaces what is there")
         self.path = path
         self.rows = 0
-        self._out: IO[str] | None = None
+        self._aside: IO[str] | None = None
+        self._refused: list[Rejected] = []
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:
             raise ReportUnwritable(f"the error report {path} cannot be written: {exc.strerror}") from None
 
     def write(self, rejected: list[Rejected]) -> None:
+        """Rows refused as they were read, in line order."""
         if not rejected:
             return
-        try:
-            if self._out is None:
-                self._out = self.path.open("w", encoding="utf-8")
-            for row in rejected:
-                self._out.write(json.dumps(row.entry(), ensure_ascii=False) + "\n")
-            self._out.flush()
-        except OSError as exc:
-            raise ReportUnwritable(f"the error report {self.path} cannot be written: {exc.strerror}") from None
+        if self._aside is None:
+            self._aside = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        for row in rejected:
+            self._aside.write(json.dumps(row.entry(), ensure_ascii=False) + "\n")
+        self.rows += len(rejected)
+
+    def refused(self, rejected: list[Rejected]) -> None:
+        """Rows their day refused (in any order)."""
+        self._refused += rejected
         self.rows += len(rejected)
 
     def close(self) -> None:
-        if self._out is not None:
-            self._out.close()
+        if not self.rows:
+            return
+        later = iter([json.dumps(r.entry(), ensure_ascii=False) + "\n" for r in sorted(self._refused, key=_line)])
+        aside: Iterable[str] = ()
+        if self._aside is not None:
+            self._aside.seek(0)
+            aside = self._aside
+        try:
+            with self.path.open("w", encoding="utf-8") as out:
+                out.writelines(heapq.merge(aside, later, key=lambda text: json.loads(text)["line"]))
+        except OSError as exc:
+            raise ReportUnwritable(f"the error report {self.path} cannot be written: {exc.strerror}") from None
+        finally:
+            if self._aside is not None:
+                self._aside.close()
+
+
+def _line(row: Rejected) -> int:
+    return row.line
+
+
+class Partitions:
+    """A file's valid rows by partition (``spill.partition_of``), in a folder of their own: each
+    partition a file of entries (``spill.encode``) in row order, read back as often as asked."""
+
+    FLUSH_LINES = 50_000
+
+    def __init__(self, folder: Path, count: int) -> None:
+        self.folder = folder
+        self.count = count
+        self.entries = 0
+        self._held: dict[int, list[str]] = {}
+        self._lines = 0
+
+    def add(self, entries: Iterable[Entry]) -> None:
+        for entry in entries:
+            self._held.setdefault(partition_of(entry.key, self.count), []).append(encode(entry) + "\n")
+            self._lines += 1
+            self.entries += 1
+        if self._lines >= self.FLUSH_LINES:
+            self.flush()
+
+    def flush(self) -> None:
+        for partition, lines in self._held.items():
+            with self._path(partition).open("a", encoding="utf-8") as out:
+                out.writelines(lines)
+        self._held, self._lines = {}, 0
+
+    def rows(self, partition: int) -> Callable[[], Iterator[Entry]]:
+        path = self._path(partition)
+
+        def read() -> Iterator[Entry]:
+            if path.exists():
+                with path.open(encoding="utf-8") as lines:
+                    yield from decode_all(lines)
+
+        return read
+
+    def _path(self, partition: int) -> Path:
+        return self.folder / f"{partition:05d}.jsonl"
 
 
 def chunks_of(rows: Iterator[Row], size: int = CHUNK_ROWS) -> Iterator[tuple[int, list[Row]]]:
@@ -170,15 +237,24 @@ class FileImport:
         retry: Backoff = RETRY,
         workers: int = 8,
         counting_retry: RetryPolicy | None = None,
+        overlap: Overlap = Overlap.REFUSE,
+        folder: Path | None = None,
     ) -> FileImport:
         """The import into ``table`` and ``ledger`` through ``client``: sensors' profiles read there, rows
-        of a sensor without one (or without a pinned zone) dated in ``zone``."""
+        of a sensor without one (or without a pinned zone) dated in ``zone``; its partitions in a
+        temporary folder under ``folder`` (the system's temporary folder by default)."""
         counter = HistoryCounter(
-            table_name=table, ledger_table_name=ledger, client=client, max_workers=workers, retry=counting_retry
+            table_name=table,
+            ledger_table_name=ledger,
+            client=client,
+            max_workers=workers,
+            retry=counting_retry,
+            overlap=overlap,
         )
         profiles = ProfileCache(Profiles(table_name=table, client=client))
         dating = Dating(zone, profiles, ZonePins(ledger, client), reject_unknown=reject_unknown)
-        return cls(counter=counter, records=Records(ledger, client), dating=dating, chunk_rows=chunk_rows, retry=retry)
+        records = Records(ledger, client)
+        return cls(counter=counter, records=records, dating=dating, chunk_rows=chunk_rows, retry=retry, folder=folder)
 
     def __init__(
         self,
@@ -188,12 +264,14 @@ class FileImport:
         dating: Dating,
         chunk_rows: int = CHUNK_ROWS,
         retry: Backoff = RETRY,
+        folder: Path | None = None,
     ) -> None:
         self._counter = counter
         self._records = records
         self._dating = dating
         self._chunk_rows = chunk_rows
         self._retry = retry
+        self._folder = folder
 
     def run(
         self,
@@ -207,7 +285,7 @@ class FileImport:
         stop: threading.Event | None = None,
     ) -> Outcome:
         """Import ``path`` (``UnreadableInput`` when no row of it can be read; ``TransientFault`` when a
-        chunk could not be written after its tries; ``KeyboardInterrupt`` through ``stop``)."""
+        step could not be done after its tries; ``KeyboardInterrupt`` through ``stop``)."""
         scanned = scanned or scan_file(path)
         source = scanned.source
         record = self._tried(lambda: self._records.get(source))
@@ -218,45 +296,72 @@ class FileImport:
         report = ErrorReport(errors, path)  # refused before anything is written
         self._tried(lambda: self._records.start(source))
         progress = Progress(total=scanned.lines)
+        told = on_progress or (lambda _: None)
         skipped = Skipped()
         try:
-            with path.open("rb") as stream, ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk") as writer:
-
-                def unchanged() -> bool:
-                    return stamp_of(stream) == scanned.stamp
-
-                def ended(chunk: Future[tuple[ChunkResult, int]] | None) -> None:
-                    if chunk is not None:
-                        self._ended(chunk.result(), report, progress, on_progress)
-
-                if not unchanged():
-                    raise UnreadableInput(CHANGED)
-                rows = rows_of(lines_of(iter(lambda: stream.read(BLOCK_BYTES), b"")), fmt, skipped)
-                pending: Future[tuple[ChunkResult, int]] | None = None
-                for index, chunk_rows in chunks_of(rows, self._chunk_rows):
+            with tempfile.TemporaryDirectory(prefix="sensor-digest-import-", dir=self._folder) as folder:
+                partitions = Partitions(Path(folder), partitions_for(scanned.lines))
+                self._read(path, scanned, fmt, source, partitions, report, progress, skipped, told, stop)
+                progress.phase, progress.lines, progress.total = "counting", 0, partitions.entries
+                told(progress)
+                for partition in range(partitions.count):
                     if stop is not None and stop.is_set():
-                        ended(pending)  # the chunk being written ends first: how far it got is told
                         raise KeyboardInterrupt
-                    first = index * self._chunk_rows
-                    read = self._read(source, chunk_rows, fmt, first, first + self._chunk_rows - 1)
-                    if not unchanged():  # its rows may be the new content's: none is written under the old one's name
-                        ended(pending)
-                        raise UnreadableInput(f"{CHANGED} (rows counted up to line {progress.lines:,} stay counted)")
-                    ended(pending)
-                    pending = writer.submit(self._count, read, chunk_rows[-1].line)
-                ended(pending)
+                    rows = partitions.rows(partition)
+                    counted: PartitionCount = self._tried(lambda: self._counter.count(rows))  # noqa: B023
+                    report.refused(refused_rows(counted.refused))
+                    self._counted(counted, progress)
+                    progress.lines += counted.counted + counted.already + counted.duplicates + len(counted.refused)
+                    told(progress)
         finally:
+            progress.figures.rejected = report.rows
             report.close()
-        progress.figures.rejected = report.rows
         progress.figures.blank = skipped.blank
         self._tried(lambda: self._records.finish(source, progress.figures))
         return Outcome(source, progress.figures, errors if report.rows else None)
 
-    def _read(self, source: SourceObject, rows: list[Row], fmt: str, first: int, last: int) -> ReadChunk:
-        return self._tried(lambda: read_chunk(source.object_id, rows, fmt, self._dating, first=first, last=last))
+    def _read(
+        self,
+        path: Path,
+        scanned: Scanned,
+        fmt: str,
+        source: SourceObject,
+        partitions: Partitions,
+        report: ErrorReport,
+        progress: Progress,
+        skipped: Skipped,
+        told: Callable[[Progress], None],
+        stop: threading.Event | None,
+    ) -> None:
+        """The reading phase: every row read and dated, the valid ones into their partitions, the refused
+        ones into the report; ``UnreadableInput`` when the file changed meanwhile."""
+        with path.open("rb") as stream:
+            if stamp_of(stream) != scanned.stamp:
+                raise UnreadableInput(CHANGED)
+            rows = rows_of(lines_of(iter(lambda: stream.read(BLOCK_BYTES), b"")), fmt, skipped)
+            for _, chunk in chunks_of(rows, self._chunk_rows):
+                if stop is not None and stop.is_set():
+                    raise KeyboardInterrupt
+                read = self._tried(lambda: read_rows(source.object_id, chunk, fmt, self._dating))  # noqa: B023
+                if stamp_of(stream) != scanned.stamp:  # its rows may be the new content's: none is counted
+                    raise UnreadableInput(f"{CHANGED} (nothing of it was counted)")
+                report.write(read.rejected)
+                partitions.add(read.entries)
+                progress.figures.rows += read.rows
+                progress.figures.zone_kept += read.zone_kept
+                progress.lines = chunk[-1].line
+                told(progress)
+        partitions.flush()
 
-    def _count(self, read: ReadChunk, last_line: int) -> tuple[ChunkResult, int]:
-        return self._tried(lambda: count_chunk(self._counter, read)), last_line
+    @staticmethod
+    def _counted(counted: PartitionCount, progress: Progress) -> None:
+        f = progress.figures
+        f.counted += counted.counted
+        f.already += counted.already
+        f.duplicates += counted.duplicates
+        f.days += counted.days
+        f.writes += counted.writes
+        f.reads += counted.reads
 
     def _tried(self, work: Callable[[], T]) -> T:
         for attempt in range(self._retry.attempts):
@@ -267,20 +372,6 @@ class FileImport:
                     raise
                 self._retry.wait(attempt)
         raise AssertionError("unreachable")  # pragma: no cover
-
-    @staticmethod
-    def _ended(
-        done: tuple[ChunkResult, int],
-        report: ErrorReport,
-        progress: Progress,
-        on_progress: Callable[[Progress], None] | None,
-    ) -> None:
-        result, last_line = done
-        report.write(result.rejected)
-        progress.figures.add(figures_of(result))
-        progress.lines = last_line
-        if on_progress is not None:
-            on_progress(progress)
 
 
 def default_errors_path(path: Path) -> Path:
