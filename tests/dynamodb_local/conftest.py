@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
 
 from ingest import handler as module
 from sensor_digest import api
@@ -19,7 +21,7 @@ from sensor_digest.config import ApiSettings
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.local.api_server import LocalApi
-from tests.support.sqs import DeadLetters
+from tests.support.sqs import PASSTHROUGH, DeadLetters
 from tests.support.tables import Tables
 
 
@@ -39,3 +41,20 @@ def server(tables: Tables, session: LocalSession) -> Iterator[LocalApi]:
     local.start()
     yield local
     local.stop()
+
+
+@pytest.fixture
+def fifo_dlq(tables: Tables) -> Iterator[DeadLetters]:
+    """A FIFO dead-letter queue in high-throughput mode, as the stack makes it (moto's SQS)."""
+    with mock_aws(config=PASSTHROUGH):  # type: ignore[arg-type]
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(
+            QueueName="SensorDigestDLQ.fifo",
+            Attributes={
+                "FifoQueue": "true",
+                "DeduplicationScope": "messageGroup",
+                "FifoThroughputLimit": "perMessageGroupId",
+                "MaximumMessageSize": "1048576",
+            },
+        )["QueueUrl"]
+        yield DeadLetters(client=sqs, url=url)

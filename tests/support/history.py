@@ -8,6 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from sensor_digest.backoff import Backoff
+from sensor_digest.history.counter import Overlap
 from sensor_digest.store import schema
 from sensor_digest_tools.local.history import HistoryTruth
 from sensor_digest_tools.ops.importer import FileImport
@@ -25,6 +26,7 @@ def file_import(
     zone: str = "UTC",
     retry: Backoff = NO_WAIT,
     workers: int = 4,
+    overlap: Overlap = Overlap.REFUSE,
 ) -> FileImport:
     """The local import over ``tables`` through ``client``, in chunks of ``chunk_rows``."""
     return FileImport.over(
@@ -37,6 +39,7 @@ def file_import(
         retry=retry,
         workers=workers,
         counting_retry=retry,
+        overlap=overlap,
     )
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from sensor_digest.counting.memory import CreatedDays, KnownDays
+from sensor_digest.counting.memory import CreatedDays, FrozenPages, KnownDays
 from sensor_digest.counting.outcomes import (
     BatchCount,
     Group,
@@ -33,11 +33,12 @@ from sensor_digest.counting.outcomes import (
     share_leaders_fate,
 )
 from sensor_digest.counting.policies import ALL, Policies
-from sensor_digest.errors import MalformedItem, TransientFault
+from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo, reads, repairs, schema, sizes
 from sensor_digest.store.day_writes import MISSING, UNSEEN, DayKey, DayView
+from sensor_digest.store.identities import import_event_hash
 from sensor_digest.upsert import UpsertStep
 
 if TYPE_CHECKING:
@@ -312,6 +313,10 @@ class TableCounter(DayCounter):
                     schema.HOUR_COUNTS,
                     schema.READINGS,
                     schema.READINGS_REPAIRS,
+                    schema.IMPORT_SEQ,
+                    schema.IMPORT_COUNT,
+                    schema.IMPORT_IDS,
+                    schema.IMPORT_PAGES,
                 ],
                 expired=expired,
             )
@@ -350,3 +355,55 @@ class TableCounter(DayCounter):
     def first_step(missing: bool) -> UpsertStep:
         """Where a group's update -> insert -> update starts: at the insert for a day found missing."""
         return UpsertStep.CREATE_IF_MISSING if missing else UpsertStep.UPDATE_IF_EXISTS
+
+
+IMPORT_PAGES_A_REQUEST = 25
+"""Pages of imported identities read a ``BatchGetItem`` (each up to 160 KB)."""
+
+
+class ImportedRows:
+    """What a live writer checks before it counts reports that name an ``event_id`` on a day holding
+    imported rows (docs/import.md, "Live and imported reports"): a report whose identity the import kept
+    on its day is the imported row it repeats, and is not counted again. The pages of a day's imported
+    identities never change: read once (strongly consistent: a page is written in the transaction
+    that names it), and kept."""
+
+    def __init__(self, client: DynamoDBClient, ledger: str) -> None:
+        self._client = client
+        self._ledger = ledger
+        self.pages: FrozenPages[bytes] = FrozenPages()
+
+    def repeated(
+        self, day: DayKey, view: DayView, messages: Sequence[SensorMessage], outcome: GroupOutcome
+    ) -> list[SensorMessage]:
+        """Of ``messages``, those the day's imported rows hold; ``RefusedWrite`` with the repair when some
+        name an ``event_id`` and the day's import attributes cannot be read."""
+        named = [m for m in messages if m.named]
+        if not named:
+            return []
+        if view.imports_broken is not None:
+            bad = view.imports_broken
+            raise RefusedWrite(str(bad), repair=repairs.day_item(*day, bad.attribute), attribute=bad.attribute)
+        imports = view.imports
+        if not imports.seq:
+            return []
+        held, unread = self.pages.held(day, sorted(imports.pages))
+        for start in range(0, len(unread), IMPORT_PAGES_A_REQUEST):
+            chunk = unread[start : start + IMPORT_PAGES_A_REQUEST]
+            keys = [schema.import_page_key(*day, page) for page in chunk]
+            found = dynamo.batch_get(self._client, self._ledger, keys, consistent=True)
+            outcome.requests += 1
+            by_key = {str(item[schema.LEDGER_KEY]["S"]): day_writes.ids_of(item) for item in found}
+            for page, key in zip(chunk, keys, strict=True):
+                ids = by_key.get(str(key[schema.LEDGER_KEY]["S"]))
+                if ids is None:  # named, and not there: a hand-made item (the import refuses the day too)
+                    raise RefusedWrite(
+                        f"{schema.describe(schema.day_key(*day))} names a page of imported rows the ledger does not "
+                        "hold",
+                        repair=repairs.day_item(*day, schema.IMPORT_PAGES),
+                        attribute=schema.IMPORT_PAGES,
+                    )
+                held |= ids
+                self.pages.keep(day, page, ids)
+        held |= imports.ids
+        return [m for m in named if import_event_hash(m.event_id) in held]

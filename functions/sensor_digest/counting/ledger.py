@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
-from sensor_digest.counting.base import Expired, TableCounter
+from sensor_digest.counting.base import Expired, ImportedRows, TableCounter
 from sensor_digest.counting.memory import FrozenPages
 from sensor_digest.counting.outcomes import (
     Group,
@@ -116,7 +116,8 @@ class LedgerCounter(TableCounter):
         self._wall_clock = wall_clock
         self._retry = retry or RetryPolicy()
         self._hash = hasher
-        self.frozen = FrozenPages()
+        self.frozen: FrozenPages[int] = FrozenPages()
+        self.imported = ImportedRows(client, ledger_table_name)
 
     @property
     def creates_compact(self) -> bool:
@@ -387,6 +388,12 @@ class LedgerWrite(ThreeStepUpsert):
     # -- the update ---------------------------------------------------------------------------
 
     def _update(self) -> Answer:
+        repeated = self._counter.imported.repeated(self._day, self.view, self.pending, self._outcome)
+        if repeated:  # rows the history import counted on the day: these reports are counted already
+            gone = {m.message_id for m in repeated}
+            self._outcome.duplicates.extend(repeated)
+            self.pending = [m for m in self.pending if m.message_id not in gone]
+            return Answer.AGAIN
         proofs = self._proofs(self.view)
         if self.view.kind is Kind.COMPACT and self._drop_frozen(proofs):
             return Answer.AGAIN
@@ -413,9 +420,13 @@ class LedgerWrite(ThreeStepUpsert):
         return self._transact(actions, markers, tally)
 
     def _day_update(self, tally: Tally, guard: Exists | Compact) -> dict[str, Any]:
-        """The day item's update as the view and the hours map stand (``store/day_writes.py``)."""
+        """The day item's update as the view and the hours map stand (``store/day_writes.py``), resting on
+        the day's imported rows being those checked when a report names an ``event_id``."""
         view = self.view
-        return day_writes.update(self._counter.table, self._day, tally, view.hours, guard, readings=view.readings)
+        imports = view.imports.seq if any(m.named for m in self.pending) else None
+        return day_writes.update(
+            self._counter.table, self._day, tally, view.hours, guard, readings=view.readings, imports=imports
+        )
 
     def _page_action(self, page: int, checked: list[bytes], added: list[bytes]) -> dict[str, Any]:
         """Page ``page``'s update (``store/day_writes.py``)."""

@@ -6,8 +6,8 @@ Each is shared by the threads of a container, and bounded (least recently used f
   ``DayView`` (its kind, page and identities for the ledger; its hours map and readings for every
   writer), so a sensor-day is read about once per container, not once per batch, and a day item
   from before hours has its map created by its first write instead of being refused for it;
-- ``FrozenPages``: the identities of a compact day's pages before the one being filled, which never
-  change again, read once;
+- ``FrozenPages``: the identities of pages that never change again, read once: a compact day's pages
+  before the one being filled, and the pages of a day's imported identities;
 - ``CreatedDays``: what became of the last days a lookup found missing (the missing-day bet,
   ``Policies.bet_on_created_days``).
 """
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from sensor_digest.counting.outcomes import GroupOutcome
 from sensor_digest.store.day_writes import DayKey, DayView, ReadingsView
@@ -92,21 +92,24 @@ FROZEN_IDS_KEPT = 500_000
 forgotten: a hot sensor's pages are read once, not at every batch."""
 
 
-class FrozenPages:
+P = TypeVar("P", bound=Hashable)
+
+
+class FrozenPages(Generic[P]):
     """The identities of pages that will never change, by sensor-day and page, least recently used
     forgotten past ``limit`` identities; shared by the threads of a container."""
 
     def __init__(self, limit: int = FROZEN_IDS_KEPT) -> None:
-        self._pages: OrderedDict[tuple[DayKey, int], frozenset[bytes]] = OrderedDict()
+        self._pages: OrderedDict[tuple[DayKey, P], frozenset[bytes]] = OrderedDict()
         self._held = 0
         self._limit = limit
         self._lock = threading.Lock()
 
-    def held(self, day: DayKey, pages: range) -> tuple[set[bytes], list[int]]:
+    def held(self, day: DayKey, pages: Iterable[P]) -> tuple[set[bytes], list[P]]:
         """The identities of ``pages`` held here, and the pages not held (to be read), in one look:
         what a caller gets is its own, whatever another thread keeps or forgets meanwhile."""
         out: set[bytes] = set()
-        unread: list[int] = []
+        unread: list[P] = []
         with self._lock:
             for page in pages:
                 found = self._pages.get((day, page))
@@ -117,7 +120,7 @@ class FrozenPages:
                     out |= found
         return out, unread
 
-    def keep(self, day: DayKey, page: int, ids: set[bytes]) -> None:
+    def keep(self, day: DayKey, page: P, ids: set[bytes]) -> None:
         with self._lock:
             if (day, page) in self._pages:
                 return

@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from sensor_digest.backoff import Backoff
-from sensor_digest.counting.base import Expired, TableCounter
+from sensor_digest.counting.base import Expired, ImportedRows, TableCounter
 from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate, write_chunks
 from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import TransientFault
@@ -79,6 +79,7 @@ class OrderedCounter(TableCounter):
         self._ttl = marker_ttl_seconds
         self._max_receive_count = max_receive_count
         self._wall_clock = wall_clock
+        self.imported = ImportedRows(client, ledger_table_name)
 
     lookup_guards = True  # nothing else tells a redriven message that was counted before
 
@@ -200,10 +201,19 @@ class OrderedWrite(ThreeStepUpsert):
     def update_if_exists(self) -> Answer:
         """The guarded ``ADD`` (steps 1 and 3 alike: an update after a race must still skip what
         the winner applied)."""
+        repeated = self._counter.imported.repeated(self._day, self.view, self.pending, self._outcome)
+        if repeated:  # rows the history import counted on the day: these reports are counted already
+            gone = {m.message_id for m in repeated}
+            self._outcome.duplicates.extend(repeated)
+            self.pending = [m for m in self.pending if m.message_id not in gone]
+            return Answer.AGAIN
         first, last = sequence_of(self.pending[0]), sequence_of(self.pending[-1])
         guard = AfterSequence(self._source, first, last)
         tally, view = Tally.of(self.pending), self.view
-        params = day_writes.update(self._table, self._day, tally, view.hours, guard, readings=view.readings)
+        imports = view.imports.seq if any(m.named for m in self.pending) else None
+        params = day_writes.update(
+            self._table, self._day, tally, view.hours, guard, readings=view.readings, imports=imports
+        )
         return self._send("Update", params)
 
     def _send(self, kind: str, params: dict[str, Any]) -> Answer:

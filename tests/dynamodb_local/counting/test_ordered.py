@@ -11,27 +11,19 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
-from zoneinfo import ZoneInfo
 
-import boto3
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from moto import mock_aws
 
-from sensor_digest import ingest
-from sensor_digest.config import IngestSettings, QueueType
 from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN
-from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
-from tests.support.faults import WRITE_OPERATIONS, FaultySession
-from tests.support.fifo import Sequencer
+from tests.support.fifo import Sequencer, fifo_handler
 from tests.support.messages import FakeContext, QueuedMessage, sqs_event
-from tests.support.sqs import PASSTHROUGH, DeadLetters
+from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts, scan_all
 
 DAY, NEXT_DAY = "2024-05-01", "2024-05-02"
@@ -56,40 +48,8 @@ class WriteFaults:
 
 
 @pytest.fixture
-def fifo_dlq(tables: Tables) -> Iterator[DeadLetters]:
-    """A FIFO dead-letter queue in high-throughput mode, as the stack makes it (moto's SQS)."""
-    with mock_aws(config=PASSTHROUGH):  # type: ignore[arg-type]
-        sqs = boto3.client("sqs", region_name="us-east-1")
-        url = sqs.create_queue(
-            QueueName="SensorDigestDLQ.fifo",
-            Attributes={
-                "FifoQueue": "true",
-                "DeduplicationScope": "messageGroup",
-                "FifoThroughputLimit": "perMessageGroupId",
-                "MaximumMessageSize": "1048576",
-            },
-        )["QueueUrl"]
-        yield DeadLetters(client=sqs, url=url)
-
-
-@pytest.fixture
 def faults() -> WriteFaults:
     return WriteFaults()
-
-
-def fifo_handler(tables: Tables, session: Any, dlq_url: str, rule: Any = None, reads: bool = False) -> Any:
-    """The FIFO ingest handler on ``session``, its calls through ``rule`` (writes, and ledger reads if ``reads``)."""
-    settings = IngestSettings(
-        table_name=tables.table,
-        ledger_table_name=tables.ledger,
-        dlq_url=dlq_url,
-        timezone=ZoneInfo("UTC"),
-        queue_type=QueueType.FIFO,
-    )
-    if rule is not None:
-        operations = (*WRITE_OPERATIONS, "batch_get_item") if reads else WRITE_OPERATIONS
-        session = FaultySession(inner=session, rule=rule, operations=operations)
-    return lambda_handler(ingest.build_service(settings, session))
 
 
 @pytest.fixture
