@@ -100,7 +100,8 @@ def test_a_file_is_put_in_the_import_bucket_once_and_imported_by_one_execution(s
         len(versions) == 1 and versions[0]["Key"].startswith("inputs/") and versions[0]["Key"].endswith("/fleet.jsonl")
     )
     assert len(sfn.started) == 1  # the second start followed the execution of the same name
-    assert sfn.started[0]["input"] == {"bucket": BUCKET, "key": versions[0]["Key"], "again": False}
+    started = {"bucket": BUCKET, "key": versions[0]["Key"], "again": False, "overlap": "refuse"}
+    assert sfn.started[0]["input"] == started
     assert first.figures.counted == second.figures.counted == 3
     assert ticks and ticks[-1][1:] == (2, 3)
 
@@ -133,11 +134,11 @@ def test_an_object_outside_the_import_bucket_is_refused_with_the_way_to_copy_it(
 
 
 def test_an_object_the_import_refuses_is_said_with_its_reason(s3: Any) -> None:
-    s3.put_object(Bucket=BUCKET, Key="inputs/broken.jsonl", Body=b"{oops\n")
-    refused = {"action": "refuse", "reason": "1 line(s) the deployed import cannot read", "refused": "r/refused.jsonl"}
+    s3.put_object(Bucket=BUCKET, Key="inputs/broken.csv", Body=b"id,time\n")
+    refused = {"action": "refuse", "reason": "the CSV header must name sensor_id and timestamp (it lacks ...)"}
 
-    with pytest.raises(TargetError, match=r"cannot read .*its lines: s3://the-import-bucket/r/refused\.jsonl"):
-        run(s3, FakeStepFunctions(output=refused), f"s3://{BUCKET}/inputs/broken.jsonl")
+    with pytest.raises(TargetError, match=r"inputs/broken\.csv: the CSV header must name sensor_id and timestamp"):
+        run(s3, FakeStepFunctions(output=refused), f"s3://{BUCKET}/inputs/broken.csv")
 
 
 def test_a_stack_without_the_import_is_told_how_to_deploy_it(s3: Any) -> None:

@@ -240,10 +240,10 @@ class DayCounter(ABC):
             return GroupOutcome(failed=list(messages), reason=f"internal error: {type(exc).__name__}")
         if missing:
             self.created_days.heard(outcome)
-        if outcome.rejected and outcome.refused_by == schema.READINGS:
-            outcome = self._without_readings_again(key, outcome, deadline)
         if outcome.rejected and outcome.repair is None:
             self.name_the_repair(key, outcome)
+        if outcome.rejected and outcome.refused_by == schema.READINGS:
+            outcome = self._without_readings_again(key, outcome, deadline)
         return outcome
 
     def name_the_repair(self, key: DayKey, outcome: GroupOutcome) -> None:
@@ -252,14 +252,20 @@ class DayCounter(ABC):
         return
 
     def _without_readings_again(self, key: DayKey, outcome: GroupOutcome, deadline: float | None) -> GroupOutcome:
-        """The day item's ``Readings``, written by hand, refused the group's write: its reports with
-        readings stay rejected (the reason and the repair with them); those without count as on any
-        other day (nothing of them was written: the refused write was not)."""
-        plain = [m for m in outcome.rejected if not m.readings]
+        """The day item's ``Readings`` refused the group's write (written by hand; or, for
+        ``refused_names``, too large to add to): its reports carrying those readings stay rejected (the
+        reason and the repair with them); the others count as on any other day (nothing of them was
+        written: the refused write was not)."""
+        names = set(outcome.refused_names)
+
+        def unaffected(m: SensorMessage) -> bool:
+            return not m.readings if not names else not names & {name for name, _ in m.readings}
+
+        plain = [m for m in outcome.rejected if unaffected(m)]
         if not plain:
             return outcome
         again = self.count_group(Group(key[0], key[1], plain, deadline))
-        outcome.rejected = [m for m in outcome.rejected if m.readings] + again.rejected
+        outcome.rejected = [m for m in outcome.rejected if not unaffected(m)] + again.rejected
         outcome.counted += again.counted
         outcome.duplicates += again.duplicates
         outcome.failed += again.failed
@@ -340,11 +346,21 @@ class TableCounter(DayCounter):
         try:
             item = reads.get_item(self._client, self._table, schema.day_key(*key)) or {}
             schema.check_day_item(item, sizes.item_bytes(item), sum(m.count for m in outcome.rejected))
+            past = schema.readings_past_digits(item, outcome.rejected)
         except TransientFault:
             return
         except MalformedItem as bad:
             outcome.reason = f"{outcome.reason}: {bad}"
             outcome.repair = repairs.day_item(*key, bad.attribute)
+            return
+        if past:
+            outcome.reason = (
+                f"{schema.describe(item)}: the statistics of {', '.join(repr(n) for n in past)} in its "
+                f"{schema.READINGS}, with these reports' values, would need more than DynamoDB's "
+                f"{schema.DYNAMODB_DIGITS} digits"
+            )
+            outcome.repair = repairs.day_item(*key, schema.READINGS)
+            outcome.refused_by, outcome.refused_names = schema.READINGS, tuple(past)
 
     def view(self, group: Group) -> DayView:
         """What the container knows of a group's day item: missing (a read found none), as last seen,

@@ -47,6 +47,7 @@ class GroupOutcome:
     reason: str | None = None
     repair: str | None = None  # how to mend the item that refused the write, when not its DataCount
     refused_by: str | None = None  # the attribute of the item that refused it, when known
+    refused_names: tuple[str, ...] = ()  # the reading names at fault, when that attribute is Readings
 
     def give_up(self, messages: Sequence[SensorMessage], fault: TransientFault) -> None:
         """``messages`` could not be written: failed (redelivered later), or, when DynamoDB refused

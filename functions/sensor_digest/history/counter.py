@@ -279,41 +279,59 @@ class HistoryCounter:
         if not isinstance(state, DayState):
             return out
         written: set[bytes] = set()
-        refusals = 0
-        for attempt in range(self._retry.attempts + 1):
+        refusals = retries = 0
+        while True:
+            write = ImportWrite(self, day, state)
             try:
-                while True:
-                    write = ImportWrite(self, day, state)
-                    for piece in plan.pieces:
-                        if not write.put(piece):
-                            break
-                        written.update(piece.counted)
-                        state = write.state
-                    out.writes += write.requests
-                    out.reads += write.reads
-                    if write.refused is None:
-                        out.counted, out.already, out.duplicates = len(written), plan.already, plan.duplicates
-                        return out
-                    refusals += 1
-                    if refusals > REFUSALS:
-                        raise Contention(f"the day {day[1]} of sensor {day[0]} kept moving on: other writers write it")
-                    state = self._state_after(write.refused, day, rows, out)
-                    plan = self._classify(rows, {day: state}, {day: size}, {day: written})[day]
-                    out.refused = list(plan.refused)
+                for piece in plan.pieces:
+                    if not write.put(piece):
+                        break
+                    written.update(piece.counted)
+                    state = write.state
+                if write.refused is None:
+                    out.counted, out.already, out.duplicates = len(written), plan.already, plan.duplicates
+                    return out
+                refusals += 1
+                if refusals > REFUSALS:
+                    raise Contention(f"the day {day[1]} of sensor {day[0]} kept moving on: other writers write it")
+                state = self._state_after(write.refused, day, rows, out)
             except RefusedWrite as refused:  # the day item takes no count (a value written by hand)
-                reason = said(refused)
                 left = {i for piece in plan.pieces for i in piece.counted} - written
-                out.refused += [(e, reason) for e in _first_of(rows, day, left)]
-                out.counted, out.already, out.duplicates = len(written), plan.already, plan.duplicates
-                return out
+                dynamodb_said = refused.attribute is None and not state.refused_names
+                past = self._past_digits(day, rows, left, out) if dynamodb_said else []
+                if not past:
+                    reason = said(refused)
+                    out.refused += [(e, reason) for e in _first_of(rows, day, left)]
+                    out.counted, out.already, out.duplicates = len(written), plan.already, plan.duplicates
+                    return out
+                why = f"the statistics of {', '.join(repr(n) for n in past)} in its {schema.READINGS}, with "
+                why += f"these rows' values, would need more than DynamoDB's {schema.DYNAMODB_DIGITS} digits"
+                reason = f"its day item refuses the count: {why}; {repairs.day_item(*day, schema.READINGS)}"
+                state = replace(state, refused_names=frozenset(past), refused_reason=reason)  # the rest again
             except TransientFault as fault:
-                if attempt >= self._retry.attempts or not isinstance(fault, RETRYABLE):
+                if retries >= self._retry.attempts or not isinstance(fault, RETRYABLE):
                     raise
-                self._retry.wait(attempt)
+                self._retry.wait(retries)
+                retries += 1
                 state = self._read_again(day, rows, out)
-                plan = self._classify(rows, {day: state}, {day: size}, {day: written})[day]
-                out.refused = list(plan.refused)
-        raise AssertionError("unreachable")  # pragma: no cover
+            finally:
+                out.writes += write.requests
+                out.reads += write.reads
+            plan = self._classify(rows, {day: state}, {day: size}, {day: written})[day]
+            out.refused = list(plan.refused)
+
+    def _past_digits(self, day: DayKey, rows: Rows, left: AbstractSet[bytes], out: PartitionCount) -> list[str]:
+        """The reading names whose statistics on the day would need more than 38 digits with the rows
+        still to write (a write DynamoDB refused as invalid without saying why)."""
+        got = dynamo.call(
+            "GetItem",
+            lambda: self.client.get_item(TableName=self.table, Key=schema.day_key(*day), ConsistentRead=True),
+        )
+        out.reads += 1
+        try:
+            return schema.readings_past_digits(dict(got.get("Item") or {}), _first_of(rows, day, left))
+        except MalformedItem:
+            return []
 
     def _read_again(self, day: DayKey, rows: Rows, out: PartitionCount) -> DayState:
         """The day read strongly consistent, with what its state needs."""

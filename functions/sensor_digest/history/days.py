@@ -71,7 +71,9 @@ class LiveSide:
 class DayState:
     """A sensor-day as last read: whether its item ``exists``, what the item says for a write
     (``view``), its ``DataCount`` (``None``: none), its imported rows (``imports``), the identities known
-    counted on it among those being written (``known``: its own, and its pages'), and its live side."""
+    counted on it among those being written (``known``: its own, and its pages'), its live side, and
+    the reading names its item cannot take (``refused_names``, with the reason: all of them when its
+    readings were written by hand in no shape of ours)."""
 
     exists: bool
     view: DayView
@@ -79,6 +81,18 @@ class DayState:
     imports: ImportView
     known: frozenset[bytes]
     live: LiveSide = LiveSide()
+    refused_names: frozenset[str] = frozenset()
+    refused_reason: str = ""
+
+    def refuses(self, entry: Entry) -> str | None:
+        """Why the day's item cannot take ``entry``'s readings (``None``: it can)."""
+        if not entry.readings:
+            return None
+        if self.view.readings.broken is not None:
+            return self.refused_reason
+        if self.refused_names & {name for name, _ in entry.readings}:
+            return self.refused_reason
+        return None
 
     @property
     def compact(self) -> bool:
@@ -94,6 +108,11 @@ def state_of(item: Mapping[str, Any], day: DayKey, pages: Mapping[bytes, frozens
         count = schema.number_of(item, schema.DATA_COUNT) if schema.DATA_COUNT in item else None
     except MalformedItem as bad:
         raise RefusedWrite(str(bad), repair=repairs.day_item(*day, bad.attribute)) from None
+    readings = view.readings
+    reason = ""
+    if readings.broken is not None:
+        why = f"{readings.broken}; {repairs.day_item(*day, readings.broken_by)}"
+        reason = f"its day item refuses the count: {why}"
     known = set(imports.ids)
     for page in imports.pages:
         if page not in pages:
@@ -104,7 +123,7 @@ def state_of(item: Mapping[str, Any], day: DayKey, pages: Mapping[bytes, frozens
                 repair=repairs.day_item(*day, schema.IMPORT_PAGES),
             )
         known |= pages[page]
-    return DayState(bool(item), view, count, imports, frozenset(known), live)
+    return DayState(bool(item), view, count, imports, frozenset(known), live, refused_reason=reason)
 
 
 def live_reports(item: Mapping[str, Any]) -> int:
@@ -254,6 +273,8 @@ class DayRows:
         elif state.live.repeats(entry):
             plan.already += 1
             self._adopted.append(identity)
+        elif (refused := state.refuses(entry)) is not None:
+            plan.refused.append((entry, refused))
         elif entry.event_id is not None and not state.live.complete and self._overlap is Overlap.REFUSE:
             reason = OVERLAP_REASON.format(
                 sensor=entry.sensor_id, day=entry.day, reports=state.live.reports, why=_why_incomplete(state)

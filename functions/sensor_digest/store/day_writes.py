@@ -221,7 +221,8 @@ class ReadingsView:
     names: frozenset[str] = frozenset()
     hours: Mapping[tuple[str, str], Single | Bounds] = field(default_factory=dict)
     broken: str | None = None  # why the map is not as this project writes it (written by hand)
-    repairs: int = 0  # ReadingsRepairs as seen: the writes of readings rest on it
+    repairs: int | None = None  # ReadingsRepairs as seen (None: absent): the writes of readings rest on it
+    broken_by: str = schema.READINGS  # the attribute at fault, when ``broken``
 
     @classmethod
     def of_item(cls, item: Mapping[str, Any]) -> ReadingsView:
@@ -230,9 +231,9 @@ class ReadingsView:
         conditions, and is refused (``update``); a write of reports without readings goes on."""
         try:
             schema.readings_of_item(item)
-            repairs = schema.number_of(item, schema.READINGS_REPAIRS) if schema.READINGS_REPAIRS in item else 0
+            repairs = schema.number_of(item, schema.READINGS_REPAIRS) if schema.READINGS_REPAIRS in item else None
         except MalformedItem as bad:
-            return cls(there=True, broken=str(bad))
+            return cls(there=True, broken=str(bad), broken_by=bad.attribute or schema.READINGS)
         stored = item.get(schema.READINGS)
         if not isinstance(stored, Mapping) or not isinstance(stored.get("M"), Mapping):
             return cls(there=bool(item) and stored is not None, repairs=repairs)
@@ -596,7 +597,7 @@ def update(
     such report). ``RefusedWrite`` (with the repair) for readings to add to a map not as this project
     writes it: no such write could meet its conditions."""
     if tally.readings and readings is not None and readings.broken is not None:
-        repair = repairs.day_item(*day, schema.READINGS)
+        repair = repairs.day_item(*day, readings.broken_by)
         raise RefusedWrite(readings.broken, repair=repair, attribute=schema.READINGS)
     parts = _Parts(
         names={"#count": schema.DATA_COUNT, "#cover": schema.READINGS_COVER},
@@ -647,7 +648,7 @@ def _readings(parts: _Parts, tally: Tally, seen: ReadingsView) -> None:
     names, values = parts.names, parts.values
     names["#R"], names["#rr"] = schema.READINGS, schema.READINGS_REPAIRS
     values[":mtype"] = {"S": "M"}
-    if seen.repairs:  # what is known of the statistics is from since the last repair by hand
+    if seen.repairs is not None:  # what is known of the statistics is from since the last repair by hand
         values[":rr"] = {"N": str(seen.repairs)}
         parts.conditions.append("#rr = :rr")
     else:

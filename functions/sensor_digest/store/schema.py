@@ -24,7 +24,7 @@ The tables' definitions (key schemas, ``CreateTable`` parameters) are in ``table
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from decimal import Context, Decimal, InvalidOperation, localcontext
@@ -421,6 +421,34 @@ DYNAMODB_DIGITS = 38
 def exact_in_dynamodb(number: int) -> bool:
     """Whether DynamoDB can hold ``number`` exactly: at most 38 significant digits."""
     return len(str(abs(number)).rstrip("0")) <= DYNAMODB_DIGITS
+
+
+def fits_dynamodb(number: Decimal) -> bool:
+    """Whether DynamoDB can hold ``number`` exactly: at most 38 significant digits."""
+    return len(number.normalize().as_tuple().digits) <= DYNAMODB_DIGITS
+
+
+def readings_past_digits(item: Mapping[str, Any], reports: Iterable[Any]) -> list[str]:
+    """The reading names whose statistics in ``item`` (readable, as ingest writes them) would need more
+    than DynamoDB's 38 digits once ``reports``' values (each a report's ``hour`` and ``readings``) are
+    added: an hour's sum, or the day's sum of squares (DynamoDB refuses such a write as invalid)."""
+    kept = readings_of_item(item)
+    added: dict[str, tuple[dict[str, Decimal], Decimal]] = {}
+    with localcontext(_EXACT):
+        for report in reports:
+            for name, value in report.readings:
+                hours, squares = added.get(name, ({}, Decimal(0)))
+                hours[report.hour] = hours.get(report.hour, Decimal(0)) + value
+                added[name] = (hours, squares + value * value)
+        past = []
+        for name, (hours, squares) in sorted(added.items()):
+            stored = kept.get(name)
+            if stored is None:
+                continue
+            sums = [stored.hours[h][1] + v for h, v in hours.items() if h in stored.hours]
+            if not all(fits_dynamodb(n) for n in [stored.squares + squares, *sums]):
+                past.append(name)
+    return past
 
 
 def check_day_item(item: Mapping[str, Any], size: int, adding: int = 1) -> None:

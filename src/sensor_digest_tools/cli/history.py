@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sensor_digest import zones
 from sensor_digest.errors import UnknownTimeZone, UnreadableInput
+from sensor_digest.history.counter import Overlap
 from sensor_digest.history.record import Before, Figures
 from sensor_digest.history.source import format_of
 from sensor_digest_tools.cli.options import PLAIN, AsJson, LedgerOpt, Region, Stack, TableOpt
@@ -31,6 +32,7 @@ from sensor_digest_tools.ops.importer import FileImport, Outcome, default_errors
 from sensor_digest_tools.ops.importer import Progress as Done
 
 commands = typer.Typer(**PLAIN)  # import, at the command line's top level (app.py)
+
 
 Format = Annotated[
     str | None,
@@ -63,6 +65,14 @@ def import_history(
             "--again", help="Go through an object imported whole before too (its rows found counted: reads only)."
         ),
     ] = False,
+    overlap: Annotated[
+        Overlap,
+        typer.Option(
+            help="A row naming an event_id on a day holding live reports the pipeline no longer knows all of "
+            "(ordered mode; expired live ledger): refuse it into the error report, or count it (the live "
+            "pipeline never received it)."
+        ),
+    ] = Overlap.REFUSE,
     as_json: AsJson = False,
 ) -> None:
     """Import a fleet's past reports: JSON lines (each line a sensor message) or CSV (a header naming
@@ -88,7 +98,14 @@ def import_history(
                 progress.update(task, description=f"importing {name}", completed=done, total=total or None)
 
             found = import_stack.run(
-                target, source, fmt=fmt, again=again, errors_to=errors_to, stack=stack, on_tick=tick
+                target,
+                source,
+                fmt=fmt,
+                again=again,
+                errors_to=errors_to,
+                stack=stack,
+                on_tick=tick,
+                overlap=overlap.value,
             )
         _show(found.name, found.figures, found.errors, as_json, before=found.before, extra=found.extra)
         return
@@ -112,7 +129,12 @@ def import_history(
         zone = _zone(timezone or target.timezone or "UTC")
         reject = target.unknown_sensors == "reject"
         importer = FileImport.over(
-            target.dynamodb(), str(target.table), str(target.ledger), zone=zone, reject_unknown=reject
+            target.dynamodb(),
+            str(target.table),
+            str(target.ledger),
+            zone=zone,
+            reject_unknown=reject,
+            overlap=overlap,
         )
         outcome = _run(importer, path, chosen, report, again)
     _show(str(path), outcome.figures, str(outcome.errors) if outcome.errors else None, as_json, before=outcome.before)
@@ -145,13 +167,14 @@ def _run(importer: FileImport, path: Path, fmt: str, errors_path: Path, again: b
     with bar() as progress:
         task = progress.add_task("reading", total=path.stat().st_size, rate="")
         scanned = scan_file(path, on_bytes=lambda n: progress.advance(task, n))
-        progress.update(task, description="importing", total=scanned.lines, completed=0)
+        progress.update(task, description="reading rows", total=scanned.lines, completed=0)
 
         def advanced(done: Done) -> None:
-            reached.lines, reached.figures = done.lines, done.figures
+            reached.lines, reached.figures, reached.phase = done.lines, done.figures, done.phase
             elapsed = progress.tasks[0].elapsed or 0.0
-            rate = f"{done.figures.rows / elapsed:,.0f} rows/s" if elapsed else ""
-            progress.update(task, completed=done.lines, rate=rate)
+            rate = f"{done.figures.rows / elapsed:,.0f} rows/s" if elapsed and done.phase == "reading" else ""
+            what = "reading rows" if done.phase == "reading" else "counting rows"
+            progress.update(task, description=what, completed=done.lines, total=done.total, rate=rate)
 
         how_far = lambda: _stopped(reached, str(path))  # noqa: E731 - read when stopped
         with told_on_stop(how_far):
@@ -164,9 +187,14 @@ def _run(importer: FileImport, path: Path, fmt: str, errors_path: Path, again: b
 
 
 def _stopped(reached: Done, name: str) -> str:
+    where = (
+        f"after line {reached.lines:,} of {name}, while reading its rows"
+        if reached.phase == "reading"
+        else f"while counting the rows of {name}"
+    )
     return (
-        f"stopped after line {reached.lines:,} of {name} ({reached.figures.counted:,} reports counted so far): run "
-        "the same command again to import the rest; what was counted stays counted, and nothing counts twice"
+        f"stopped {where} ({reached.figures.counted:,} reports counted so far): run the same command again to "
+        "import the rest; what was counted stays counted, and nothing counts twice"
     )
 
 

@@ -133,11 +133,12 @@ def follow(c: Clients, arn: str, name: str, on_tick: Tick | None) -> dict[str, A
     while True:
         described = c.sfn.describe_execution(executionArn=arn)
         status = described["status"]
-        if on_tick is not None:
+        if on_tick is not None:  # the read map's chunks, then the count map's partitions
             runs = c.sfn.list_map_runs(executionArn=arn).get("mapRuns", [])
-            if runs:
-                counts = c.sfn.describe_map_run(mapRunArn=runs[0]["mapRunArn"]).get("itemCounts", {})
-                on_tick(name, int(counts.get("succeeded", 0)), int(counts.get("total", 0)))
+            counts = [c.sfn.describe_map_run(mapRunArn=run["mapRunArn"]).get("itemCounts", {}) for run in runs]
+            if counts:
+                done_items = sum(int(n.get("succeeded", 0)) for n in counts)
+                on_tick(name, done_items, sum(int(n.get("total", 0)) for n in counts))
         if status == "SUCCEEDED":
             output: dict[str, Any] = json.loads(described.get("output") or "{}")
             return output
@@ -145,7 +146,7 @@ def follow(c: Clients, arn: str, name: str, on_tick: Tick | None) -> dict[str, A
             cause = described.get("cause") or described.get("error") or status
             raise TargetError(
                 f"the import of {name} {status.lower()}: {cause}; run the same command again to redrive it "
-                "(its failed batches run again; nothing counts twice)"
+                "(its failed items run again; nothing counts twice)"
             )
         c.sleep(POLL_SECONDS)
 
@@ -160,6 +161,7 @@ def run(
     stack: str | None,
     on_tick: Tick | None = None,
     made: Clients | None = None,
+    overlap: str = "refuse",
 ) -> StackImport:
     """Import ``source`` (a file, or ``s3://`` in the import bucket) with the stack's state machine."""
     bucket, machine = target.import_bucket, target.import_state_machine
@@ -181,13 +183,12 @@ def run(
     reports: list[str] = []
     for key in keys:
         head = objects.head(c.s3, bucket, key)
-        payload = {"bucket": bucket, "key": key, **({"format": fmt} if fmt else {}), "again": again}
+        payload = {"bucket": bucket, "key": key, **({"format": fmt} if fmt else {}), "again": again, "overlap": overlap}
         arn = start(c, machine, execution_name(bucket, key, head, again), payload)
         output = follow(c, arn, f"s3://{bucket}/{key}", on_tick)
         action = output.get("action")
         if action == "refuse":
-            lines = f"s3://{bucket}/{output.get('refused')}"
-            raise TargetError(f"s3://{bucket}/{key}: {output.get('reason')} (its lines: {lines})")
+            raise TargetError(f"s3://{bucket}/{key}: {output.get('reason')}")
         if action == "skip":
             done.before = done.before or Before()
             done.before.add(Figures.from_json(output.get("figures", {})), str(output.get("finished_at") or ""))

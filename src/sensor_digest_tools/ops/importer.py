@@ -44,6 +44,8 @@ CHUNK_ROWS = 20_000
 its sensor-day is written, do not depend on it."""
 BLOCK_BYTES = 1024 * 1024
 CHUNK_TRIES = 5
+PROFILES_KEPT_SECONDS = 24 * 3600.0
+"""How long a local import keeps a sensor's profile once read (an import's length, in practice)."""
 RETRY = Backoff(attempts=CHUNK_TRIES, base_seconds=0.5, cap_seconds=8.0, least=0.5)
 
 
@@ -251,7 +253,9 @@ class FileImport:
             retry=counting_retry,
             overlap=overlap,
         )
-        profiles = ProfileCache(Profiles(table_name=table, client=client))
+        # read once an import: a sensor's rows are dated in the zone of its first import whatever its
+        # profile says later, so a profile changed meanwhile moves nothing of this import's
+        profiles = ProfileCache(Profiles(table_name=table, client=client), ttl=PROFILES_KEPT_SECONDS)
         dating = Dating(zone, profiles, ZonePins(ledger, client), reject_unknown=reject_unknown)
         records = Records(ledger, client)
         return cls(counter=counter, records=records, dating=dating, chunk_rows=chunk_rows, retry=retry, folder=folder)

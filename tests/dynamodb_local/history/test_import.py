@@ -10,7 +10,7 @@ import json
 import threading
 from collections import Counter
 from dataclasses import replace
-from decimal import Decimal
+from decimal import Context, Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
@@ -335,6 +335,59 @@ def test_a_day_item_that_refuses_the_count_rejects_its_rows_with_the_reason(
     assert outcome.figures.counted == 1 and outcome.figures.rejected == 1
 
 
+def test_rows_without_readings_count_on_a_day_whose_readings_were_written_by_hand_and_the_others_say_why(
+    ddb: Any, tables: Tables, tmp_path: Path
+) -> None:
+    readings = {schema.READINGS: {"S": "by hand"}, schema.READINGS_COVER: {"N": "3"}}
+    day = {**schema.day_key(5, "2024-02-02"), schema.DATA_COUNT: {"N": "3"}, **readings}
+    ddb.put_item(TableName=tables.table, Item=day)
+    history = tmp_path / "h.jsonl"
+    rows = [
+        {"sensor_id": 5, "timestamp": "2024-02-02T01:00:00Z", "readings": {"t": 1}},
+        {"sensor_id": 5, "timestamp": "2024-02-02T02:00:00Z"},
+        {"sensor_id": 5, "timestamp": "2024-02-02T03:00:00Z"},
+    ]
+    history.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    outcome = file_import(ddb, tables).run(history, "jsonl", tmp_path / "r.jsonl")
+
+    (entry,) = rejected_lines(tmp_path / "r.jsonl")
+    assert entry["line"] == 1 and "REMOVE Readings, ReadingsCover" in entry["reason"]
+    assert outcome.figures.counted == 2 and day_counts(ddb, tables.table) == {(5, "2024-02-02"): 5}
+
+
+def test_rows_of_a_reading_whose_statistics_would_pass_38_digits_alone_are_refused(
+    ddb: Any, tables: Tables, tmp_path: Path
+) -> None:
+    count, value = 10**20, Decimal("999999999.999999")
+    with localcontext(Context(prec=60)):
+        total, squares = format(count * value, "f"), format(count * value * value, "f")
+    hour = {"L": [{"N": str(count)}, {"N": total}, {"N": str(value)}, {"N": str(value)}]}
+    n = {"N": str(count)}
+    item = {
+        **schema.day_key(5, "2024-02-02"),
+        schema.DATA_COUNT: n,
+        schema.READINGS_COVER: n,
+        schema.HOUR_COUNTS: {"M": {"01": n}},
+        schema.READINGS: {"M": {"t": {"M": {"q": {"N": squares}, "01": hour}}}},
+    }
+    ddb.put_item(TableName=tables.table, Item=item)
+    history = tmp_path / "h.jsonl"
+    rows = [
+        {"sensor_id": 5, "timestamp": "2024-02-02T01:00:00Z", "readings": {"t": 1.5}},
+        {"sensor_id": 5, "timestamp": "2024-02-02T01:30:00Z", "readings": {"h": 40}},
+        {"sensor_id": 5, "timestamp": "2024-02-02T02:00:00Z"},
+    ]
+    history.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    outcome = file_import(ddb, tables).run(history, "jsonl", tmp_path / "r.jsonl")
+
+    (entry,) = rejected_lines(tmp_path / "r.jsonl")
+    assert entry["line"] == 1 and "'t'" in entry["reason"] and "38 digits" in entry["reason"]
+    assert "REMOVE Readings, ReadingsCover" in entry["reason"]
+    assert outcome.figures.counted == 2 and day_counts(ddb, tables.table) == {(5, "2024-02-02"): count + 2}
+
+
 @pytest.mark.parametrize(
     ("by_hand", "said"),
     [
@@ -353,7 +406,7 @@ def test_a_day_item_whose_import_record_is_not_as_written_rejects_its_rows_with_
     outcome = file_import(ddb, tables).run(history, "jsonl", tmp_path / "r.jsonl")
 
     (entry,) = rejected_lines(tmp_path / "r.jsonl")
-    assert said in entry["reason"] and "REMOVE ImportIds, ImportPages, ImportSeq" in entry["reason"]
+    assert said in entry["reason"] and "REMOVE ImportIds, ImportPages, ImportSeq, ImportCount" in entry["reason"]
     assert outcome.figures.rejected == 1 and day_counts(ddb, tables.table) == {(5, "2024-02-02"): 3}
 
 

@@ -7,7 +7,7 @@ Every test here writes the bad item by hand with ``PutItem``, as an operator's m
 from __future__ import annotations
 
 import json
-from decimal import Decimal
+from decimal import Context, Decimal, localcontext
 from typing import Any
 
 import pytest
@@ -351,3 +351,82 @@ def test_a_readings_cover_of_another_type_is_named_with_the_readings_repair(
     [kept] = dead_letters.drain()
     assert "ReadingsCover" in str(kept.error) and "REMOVE Readings, ReadingsCover" in str(kept.error)
     assert f"set its {schema.DATA_COUNT}" not in str(kept.error)
+
+
+def readings_day(sensor_id: int, **attributes: Any) -> dict[str, Any]:
+    """A compact day item holding one temperature of 21 at 09:00, with attributes replaced."""
+    readings = {schema.READINGS: {"M": {"temperature": {"M": {"q": {"N": "441"}, "09": {"N": "21"}}}}}}
+    return compact_day(sensor_id, **readings, **{schema.READINGS_COVER: {"N": "1"}}, **attributes)
+
+
+def test_readings_repairs_reset_to_0_by_hand_is_a_repair_count_like_any_other(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters
+) -> None:
+    put(ddb, tables.table, readings_day(7, **{schema.READINGS_REPAIRS: {"N": "0"}}))
+    body = {"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "r", "readings": {"temperature": 23}}
+
+    answer = ingest_handler(sqs_event([QueuedMessage(body=json.dumps(body))]), FakeContext())
+
+    assert answer == {"batchItemFailures": []} and dead_letters.drain() == []
+    item = ddb.get_item(TableName=tables.table, Key=schema.day_key(7, "2024-05-01"), ConsistentRead=True)["Item"]
+    assert schema.readings_of_item(item)["temperature"].hours["09"] == (2, Decimal(44), Decimal(21), Decimal(23))
+
+
+@pytest.mark.parametrize("repairs", [{"N": "0.5"}, {"S": "1"}], ids=["a-fraction", "a-string"])
+def test_readings_repairs_that_is_no_whole_number_is_named_with_its_own_repair_that_works(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters, repairs: dict[str, str]
+) -> None:
+    put(ddb, tables.table, readings_day(7, **{schema.READINGS_REPAIRS: repairs}))
+    body = {"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "r", "readings": {"temperature": 23}}
+    plain = QueuedMessage(body=json.dumps({"sensor_id": 7, "timestamp": "2024-05-01T10:00:00Z", "event_id": "p"}))
+
+    first = ingest_handler(sqs_event([QueuedMessage(body=json.dumps(body)), plain]), FakeContext())
+
+    [kept] = dead_letters.drain()
+    assert first == {"batchItemFailures": []} and day_counts(ddb, tables.table)[(7, "2024-05-01")] == 2
+    assert f"SET {schema.READINGS_REPAIRS} = :n" in str(kept.error), kept.error
+    ddb.update_item(  # mended as the dead letter says
+        TableName=tables.table,
+        Key=schema.day_key(7, "2024-05-01"),
+        UpdateExpression="SET #rr = :n",
+        ExpressionAttributeNames={"#rr": schema.READINGS_REPAIRS},
+        ExpressionAttributeValues={":n": {"N": "2"}},
+    )
+    again = ingest_handler(sqs_event([QueuedMessage(body=json.dumps(body))]), FakeContext())
+    assert again == {"batchItemFailures": []} and dead_letters.drain() == []
+    assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == 3
+
+
+def test_a_statistic_dynamodb_cannot_add_to_within_38_digits_refuses_only_the_reports_of_its_name(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters
+) -> None:
+    # Given an hour of 10^20 temperatures of 999999999.999999: its sum of squares holds 38 digits
+    count, value = 10**20, Decimal("999999999.999999")
+    with localcontext(Context(prec=60)):
+        total, squares = format(count * value, "f"), format(count * value * value, "f")
+    hour = {"L": [{"N": str(count)}, {"N": total}, {"N": str(value)}, {"N": str(value)}]}
+    stats = {"temperature": {"M": {"q": {"N": squares}, "09": hour}}}
+    n = {"N": str(count)}
+    attributes = {schema.DATA_COUNT: n, schema.HASHED_COUNT: n, schema.READINGS_COVER: n}
+    put(ddb, tables.table, compact_day(7, **attributes, **{schema.HOUR_COUNTS: {"M": {"09": n}}}))
+    ddb.update_item(
+        TableName=tables.table,
+        Key=schema.day_key(7, "2024-05-01"),
+        UpdateExpression="SET #r = :r",
+        ExpressionAttributeNames={"#r": schema.READINGS},
+        ExpressionAttributeValues={":r": {"M": stats}},
+    )
+    hot = {"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "t", "readings": {"temperature": 1.5}}
+    other = {"sensor_id": 7, "timestamp": "2024-05-01T09:40:00Z", "event_id": "h", "readings": {"humidity": 40}}
+    plain = {"sensor_id": 7, "timestamp": "2024-05-01T10:00:00Z", "event_id": "p"}
+
+    answer = ingest_handler(sqs_event([QueuedMessage(body=json.dumps(b)) for b in (hot, other, plain)]), FakeContext())
+
+    # Then the temperature is rejected, naming its statistics and the readings repair; the others count
+    letters = dead_letters.drain()
+    assert len(letters) == 1, [str(k.error) for k in letters]
+    [kept] = letters
+    assert answer == {"batchItemFailures": []}
+    assert "'temperature'" in str(kept.error) and "38 digits" in str(kept.error), kept.error
+    assert "REMOVE Readings, ReadingsCover" in str(kept.error) and "mend the day item" not in str(kept.error)
+    assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == count + 2
