@@ -62,6 +62,7 @@ COUNT_DIGEST_ACTIONS = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:Get
 COUNT_LEDGER_ACTIONS = ["dynamodb:PutItem", "dynamodb:BatchGetItem"]
 RECORD_ACTIONS = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
 # grant_start: put a file, read the reports, start, follow and redrive an execution
+OPERATOR_INPUT_ACTIONS = ["s3:PutObject", "s3:GetObject", "s3:AbortMultipartUpload"]
 OPERATOR_STATE_ACTIONS = ["states:StartExecution", "states:ListMapRuns"]
 OPERATOR_EXECUTION_ACTIONS = ["states:DescribeExecution", "states:RedriveExecution", "states:DescribeMapRun"]
 OBJECT_READS = ["s3:GetObject", "s3:GetObjectVersion"]
@@ -256,23 +257,50 @@ class HistoryImport(Construct):
         self.count_function.add_to_role_policy(add(actions=COUNT_LEDGER_ACTIONS, resources=[ledger.table_arn]))
 
     def grant_start(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Lets ``grantee`` run ``sensor-digest import --stack``: put files in the bucket and read it (its
-        reports), start the state machine, follow its executions and Map runs, and redrive a failed one."""
-        objects = self.bucket.grant_read_write(grantee)
-        state = iam.Grant.add_to_principal(
-            grantee=grantee, actions=OPERATOR_STATE_ACTIONS, resource_arns=[self.state_machine.state_machine_arn]
-        )
+        """Lets ``grantee`` run ``sensor-digest import --stack``: put files under ``inputs/`` and read them
+        (their heads), list the bucket, read the reports under ``import-reports/``, start the state machine,
+        follow its executions and Map runs, and redrive a failed one.
+
+        Objects, executions and Map runs are named at run time, so their ARNs end in a wildcard, which
+        cdk-nag's ``AwsSolutions-IAM5`` reports on the grantee's policy: the grant records exactly those
+        findings as accepted on the grantee, with the reason (any other wildcard of it is still reported)."""
+        add = iam.Grant.add_to_principal
+        inputs, reports = self.bucket.arn_for_objects(f"{INPUTS}*"), self.bucket.arn_for_objects(f"{REPORTS}*")
+        grant = add(grantee=grantee, actions=OPERATOR_INPUT_ACTIONS, resource_arns=[inputs])
+        grant = grant.combine(add(grantee=grantee, actions=["s3:GetObject"], resource_arns=[reports]))
+        grant = grant.combine(add(grantee=grantee, actions=["s3:ListBucket"], resource_arns=[self.bucket.bucket_arn]))
+        machine = self.state_machine.state_machine_arn
+        grant = grant.combine(add(grantee=grantee, actions=OPERATOR_STATE_ACTIONS, resource_arns=[machine]))
         stack, name = Stack.of(self), self.state_machine.state_machine_name
         colon = ArnFormat.COLON_RESOURCE_NAME
-        executions = iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=OPERATOR_EXECUTION_ACTIONS,
-            resource_arns=[
-                stack.format_arn(service="states", resource="execution", resource_name=f"{name}:*", arn_format=colon),
-                stack.format_arn(service="states", resource="mapRun", resource_name=f"{name}/*", arn_format=colon),
-            ],
-        )
-        return objects.combine(state).combine(executions)
+        runs = [
+            stack.format_arn(service="states", resource="execution", resource_name=f"{name}:*", arn_format=colon),
+            stack.format_arn(service="states", resource="mapRun", resource_name=f"{name}/*", arn_format=colon),
+        ]
+        grant = grant.combine(add(grantee=grantee, actions=OPERATOR_EXECUTION_ACTIONS, resource_arns=runs))
+        if isinstance(grantee, Construct):  # a role, user or function of the app: its policy is in the app
+            nag.accept(
+                grantee,
+                "AwsSolutions-IAM5",
+                "sensor-digest import --stack: the files it puts under inputs/ and the reports under "
+                "import-reports/ of the import's own bucket, and the executions and Map runs of its state "
+                "machine, are named at run time.",
+                findings=self._operator_findings(),
+                nag2_children=True,
+            )
+        return grant
+
+    def _operator_findings(self) -> list[str]:
+        bucket = f"Resource::<{self._id(self.bucket)}.Arn>"
+        region, account = nag.arn_env(self)
+        machine = f"<{self._id(self.state_machine)}.Name>"
+        states = f"Resource::arn:<AWS::Partition>:states:{region}:{account}"
+        return [
+            f"{bucket}/{INPUTS}*",
+            f"{bucket}/{REPORTS}*",
+            f"{states}:execution:{machine}:*",
+            f"{states}:mapRun:{machine}/*",
+        ]
 
     def _suppress_nag_findings(self) -> None:
         """Each accepted cdk-nag finding, with the reason and the exact finding it applies to."""
@@ -328,8 +356,9 @@ class HistoryImport(Construct):
 
     def _child_executions(self) -> list[str]:
         machine = self._id(self.state_machine)
+        region, account = nag.arn_env(self)
         execution = (
-            'Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,'
+            f'Resource::arn:<AWS::Partition>:states:{region}:{account}:execution:{{"Fn::Select":[6,'
             f'{{"Fn::Split":[":",{{"Ref":"{machine}"}}]}}]}}'
         )
         return [f"{execution}:*", f"{execution}/*:*"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import cdk_nag
-from aws_cdk import Acknowledgment, App, Aspects, Validations
+from aws_cdk import Acknowledgment, App, Aspects, Stack, Token, Validations
 from constructs import IConstruct
 
 NAG_2 = hasattr(cdk_nag, "NagSuppressions")
@@ -52,6 +52,16 @@ def accept(
             cdk_nag.NagSuppressions.add_resource_suppressions(  # type: ignore[attr-defined]
                 scope, [suppression], apply_to_children=nag2_children
             )
+
+
+def arn_env(scope: IConstruct) -> tuple[str, str]:
+    """How cdk-nag writes the region and account of an ARN of ``scope``'s stack in a finding: the
+    pseudo parameters (``<AWS::Region>``, ``<AWS::AccountId>``) for an environment-agnostic stack, the
+    values for one bound to an explicit environment."""
+    stack = Stack.of(scope)
+    region = "<AWS::Region>" if Token.is_unresolved(stack.region) else stack.region
+    account = "<AWS::AccountId>" if Token.is_unresolved(stack.account) else stack.account
+    return region, account
 
 
 def accept_table_reader(function: IConstruct, role: IConstruct, who: str) -> None:

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import jsii
-from aws_cdk import Duration, Stack, Token
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -189,11 +189,7 @@ class ReadApi(Construct):
         """How cdk-nag writes the start of ``grant_invoke``'s ARNs in a finding
         (``Resource::arn:<AWS::Partition>:execute-api:...:<api logical id>/$default/GET``)."""
         api_id = Stack.of(self).resolve(self.api.node.default_child.logical_id)  # type: ignore[union-attr]
-        # the region and account are the stack's: tokens for an environment-agnostic stack, values
-        # for one deployed to an explicit env
-        stack = Stack.of(self)
-        region = "<AWS::Region>" if Token.is_unresolved(stack.region) else stack.region
-        account = "<AWS::AccountId>" if Token.is_unresolved(stack.account) else stack.account
+        region, account = nag.arn_env(self)
         return f"Resource::arn:<AWS::Partition>:execute-api:{region}:{account}:<{api_id}>/{STAGE}/GET"
 
     def _invoke_findings(self) -> list[str]:

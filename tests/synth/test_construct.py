@@ -252,3 +252,38 @@ def test_a_role_of_another_stack_is_admitted_by_its_arn_as_text_and_granted_in_i
         for s in p["Properties"]["PolicyDocument"]["Statement"]
     ]
     assert any("sqs:SendMessage" in s["Action"] for s in statements)
+
+
+@pytest.mark.parametrize("region", [None, "eu-west-1"], ids=["any-region", "region-bound"])
+def test_the_import_and_an_operator_granted_to_start_it_are_cdk_nag_clean_in_any_stack(region: str | None) -> None:
+    # Given a user's stack (bound to a region, or not) with the import, and a role of the user's granted to run it
+    app = cdk.App()
+    stack = cdk.Stack(app, "Imports", env=cdk.Environment(region=region) if region else None)
+    pipeline = SensorDigestPipeline(stack, "Pipeline", import_enabled=True)
+    operator = iam.Role(stack, "Operator", assumed_by=iam.AccountRootPrincipal())
+    assert pipeline.history_import is not None
+    pipeline.history_import.grant_start(operator)
+
+    # Then cdk-nag finds nothing the constructs did not accept, and the grant names no wildcard action
+    assert unaccepted(app, stack) == []
+    policy = next(
+        p
+        for p in resources(Template.from_stack(stack), "AWS::IAM::Policy").values()
+        if p["Properties"]["Roles"] == [{"Ref": stack.get_logical_id(operator.node.default_child)}]  # type: ignore[arg-type]
+    )
+    granted = {a for s in policy["Properties"]["PolicyDocument"]["Statement"] for a in _listed(s["Action"])}
+    assert granted == {
+        "s3:PutObject",
+        "s3:GetObject",
+        "s3:AbortMultipartUpload",
+        "s3:ListBucket",
+        "states:StartExecution",
+        "states:ListMapRuns",
+        "states:DescribeExecution",
+        "states:RedriveExecution",
+        "states:DescribeMapRun",
+    }
+
+
+def _listed(actions: str | list[str]) -> list[str]:
+    return [actions] if isinstance(actions, str) else actions
