@@ -1,4 +1,5 @@
-"""Testing SensorDigest's two Lambda handlers with moto, the way you would in your own suite.
+"""Testing SensorDigest's Lambda handlers with moto, the way you would in your own suite: ingest, the
+summary, and the read API.
 
 Copy this file. It needs the handlers on the path (the repository's `functions/` folder: run pytest
 from a clone, which sets `pythonpath = ["functions", ...]`, or add `functions/` to PYTHONPATH) and
@@ -10,12 +11,12 @@ installed wheel (`pip install "<checkout>"`) holds the handlers too, as
 
 Each test sets the environment the handlers read (the stack sets it on AWS), creates the tables and
 the dead-letter queue inside `mock_aws`, and calls `handler(event, context)` with events in
-Lambda's shape.
+Lambda's shape: SQS, DynamoDB Streams, and the read API's API Gateway HTTP API event (payload 2.0).
 
 The handlers build their clients and settings on the first call and keep them while the
 environment stays the same; a test that sets another `TABLE_NAME` (or starts a fresh `mock_aws`
 with other credentials) gets new ones by itself. `handler.reset()` (in `ingest.handler` and
-`summary.handler`) forgets them outright, if you ever need it.
+`summary.handler` and `api.handler`) forgets them outright, if you ever need it.
 
 moto is a fast check, not DynamoDB: see docs/testing.md for moto's divergences before you trust it with a
 claim about conditions or concurrency.
@@ -32,6 +33,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from api import handler as api_handler
 from ingest import handler as ingest_handler
 from summary import handler as summary_handler
 
@@ -153,3 +155,66 @@ def test_the_summary_keeps_every_day_of_a_month(aws: dict[str, str]) -> None:
         TableName=aws["table"], Key={"SensorId": {"N": "7"}, "Date": {"S": "SUMMARY#2024-05"}}
     )["Item"]
     assert {day: int(v["N"]) for day, v in item["DailyCounts"]["M"].items()} == {"2024-05-01": 3, "2024-05-02": 5}
+
+
+def api_event(path: str, **query: str) -> dict[str, Any]:
+    """A GET as API Gateway's HTTP API hands it to the read API's function (payload 2.0), signed by an
+    IAM principal (only what the handler reads, and the IAM authorizer's part)."""
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": path,
+        "rawQueryString": "&".join(f"{name}={value}" for name, value in query.items()),
+        "queryStringParameters": query or None,
+        "headers": {"host": "abc123.execute-api.us-east-1.amazonaws.com"},
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": "abc123",
+            "authorizer": {"iam": {"accountId": "123456789012", "userArn": "arn:aws:iam::123456789012:user/grafana"}},
+            "http": {
+                "method": "GET",
+                "path": path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": "192.0.2.1",
+                "userAgent": "test",
+            },
+            "requestId": "test-request",
+            "routeKey": "$default",
+            "stage": "$default",
+        },
+        "isBase64Encoded": False,
+    }
+
+
+def test_the_read_api_answers_the_days_and_readings_ingest_counted(aws: dict[str, str]) -> None:
+    reports = [
+        {"sensor_id": 7, "timestamp": "2024-05-01T09:15:00Z", "event_id": "r-1", "readings": {"temperature": 20.5}},
+        {"sensor_id": 7, "timestamp": "2024-05-01T09:45:00Z", "event_id": "r-2", "readings": {"temperature": 21}},
+        {"sensor_id": 7, "timestamp": "2024-05-01T10:05:00Z", "event_id": "r-3", "readings": {"temperature": 22}},
+        {"sensor_id": 7, "timestamp": "2024-05-02T08:00:00Z", "event_id": "r-4", "count": 2},
+    ]
+    assert ingest_handler.handler(sqs_event(*reports), Context()) == {"batchItemFailures": []}
+
+    may = {"from": "2024-05-01", "to": "2024-05-31"}
+    days = api_handler.handler(api_event("/sensors/7/days", **may), Context())
+    readings = api_handler.handler(api_event("/sensors/7/readings", **may), Context())
+
+    assert days["statusCode"] == readings["statusCode"] == 200
+    assert days["headers"]["Content-Type"] == "application/json"
+    assert json.loads(days["body"]) == {"sensor_id": 7, "days": {"2024-05-01": 3, "2024-05-02": 2}}
+    assert json.loads(readings["body"]) == {  # the day of 2024-05-02 has no readings, so it is absent
+        "sensor_id": 7,
+        "days": {
+            "2024-05-01": {
+                "temperature": {
+                    "count": 3,
+                    "sum": 63.5,
+                    "min": 20.5,
+                    "max": 22,
+                    "mean": 21.166666666666668,
+                    "stddev": 0.6236095644623235,
+                }
+            }
+        },
+        "partial_days": [],
+    }
