@@ -96,10 +96,10 @@ IOT = (
     "into the report's `readings` ([flat payloads](iot.md#readings-from-flat-payloads))"
 )
 IMPORT = (
-    "the [history import](import.md): with `true`, a bucket, three functions and a Step Functions state machine whose "
-    "Distributed Map hands an object's rows to the import's batch function, 1,000 at a time; it costs nothing while "
-    "no import runs but what its bucket holds (`false`, the default: none of it is deployed); `importMaxConcurrency` "
-    "batches at once, the Distributed Map's `MaxConcurrency` (given without `importEnabled`, refused)"
+    "the [history import](import.md): with `true`, a bucket, four functions and a Step Functions state machine whose "
+    "Distributed Maps read an object's chunks and count its partitions; it costs nothing while no import runs but "
+    "what its bucket holds (`false`, the default: none of it is deployed); `importMaxConcurrency` items of each map "
+    "at once, its `MaxConcurrency` (given without `importEnabled`, refused)"
 )
 PRODUCERS = (
     "with `true`, the ingest queue's policy denies `sqs:SendMessage` to every principal but the roles and users in "
