@@ -84,7 +84,7 @@ def exact(client: Any, table: str, truth: Truth) -> bool:
     return True
 
 
-IMPORTS = {schema.IMPORT_SEQ, schema.IMPORT_COUNT, schema.IMPORT_IDS, schema.IMPORT_PAGES}
+IMPORTS = {schema.IMPORT_SEQ, schema.IMPORT_IDS, schema.IMPORT_PAGES}
 
 
 @dataclass

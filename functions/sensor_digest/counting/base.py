@@ -320,7 +320,6 @@ class TableCounter(DayCounter):
                     schema.READINGS,
                     schema.READINGS_REPAIRS,
                     schema.IMPORT_SEQ,
-                    schema.IMPORT_COUNT,
                     schema.IMPORT_IDS,
                     schema.IMPORT_PAGES,
                 ],

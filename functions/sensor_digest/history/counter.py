@@ -214,8 +214,7 @@ class HistoryCounter:
         self, item: Mapping[str, Any], day: DayKey, event_ids: AbstractSet[str], result: PartitionCount
     ) -> LiveSide:
         """What the live ledger keeps of ``item``'s live reports (see ``LiveSide``)."""
-        reports = live_reports(item)
-        if not reports:
+        if not live_reports(item):
             return LiveSide()
         try:
             view = day_writes.view_of(item)
@@ -242,7 +241,7 @@ class HistoryCounter:
             for marker in got:
                 event_id = str(marker[schema.LEDGER_KEY]["S"]).split("#", 2)[2]
                 markers[event_id] = str(marker.get(schema.MARKER_DAY, {}).get("S", ""))
-        return LiveSide(reports, frozenset(hashes), markers, complete)
+        return LiveSide(True, frozenset(hashes), markers, complete)
 
     # -- classifying, then writing a day --------------------------------------------------------------
 
@@ -377,7 +376,7 @@ other fault ends the partition, to be tried again as a whole (its counted rows a
 
 def _live_of_item(item: Mapping[str, Any]) -> bool:
     try:
-        return live_reports(item) > 0
+        return live_reports(item)
     except MalformedItem:
         return False
 
@@ -462,8 +461,7 @@ class ImportWrite:
         if not state.exists:  # created a day of the compact ledger
             view = replace(view, kind=Kind.COMPACT, page=0, day_ids=0, hashed=True)
         own = frozenset() if moved else state.imports.ids | frozenset(added)
-        seq, imported = state.imports.seq + 1, state.imports.count + tally.count
-        imports = ImportView(seq, imported, own, state.imports.pages | set(pages))
+        imports = ImportView(state.imports.seq + 1, own, state.imports.pages | set(pages))
         known = state.known | frozenset(added) | frozenset(i for ids in pages.values() for i in ids)
         count = (state.count or 0) + tally.count
         return DayState(True, view, count, imports, known, state.live)

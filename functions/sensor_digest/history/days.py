@@ -54,7 +54,7 @@ class LiveSide:
     (its own and its pages'), the days the rows' markers (``MSG#``) name, and whether every live report of
     the day is known so (``complete``: a hashed compact day whose pages are all there)."""
 
-    reports: int = 0
+    held: bool = False
     hashes: frozenset[bytes] = frozenset()
     markers: Mapping[str, str] = field(default_factory=dict)
     complete: bool = True
@@ -62,7 +62,7 @@ class LiveSide:
     def repeats(self, entry: Entry) -> bool:
         """Whether ``entry`` is a live report of its day."""
         event_id = entry.event_id
-        if event_id is None or not self.reports:
+        if event_id is None or not self.held:
             return False
         return identity_hash(event_id) in self.hashes or self.markers.get(event_id) == entry.day
 
@@ -126,11 +126,17 @@ def state_of(item: Mapping[str, Any], day: DayKey, pages: Mapping[bytes, frozens
     return DayState(bool(item), view, count, imports, frozenset(known), live, refused_reason=reason)
 
 
-def live_reports(item: Mapping[str, Any]) -> int:
-    """How much of a day item's count is not the import's (0 for a day the import alone wrote)."""
+def live_reports(item: Mapping[str, Any]) -> bool:
+    """Whether a day item may hold live reports: a day of the compact ledger holds none while its
+    count is hashed (the import adds to ``HashedCount`` too) and it keeps no live hash; another day
+    (markers, ordered mode, or none at all) may whenever it holds a count."""
     count = schema.number_of(item, schema.DATA_COUNT) if schema.DATA_COUNT in item else 0
-    imported = schema.number_of(item, schema.IMPORT_COUNT) if schema.IMPORT_COUNT in item else 0
-    return max(0, count - imported)
+    if not count:
+        return False
+    if schema.ID_PAGE not in item:
+        return True
+    hashed = schema.number_of(item, schema.HASHED_COUNT) if schema.HASHED_COUNT in item else -1
+    return hashed != count or schema.number_of(item, schema.ID_PAGE) > 0 or schema.IDS in item
 
 
 # -- what a day's new rows add up to --------------------------------------------------------------
@@ -235,7 +241,7 @@ class DayPlan:
 
 
 OVERLAP_REASON = (
-    "sensor {sensor}'s {day} holds {reports} live report(s) that the pipeline no longer knows all of ({why}): "
+    "sensor {sensor}'s {day} holds live reports that the pipeline no longer knows all of ({why}): "
     "this row names an event_id and may repeat one of them, so it is not counted; if the live pipeline never "
     "received it, import again with --overlap count"
 )
@@ -276,9 +282,7 @@ class DayRows:
         elif (refused := state.refuses(entry)) is not None:
             plan.refused.append((entry, refused))
         elif entry.event_id is not None and not state.live.complete and self._overlap is Overlap.REFUSE:
-            reason = OVERLAP_REASON.format(
-                sensor=entry.sensor_id, day=entry.day, reports=state.live.reports, why=_why_incomplete(state)
-            )
+            reason = OVERLAP_REASON.format(sensor=entry.sensor_id, day=entry.day, why=_why_incomplete(state))
             plan.refused.append((entry, reason))
         else:
             key = (entry.hour, identity[0] % self._buckets)

@@ -283,19 +283,18 @@ NOT_THERE = ReadingsView(there=False)
 @dataclass(frozen=True)
 class ImportView:
     """What a day item as read (``{}``: none) says of its imported rows: ``seq`` (``ImportSeq``, 0:
-    none), ``count`` (``ImportCount``: how much of the day's count they are), the identities it holds
+    none), the identities it holds
     itself, and the pages it names."""
 
     seq: int = 0
-    count: int = 0
     ids: frozenset[bytes] = frozenset()
     pages: frozenset[bytes] = frozenset()
 
     @classmethod
     def of_item(cls, item: Mapping[str, Any]) -> ImportView:
         """``MalformedItem`` naming the attribute when one is not as the import writes it."""
-        seq, count = (_whole(item, name) for name in (schema.IMPORT_SEQ, schema.IMPORT_COUNT))
-        return cls(seq, count, _binary_set(item, schema.IMPORT_IDS), _binary_set(item, schema.IMPORT_PAGES))
+        seq = _whole(item, schema.IMPORT_SEQ)
+        return cls(seq, _binary_set(item, schema.IMPORT_IDS), _binary_set(item, schema.IMPORT_PAGES))
 
 
 def _whole(item: Mapping[str, Any], name: str) -> int:
@@ -828,13 +827,13 @@ def marker(ledger: str, key: str, *, day: str, count: int, expires_at: int, if_a
 # in the same write as its count: in the day item's ``ImportIds`` while it has room, else in pages
 # ``IMPIDS#<sensor>#<day>#<page id>`` written in the same transaction and named in the day item's
 # ``ImportPages`` (the item's own ``ImportIds`` move into the first such page, so the item keeps 8
-# bytes a page). Every import write adds one to ``ImportSeq``, adds its count to ``ImportCount``, and
-# rests on ``ImportSeq`` and ``DataCount`` being what the writer read: a write is refused whenever
-# another import, or live ingest, wrote the day since. So what the writer knows of the day's imported
-# identities (the day item's, and its pages', immutable once written) and of its live reports is all
-# there is. A day the import creates is a day of the compact ledger (``IdPage`` 0, hashed): the live
-# reports that follow are known by their hashes, and check the day's imported identities themselves
-# (``imports`` of ``update``: a live write that names an ``event_id`` rests on ``ImportSeq``).
+# bytes a page). Every import write adds one to ``ImportSeq`` and rests on ``ImportSeq`` and
+# ``DataCount`` being what the writer read: a write is refused whenever another import, or live
+# ingest, wrote the day since. So what the writer knows of the day's imported identities (the day
+# item's, and its pages', immutable once written) and of its live reports is all there is. A day the
+# import creates is a day of the compact ledger (``IdPage`` 0, hashed): the live reports that follow
+# are known by their hashes, and check the day's imported identities themselves (``imports`` of
+# ``update``: a live write that names an ``event_id`` rests on ``ImportSeq``).
 
 IMPORT_SEQ_AS_READ = "#iseq = :iseq"
 IMPORT_SEQ_NONE = "attribute_not_exists(#iseq)"
@@ -853,9 +852,9 @@ def _imports_as_read(parts: _Parts, seq: int) -> None:
 
 
 def _imported(parts: _Parts, guard: Imported) -> None:
-    parts.names.update({"#pk": schema.SENSOR_ID, "#icount": schema.IMPORT_COUNT})
+    parts.names["#pk"] = schema.SENSOR_ID
     parts.values[":one"] = {"N": "1"}
-    parts.adds += ["#iseq :one", "#icount :n"]
+    parts.adds.append("#iseq :one")
     parts.conditions.append(ITEM_EXISTS)
     _imports_as_read(parts, guard.seq)
     if guard.count is None:
@@ -887,7 +886,6 @@ def import_create(table: str, day: DayKey, tally: Tally, *, added: Sequence[byte
     item[schema.ID_PAGE] = {"N": "0"}
     item[schema.HASHED_COUNT] = {"N": str(tally.count)}
     item[schema.IMPORT_SEQ] = {"N": "1"}
-    item[schema.IMPORT_COUNT] = {"N": str(tally.count)}
     if added:
         item[schema.IMPORT_IDS] = {"BS": list(added)}
     if pages:

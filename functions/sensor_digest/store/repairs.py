@@ -14,7 +14,7 @@ name the item and what is wrong with it (``schema.MalformedItem``); these say wh
   page the day can have, ``HashedCount`` no number (or too large to add to): the compact ledger's
   own attributes, which only a write by hand puts wrong; each says what it must be. ``ReadingsRepairs``
   no whole number: set to one above any it held. ``ImportIds``,
-  ``ImportPages``, ``ImportSeq``, ``ImportCount`` not as the history import writes them, or a page they name gone:
+  ``ImportPages``, ``ImportSeq`` not as the history import writes them, or a page they name gone:
   the import's own record of what it counted, put back or removed. The item too near 400 KB: the
   attributes that are not the contract's removed.
 - A **summary item** whose ``DailyCounts`` is no map or holds an element that is no number: the exact
@@ -67,14 +67,13 @@ def day_item(sensor_id: int | str, day: str, attribute: str | None = schema.DATA
             f"remove its {schema.HASHED_COUNT} by hand (an UpdateItem of {where} with REMOVE {schema.HASHED_COUNT}): "
             "ingest then checks every report of the day against its marker too"
         )
-    if attribute in (schema.IMPORT_IDS, schema.IMPORT_PAGES, schema.IMPORT_SEQ, schema.IMPORT_COUNT):
+    if attribute in (schema.IMPORT_IDS, schema.IMPORT_PAGES, schema.IMPORT_SEQ):
         return (
-            f"its {schema.IMPORT_IDS}, {schema.IMPORT_PAGES} (binary sets), {schema.IMPORT_SEQ} and "
-            f"{schema.IMPORT_COUNT} (numbers) are the history import's record of the rows it counted on the day: put "
-            f"back what the import wrote (and the {schema.IMPORT_PAGE_PREFIX}{sensor_id}#{day}#<page> items they name), "
-            f"or remove all four by hand (REMOVE {schema.IMPORT_IDS}, {schema.IMPORT_PAGES}, {schema.IMPORT_SEQ}, "
-            f"{schema.IMPORT_COUNT} on {where}): rows imported before may then count again if imported again, and "
-            "the day's count reads as live reports'"
+            f"its {schema.IMPORT_IDS}, {schema.IMPORT_PAGES} (binary sets) and {schema.IMPORT_SEQ} (a number) are "
+            "the history import's record of the rows it counted on the day: put back what the import wrote (and the "
+            f"{schema.IMPORT_PAGE_PREFIX}{sensor_id}#{day}#<page> items they name), or remove all three by hand "
+            f"(REMOVE {schema.IMPORT_IDS}, {schema.IMPORT_PAGES}, {schema.IMPORT_SEQ} on {where}): rows imported "
+            "before may then count again if imported again"
         )
     if attribute is None:
         return (

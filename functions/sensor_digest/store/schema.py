@@ -111,18 +111,18 @@ HASHED_COUNT = "HashedCount"
 # item was put back, deleted or restored, while its pages stayed): absent until it does
 SKIPPED_PAGES = "SkippedPages"
 # the history import (docs/import.md, store/day_writes.py "The import's writes"): each imported row's
-# identity (``identities.import_event_hash`` or ``import_row_hash``, 8 bytes) is kept for good on the day
-# it counted on, in the same write as its count: in the day item's binary set ``ImportIds`` (up to
-# ``IMPORT_DAY_IDS``), else in ledger pages ``IMPIDS#<sensor_id>#<day>#<page id hex>`` (their ``Ids``) that
-# the day item names in ``ImportPages``. ``ImportSeq`` counts the import's writes of the day: a write rests
-# on it being what the writer read. ``ImportCount`` is how much of ``DataCount`` the import counted: the
-# rest is live reports'. ``IMPZONE#<sensor_id>`` is the zone a sensor's imported rows are dated in (its
-# ``Zone``: that of its first import). ``IMPORT#<object id hex>`` is an object's import record (what it
-# counted, and when). No ledger item of the import has ``ExpiresAt``
+# identity (``identities.import_event_hash`` or ``import_row_hash``, 8 bytes) is kept for good on the
+# day it counted on, in the same write as its count: in the day item's binary set ``ImportIds`` (up to
+# ``IMPORT_DAY_IDS``), else in ledger pages ``IMPIDS#<sensor_id>#<day>#<page id hex>`` (their ``Ids``)
+# that the day item names in ``ImportPages``. ``ImportSeq`` counts the import's writes of the day: a
+# write rests on it being what the writer read. On a day of the compact ledger the import adds its
+# count to ``HashedCount`` too: an imported row is known by its identity as a live report by its hash.
+# ``IMPZONE#<sensor_id>`` is the zone a sensor's imported rows are dated in (its ``Zone``: that of its
+# first import). ``IMPORT#<object id hex>`` is an object's import record (what it counted, and when).
+# No ledger item of the import has ``ExpiresAt``
 IMPORT_IDS = "ImportIds"
 IMPORT_PAGES = "ImportPages"
 IMPORT_SEQ = "ImportSeq"
-IMPORT_COUNT = "ImportCount"
 IMPORT_PAGE_PREFIX = "IMPIDS#"
 IMPORT_ZONE_PREFIX = "IMPZONE#"
 IMPORT_ZONE = "Zone"

@@ -406,7 +406,7 @@ def test_a_day_item_whose_import_record_is_not_as_written_rejects_its_rows_with_
     outcome = file_import(ddb, tables).run(history, "jsonl", tmp_path / "r.jsonl")
 
     (entry,) = rejected_lines(tmp_path / "r.jsonl")
-    assert said in entry["reason"] and "REMOVE ImportIds, ImportPages, ImportSeq, ImportCount" in entry["reason"]
+    assert said in entry["reason"] and "REMOVE ImportIds, ImportPages, ImportSeq" in entry["reason"]
     assert outcome.figures.rejected == 1 and day_counts(ddb, tables.table) == {(5, "2024-02-02"): 3}
 
 
