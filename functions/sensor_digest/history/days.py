@@ -133,10 +133,11 @@ def live_reports(item: Mapping[str, Any]) -> bool:
     count = schema.number_of(item, schema.DATA_COUNT) if schema.DATA_COUNT in item else 0
     if not count:
         return False
-    if schema.ID_PAGE not in item:
+    if schema.ID_PAGE not in item and schema.HASHED_COUNT not in item:
         return True
     hashed = schema.number_of(item, schema.HASHED_COUNT) if schema.HASHED_COUNT in item else -1
-    return hashed != count or schema.number_of(item, schema.ID_PAGE) > 0 or schema.IDS in item
+    page = schema.number_of(item, schema.ID_PAGE) if schema.ID_PAGE in item else 0
+    return hashed != count or page > 0 or schema.IDS in item
 
 
 # -- what a day's new rows add up to --------------------------------------------------------------
