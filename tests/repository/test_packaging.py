@@ -74,6 +74,7 @@ def test_the_wheel_builds_without_a_warning_ships_the_page_and_pins_what_the_fun
     assert {"index.html", "heatmap.js", "readings.js", "heatmap.css"} <= {
         name.rsplit("/", 1)[-1] for name in archive.namelist() if name.startswith("sensor_digest_tools/local/page/")
     }
+    assert "sensor_digest_tools/aws/LoopbackEngine.java" in archive.namelist()  # binds DynamoDB Local to loopback
     metadata = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
     requires = {
         line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires-Dist:")

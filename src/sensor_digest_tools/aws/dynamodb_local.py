@@ -7,10 +7,18 @@ tarball alone with ``npm pack`` (none of its Node dependencies) and unpacks the 
 ``engine_dir()``: ``DYNAMODB_LOCAL_DIR`` when set (``make setup`` points it into the checkout's
 ``.cache/``), else the user's cache, so an installed ``sensor-digest`` finds or fetches it anywhere.
 ``python -m sensor_digest_tools.aws.dynamodb_local`` fetches it.
+
+The engine listens on 127.0.0.1 only. Its own server would listen on every address, and it has no
+option to name one; ``LoopbackEngine.java`` (beside this module) starts it with its own arguments
+on the loopback address. The ``javac`` beside ``java``, where there is one, compiles that launcher
+once into the engine's folder; else Java runs it from its source (a JDK's compiler module, at each
+start).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import shutil
 import socket
@@ -176,6 +184,61 @@ class LocalEngine:
         return self.log.read_text(errors="replace")[-2000:]
 
 
+LAUNCHER_SOURCE = Path(__file__).with_name("LoopbackEngine.java")
+"""The launcher that binds DynamoDB Local to 127.0.0.1 (its class: ``LoopbackEngine``)."""
+
+
+NO_COMPILER = (
+    "DynamoDB Local's launcher, which binds it to 127.0.0.1, needs a JDK (javac, or Java's jdk.compiler module) "
+    "and this Java has neither: install a JDK 17 or later"
+)
+
+
+def launcher(directory: Path, javac: str | None) -> list[str]:
+    """The ``java`` arguments after the library path that run DynamoDB Local of ``directory`` on
+    127.0.0.1: its launcher compiled by ``javac`` once (into ``directory``, under the hash of its
+    source, written whole or not at all), or, with no ``javac`` or no folder to write, its source
+    (Java's source-file mode compiles it in memory at each start). ``EngineError`` when it does not
+    compile against the engine."""
+    jar = directory / "DynamoDBLocal.jar"
+    built = directory / f"loopback-{hashlib.sha256(LAUNCHER_SOURCE.read_bytes()).hexdigest()[:12]}"
+    if javac is not None and not (built / "LoopbackEngine.class").is_file():
+        _compile_launcher(javac, jar, built)
+    if (built / "LoopbackEngine.class").is_file():
+        return ["-cp", os.pathsep.join([str(jar), str(built)]), "LoopbackEngine"]
+    return ["-cp", str(jar), str(LAUNCHER_SOURCE)]
+
+
+def javac_beside(java: str) -> str | None:
+    """The ``javac`` of the JDK whose ``java`` runs the engine (so that the class it compiles is one
+    that ``java`` can load), or ``None``: a Java runtime alone, or ``java`` a link to no JDK."""
+    javac = Path(os.path.realpath(java)).with_name("javac.exe" if java.lower().endswith(".exe") else "javac")
+    return str(javac) if javac.is_file() and os.access(javac, os.X_OK) else None
+
+
+def _compile_launcher(javac: str, jar: Path, built: Path) -> None:
+    try:
+        work = Path(tempfile.mkdtemp(prefix=".loopback-", dir=built.parent))
+    except OSError:  # a folder this user cannot write: the source runs instead
+        return
+    try:
+        # A fixed argument list (no shell): the javac beside java, the jar this project fetched, its own source.
+        done = subprocess.run(  # noqa: S603
+            [javac, "-nowarn", "-cp", str(jar), "-d", str(work), str(LAUNCHER_SOURCE)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            reason = " ".join(done.stderr.split())[-500:]
+            raise EngineError(f"the launcher that binds DynamoDB Local to 127.0.0.1 does not compile: {reason}")
+        work.chmod(0o755)  # as readable as the engine beside it (mkdtemp makes it the user's alone)
+        with contextlib.suppress(OSError):  # another start compiled it first: its launcher stays
+            work.rename(built)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def _tied_to_this_process(command: list[str]) -> list[str]:
     """``command`` so that it gets SIGTERM when the process that starts it dies, even by SIGKILL:
     on Linux with util-linux's ``setpriv --pdeathsig``, which sets the death signal and then runs the
@@ -189,12 +252,12 @@ def _tied_to_this_process(command: list[str]) -> list[str]:
 
 
 def start_engine(directory: Path | None = None, port: int | None = None, timeout: float | None = None) -> LocalEngine:
-    """Start ``DynamoDBLocal.jar -inMemory`` on a loopback port (a free one unless given) and wait
-    until it answers, at most ``timeout`` seconds (``engine_wait_seconds()``). The engine never
-    outlives a failed start: it is stopped on any error and on Ctrl-C; started from the main thread
-    on Linux, it also dies with this process, even one killed outright (``up`` killed with SIGKILL)."""
+    """Start ``DynamoDBLocal.jar -inMemory`` on a port of 127.0.0.1 (a free one unless given), listening
+    on no other address (``launcher``), and wait until it answers, at most ``timeout`` seconds
+    (``engine_wait_seconds()``). The engine never outlives a failed start: it is stopped on any error
+    and on Ctrl-C; started from the main thread on Linux, it also dies with this process, even one
+    killed outright (``up`` killed with SIGKILL)."""
     directory = fetch_engine(directory)
-    jar = directory / "DynamoDBLocal.jar"
     java = shutil.which("java")
     if java is None:
         raise EngineError("java is not on PATH; DynamoDB Local needs Java 17 or later")
@@ -203,8 +266,7 @@ def start_engine(directory: Path | None = None, port: int | None = None, timeout
     command = [
         java,
         f"-Djava.library.path={directory / 'DynamoDBLocal_lib'}",
-        "-jar",
-        str(jar),
+        *launcher(directory, javac_beside(java)),
         "-inMemory",
         "-port",
         str(port),
@@ -213,13 +275,18 @@ def start_engine(directory: Path | None = None, port: int | None = None, timeout
     os.close(handle)
     log = Path(name)
     with log.open("wb") as out:
-        # A fixed argument list (no shell): java from PATH and the jar this project fetched.
+        # A fixed argument list (no shell): java from PATH, the jar this project fetched and its launcher.
         process = subprocess.Popen(  # noqa: S603
             _tied_to_this_process(command), cwd=directory, stdout=subprocess.DEVNULL, stderr=out
         )
     engine = LocalEngine(endpoint=f"http://127.0.0.1:{port}", process=process, log=log)
     try:
         wait_until_answering(engine, timeout)
+    except EngineError as exc:
+        engine.stop()
+        if "jdk.compiler" in str(exc):  # the launcher's source, and a Java with no compiler to run it
+            raise EngineError(NO_COMPILER) from None
+        raise
     except BaseException:
         engine.stop()
         raise

@@ -6,22 +6,21 @@ turning each request into an API Gateway HTTP API event (payload 2.0) for the AP
 hours, a sensor's readings and its months, drawn from the API in the browser. Everything else goes
 to the handler, so the answers are the deployed API's, 404s and 405s included.
 
-Only this machine can reach it: it listens on 127.0.0.1, and answers only requests that name it as
-their host (``127.0.0.1:<port>`` or ``localhost:<port>``, in any case: host names are
-case-insensitive), so a web page elsewhere cannot read it through a DNS name rebound to 127.0.0.1.
-What cannot be a request of the API is refused with a JSON error and never reaches the handler: a
+Only this machine can reach it, and no web page but its own: it listens on 127.0.0.1 and refuses
+a request naming another ``Host`` or a page's foreign ``Origin`` (``loopback.py``, the rule the SQS
+endpoint of ``up`` follows too), so a page elsewhere cannot read it through a DNS name rebound to
+127.0.0.1. What cannot be a request of the API is refused with a JSON error and never reaches the handler: a
 request target longer than ``MAX_TARGET`` (414), one that is not an ASCII path or whose query does
 not decode as UTF-8 (400), a body over ``MAX_BODY`` (413), a method the server does not know (405);
 a connection that stalls is dropped after ``REQUEST_TIMEOUT_SECONDS``. Each answer closes its
 connection. Every header the server reads is checked before it is used, and a request whose header
-is not one is answered 400 in JSON: ``Host`` (once at most), ``Content-Length`` (once, or repeated
+is not one is answered 400 in JSON: ``Host`` and ``Origin`` (once at most), ``Content-Length`` (once, or repeated
 alike, in ASCII digits: ``²`` is a digit to Python's ``isdigit`` and no length), and
 ``Transfer-Encoding`` (none: the API takes no body, 411).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -33,9 +32,11 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl
 
+from sensor_digest_tools.local import loopback
+from sensor_digest_tools.local.loopback import HOST
+
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
-HOST = "127.0.0.1"
 MAX_TARGET = 8192  # API Gateway refuses longer request lines too
 MAX_BODY = 64 * 1024
 CONTENT_LENGTH = re.compile(r"[0-9]{1,20}")  # ASCII digits only (str.isdigit takes '²' and other scripts')
@@ -161,13 +162,7 @@ class LocalApi:
                 self._send(status, {"error": message or status.phrase}, {"Allow": "GET"} if code == 405 else {})
 
             def _answer(self) -> None:
-                hosts = self.headers.get_all("Host") or []
-                if len(hosts) > 1:
-                    self._send(HTTPStatus.BAD_REQUEST, {"error": "a request names one Host"})
-                    return
-                host = hosts[0] if hosts else None
-                if host is not None and host.lower() not in (f"{HOST}:{api.port}", f"localhost:{api.port}"):
-                    self._send(HTTPStatus.MISDIRECTED_REQUEST, {"error": f"this server is {HOST}:{api.port}"})
+                if not loopback.admitted(self):
                     return
                 if len(self.path) > MAX_TARGET:
                     self._send(HTTPStatus.REQUEST_URI_TOO_LONG, {"error": f"request target over {MAX_TARGET} bytes"})
@@ -206,21 +201,10 @@ class LocalApi:
                 return True
 
             def _send(self, status: HTTPStatus, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                payload = json.dumps(body).encode()
-                self._write(status, {"Content-Type": "application/json", **(headers or {})}, payload)
+                loopback.send_json(self, status, body, headers)
 
             def _write(self, status: HTTPStatus, headers: dict[str, str], body: bytes) -> None:
-                self.close_connection = True
-                self.send_response(status.value, status.phrase)
-                for name, value in headers.items():
-                    if name.lower() not in ("content-length", "connection"):
-                        self.send_header(name, value)
-                self.send_header("X-Content-Type-Options", "nosniff")
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Connection", "close")
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(body)
+                loopback.write(self, status, headers, body)
 
         for method in METHODS:
             setattr(Requests, f"do_{method}", Requests._answer)

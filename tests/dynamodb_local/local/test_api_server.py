@@ -1,5 +1,6 @@
 """The local server of the read API (``sensor-digest up``'s) over real HTTP: the API's own handler
-behind it, its page at ``/``, loopback only, and a clean JSON 4xx for hostile requests.
+behind it, its page at ``/``, loopback only and no other page's, and a clean JSON 4xx for hostile
+requests.
 
 Engine: DynamoDB Local behind the API's service; the server: the standard library's, on 127.0.0.1.
 Requests are written as raw bytes on a socket, so that malformed ones reach the server as sent.
@@ -97,6 +98,32 @@ def test_a_request_naming_another_host_in_capitals_is_refused(server: LocalApi) 
 
 
 @pytest.mark.parametrize(
+    ("method", "extra"),
+    [
+        ("GET", "Origin: http://evil.example\r\n"),
+        ("GET", "Origin: null\r\n"),
+        ("OPTIONS", "Origin: http://evil.example\r\nAccess-Control-Request-Method: GET\r\n"),
+    ],
+    ids=["foreign-origin", "null-origin", "preflight"],
+)
+def test_a_request_from_another_page_is_refused_and_allowed_nothing(server: LocalApi, method: str, extra: str) -> None:
+    # Given a page of another site reading the API, or its browser asking first
+    answer = request(server, "/sensors", method, extra)
+
+    # Then it is refused in JSON, and no CORS header allows that page anything
+    assert answer.status == 403
+    assert set(answer.json()) == {"error"}
+    assert not [name for name in answer.headers if name.startswith("access-control-")]
+
+
+@pytest.mark.parametrize("name", ["127.0.0.1", "localhost"])
+def test_a_request_from_the_page_s_own_origin_is_answered(server: LocalApi, name: str) -> None:
+    answer = request(server, "/sensors", "GET", f"Origin: http://{name}:{server.port}\r\n")
+
+    assert answer.status == 200
+
+
+@pytest.mark.parametrize(
     ("target", "method", "extra", "status"),
     [
         ("/sensors?from=" + "x" * 9000, "GET", "", 414),
@@ -118,6 +145,7 @@ def test_a_request_naming_another_host_in_capitals_is_refused(server: LocalApi) 
         ("/sensors", "GET", "Content-Length: 0\r\nContent-Length: 2\r\n", 400),
         ("/sensors", "GET", f"Content-Length: {'9' * 40}\r\n", 400),
         ("/sensors", "GET", "Host: localhost\r\n", 400),
+        ("/sensors", "GET", f"Origin: http://{HOST}\r\nOrigin: http://{HOST}\r\n", 400),
     ],
     ids=[
         "long-target",
@@ -139,6 +167,7 @@ def test_a_request_naming_another_host_in_capitals_is_refused(server: LocalApi) 
         "two-lengths",
         "length-past-any-body",
         "second-host",
+        "two-origins",
     ],
 )
 def test_a_hostile_request_gets_a_clean_json_4xx(

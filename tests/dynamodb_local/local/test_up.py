@@ -1,6 +1,6 @@
 """`sensor-digest up` as a process: one per state file, stopped cleanly by signals, never orphaned;
-its ports pinned or refused when taken, the ingest's settings from options or the environment, and
-only the client's settings on stdout.
+its ports pinned (on 127.0.0.1 alone, the engine's too) or refused when taken, the ingest's settings
+from options or the environment, and only the client's settings on stdout.
 
 Engine: DynamoDB Local, started by the `up` process itself (so that the test can see it stop), or
 the session's engine where `up` is given one (AWS_ENDPOINT_URL_DYNAMODB); SQS: moto's server, as
@@ -9,6 +9,7 @@ the session's engine where `up` is given one (AWS_ENDPOINT_URL_DYNAMODB); SQS: m
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -176,7 +177,8 @@ def engine_processes(port: int | None = None) -> list[int]:
             command = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        is_engine = b"-jar" in command and any(part.endswith(b"DynamoDBLocal.jar") for part in command)
+        # on its class path (beside its launcher), as ``up``'s clean-up knows it (``ops/targets.py``)
+        is_engine = any(b"DynamoDBLocal.jar" in part for part in command)
         if is_engine and (port is None or str(port).encode() in command):
             found.append(int(entry.name))
     return found
@@ -255,7 +257,15 @@ def wait_for(check: Callable[[], Any], seconds: float = 30) -> Any:
     raise AssertionError("timed out")
 
 
-def test_up_pins_its_ports_reads_unknown_sensors_and_prints_only_the_client_settings_on_stdout(
+def reaches(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def test_up_pins_its_ports_on_loopback_alone_reads_unknown_sensors_and_prints_only_the_client_settings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # `UNKNOWN_SENSORS=reject LEDGER_MODE=per-message sensor-digest up`: the variables the ingest
@@ -284,12 +294,23 @@ def test_up_pins_its_ports_reads_unknown_sensors_and_prints_only_the_client_sett
         body = json.dumps({"sensor_id": 5, "timestamp": "2024-05-01T10:00:00Z"})
         local_client(saved["sqs_endpoint"], "sqs").send_message(QueueUrl=saved["queue_url"], MessageBody=body)
         letters = wait_for(lambda: json.loads(runner.invoke(app, ["dlq", "list", "--json"]).stdout))
+        # every port it opens (the engine's, the queue's, the read API's) listens on 127.0.0.1 alone:
+        # not on another address of this machine (Linux answers all of 127.0.0.0/8 on loopback)
+        ports = [urlparse(saved[key]).port or 0 for key in ("dynamodb_endpoint", "sqs_endpoint", "api_url")]
+        listening = {port: (reaches("127.0.0.1", port), reaches("127.0.0.2", port)) for port in ports}
+        # and its queue refuses a request a page sends through a DNS name rebound to 127.0.0.1
+        connection = http.client.HTTPConnection("127.0.0.1", sqs_port, timeout=30)
+        connection.request("POST", "/", body="{}", headers={"Host": f"evil.example:{sqs_port}"})
+        rebound = connection.getresponse().status
+        connection.close()
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
 
     assert saved["dynamodb_endpoint"] == f"http://127.0.0.1:{engine_port}"
     assert saved["sqs_endpoint"] == f"http://127.0.0.1:{sqs_port}"
+    assert listening == dict.fromkeys(ports, (True, False))
+    assert rebound == 421
     assert saved["unknown_sensors"] == "reject"
     assert refused.exit_code == 1  # send checks the registry against the setting `up` runs with
     assert "the ingest would reject this report: sensor 5 is not registered (UNKNOWN_SENSORS=reject)" in refused.stderr
