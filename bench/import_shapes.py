@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -30,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import runner
-from bench.history_import import file_import
+from bench.history_import import file_import, peak_memory
 from sensor_digest.store import schema, sizes
 from sensor_digest.store.reads import day_counts, scan_all
 
@@ -131,22 +129,6 @@ def measure(name: str, path: Path, truth: Truth) -> Shape:
         peak_memory(path) / 2**20,
         is_exact,
     )
-
-
-def peak_memory(path: Path) -> int:
-    """The peak resident memory (``VmHWM``) of a process of its own importing ``path``."""
-    code = (
-        "import sys; from pathlib import Path; from bench import runner;"
-        "from bench.history_import import file_import\n"
-        "with runner.engine(modeled=False) as e:\n"
-        "    t = runner.fresh_tables(e.client, 'import')\n"
-        "    file_import(e.client, t).run(Path(sys.argv[1]), 'jsonl', Path(sys.argv[1] + '.rejected'))\n"
-        "    print(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1])\n"
-    )
-    done = subprocess.run(  # noqa: S603 - this interpreter and this module's own code
-        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
-    )
-    return int(done.stdout.split()[-1]) * 1024
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -388,6 +388,16 @@ class ImportedRows:
         self._ledger = ledger
         self.pages: FrozenPages[bytes] = FrozenPages()
 
+    def drop(
+        self, day: DayKey, view: DayView, messages: list[SensorMessage], outcome: GroupOutcome
+    ) -> list[SensorMessage]:
+        """``messages`` without those the day's imported rows hold, which ``outcome`` gets as duplicates."""
+        repeated = {m.message_id for m in self.repeated(day, view, messages, outcome)}
+        if not repeated:
+            return messages
+        outcome.duplicates.extend(m for m in messages if m.message_id in repeated)
+        return [m for m in messages if m.message_id not in repeated]
+
     def repeated(
         self, day: DayKey, view: DayView, messages: Sequence[SensorMessage], outcome: GroupOutcome
     ) -> list[SensorMessage]:

@@ -388,11 +388,9 @@ class LedgerWrite(ThreeStepUpsert):
     # -- the update ---------------------------------------------------------------------------
 
     def _update(self) -> Answer:
-        repeated = self._counter.imported.repeated(self._day, self.view, self.pending, self._outcome)
-        if repeated:  # rows the history import counted on the day: these reports are counted already
-            gone = {m.message_id for m in repeated}
-            self._outcome.duplicates.extend(repeated)
-            self.pending = [m for m in self.pending if m.message_id not in gone]
+        left = self._counter.imported.drop(self._day, self.view, self.pending, self._outcome)
+        if len(left) < len(self.pending):  # rows the history import counted on the day: counted already
+            self.pending = left
             return Answer.AGAIN
         proofs = self._proofs(self.view)
         if self.view.kind is Kind.COMPACT and self._drop_frozen(proofs):

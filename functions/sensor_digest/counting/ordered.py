@@ -201,11 +201,9 @@ class OrderedWrite(ThreeStepUpsert):
     def update_if_exists(self) -> Answer:
         """The guarded ``ADD`` (steps 1 and 3 alike: an update after a race must still skip what
         the winner applied)."""
-        repeated = self._counter.imported.repeated(self._day, self.view, self.pending, self._outcome)
-        if repeated:  # rows the history import counted on the day: these reports are counted already
-            gone = {m.message_id for m in repeated}
-            self._outcome.duplicates.extend(repeated)
-            self.pending = [m for m in self.pending if m.message_id not in gone]
+        left = self._counter.imported.drop(self._day, self.view, self.pending, self._outcome)
+        if len(left) < len(self.pending):  # rows the history import counted on the day: counted already
+            self.pending = left
             return Answer.AGAIN
         first, last = sequence_of(self.pending[0]), sequence_of(self.pending[-1])
         guard = AfterSequence(self._source, first, last)

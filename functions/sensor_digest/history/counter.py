@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, RetryableFault, TransientFault
 from sensor_digest.history.days import DayPlan, DayRows, DayState, LiveSide, Overlap, Piece, live_reports, state_of
+from sensor_digest.history.record import Figures
 from sensor_digest.history.spill import DayKey, Entry
 from sensor_digest.store import day_writes, dynamo, expressions, repairs, schema
 from sensor_digest.store.day_writes import (
@@ -69,6 +70,18 @@ class PartitionCount:
     days: int = 0
     writes: int = 0
     reads: int = 0
+
+    def figures(self) -> Figures:
+        """The partition's share of an import's figures (its refused rows are rejected)."""
+        return Figures(
+            counted=self.counted,
+            already=self.already,
+            duplicates=self.duplicates,
+            rejected=len(self.refused),
+            days=self.days,
+            writes=self.writes,
+            reads=self.reads,
+        )
 
     def add(self, other: PartitionCount) -> None:
         self.counted += other.counted

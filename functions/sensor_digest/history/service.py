@@ -24,7 +24,7 @@ from sensor_digest import names
 from sensor_digest.config import ImportSettings, UnknownSensors
 from sensor_digest.errors import UnreadableInput
 from sensor_digest.history.chunks import Dating, read_rows, refused_rows
-from sensor_digest.history.counter import HistoryCounter, Overlap, PartitionCount
+from sensor_digest.history.counter import HistoryCounter, Overlap
 from sensor_digest.history.pins import ZonePins
 from sensor_digest.history.reading import lines_of, rows_of
 from sensor_digest.history.record import Figures
@@ -159,24 +159,11 @@ class CountService:
                 yield from decode_all(_lines(objects.blocks(self._s3, prepared.run_bucket, key, None)))
 
         counted = self._counter.count(rows, prepared.overlap)
-        figures = figures_of(counted)
+        figures = counted.figures()
         key = f"{prepared.run}{COUNT}{partition:05d}.json"
         rejected = [r.entry() for r in refused_rows(counted.refused)]
         objects.put_json(self._s3, prepared.run_bucket, key, {"figures": figures.as_json(), "rejected": rejected})
         return StepResult(figures, key)
-
-
-def figures_of(counted: PartitionCount) -> Figures:
-    """A partition's figures."""
-    return Figures(
-        counted=counted.counted,
-        already=counted.already,
-        duplicates=counted.duplicates,
-        rejected=len(counted.refused),
-        days=counted.days,
-        writes=counted.writes,
-        reads=counted.reads,
-    )
 
 
 def _lines(blocks: Iterator[bytes]) -> Iterator[str]:
@@ -207,4 +194,4 @@ def build_count(settings: ImportSettings, session: ClientSource) -> CountService
     return CountService(counter=counter, s3=session.client("s3"))
 
 
-__all__: Sequence[str] = ["CountService", "ReadService", "build_count", "build_read", "figures_of"]
+__all__: Sequence[str] = ["CountService", "ReadService", "build_count", "build_read"]

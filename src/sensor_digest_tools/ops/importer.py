@@ -314,7 +314,7 @@ class FileImport:
                     rows = partitions.rows(partition)
                     counted: PartitionCount = self._tried(lambda: self._counter.count(rows))  # noqa: B023
                     report.refused(refused_rows(counted.refused))
-                    self._counted(counted, progress)
+                    progress.figures.add(counted.figures())  # its rejected rows: the report's, at the end
                     progress.lines += counted.counted + counted.already + counted.duplicates + len(counted.refused)
                     told(progress)
         finally:
@@ -356,16 +356,6 @@ class FileImport:
                 progress.lines = chunk[-1].line
                 told(progress)
         partitions.flush()
-
-    @staticmethod
-    def _counted(counted: PartitionCount, progress: Progress) -> None:
-        f = progress.figures
-        f.counted += counted.counted
-        f.already += counted.already
-        f.duplicates += counted.duplicates
-        f.days += counted.days
-        f.writes += counted.writes
-        f.reads += counted.reads
 
     def _tried(self, work: Callable[[], T]) -> T:
         for attempt in range(self._retry.attempts):
