@@ -43,9 +43,8 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(tmp_path
     names = zipfile.ZipFile(wheel).namelist()
     assert "sensor_digest/store/schema.py" in names and "sensor_digest_tools/cli/app.py" in names
     assert not [n for n in names if n.startswith(("ingest/", "summary/", "api/", "tests/", "infra/", "bench/"))]
-    assert {
-        f"sensor_digest_tools/local/page/{f}" for f in ("index.html", "heatmap.js", "readings.js", "heatmap.css")
-    } <= set(names)
+    page = ("index.html", "heatmap.js", "chart.js", "readings.js", "heatmap.css")
+    assert {f"sensor_digest_tools/local/page/{f}" for f in page} <= set(names)
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=tmp_path, env=env)
     run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", wheel, cwd=tmp_path, env=env)

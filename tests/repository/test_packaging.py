@@ -71,7 +71,7 @@ def test_the_wheel_builds_without_a_warning_ships_the_page_and_pins_what_the_fun
     archive = zipfile.ZipFile(wheel)
 
     assert "would be ignored" not in built and "BuildBackendWarning" not in built
-    assert {"index.html", "heatmap.js", "readings.js", "heatmap.css"} <= {
+    assert {"index.html", "heatmap.js", "chart.js", "readings.js", "heatmap.css"} <= {
         name.rsplit("/", 1)[-1] for name in archive.namelist() if name.startswith("sensor_digest_tools/local/page/")
     }
     assert "sensor_digest_tools/aws/LoopbackEngine.java" in archive.namelist()  # binds DynamoDB Local to loopback

@@ -281,11 +281,13 @@ def import_demo(
     ] = None,
 ) -> None:
     """Import a generated history file into a fresh local pipeline and check it against the truth:
-    every sensor-day's count and hours, the month summaries, the rejected rows in the error report,
-    and a second import of the same file counting nothing. Exit code 1 when anything differs."""
+    every sensor-day's count and hours, its readings' statistics read back through the read API (a
+    temperature in every row, a humidity in half), the month summaries, the rejected rows in the error
+    report, and a second import of the same file counting nothing. Exit code 1 when anything differs."""
     import os
 
     from sensor_digest_tools.local.history_demo import ImportDemoOptions, run_import_demo
+    from sensor_digest_tools.local.readings_check import SHOWN_DIFFERENCES
 
     if fmt not in ("jsonl", "csv"):
         raise typer.BadParameter("jsonl or csv", param_hint="--format")
@@ -313,6 +315,13 @@ def import_demo(
         f"{first.rejected:,} rejected"
     )
     say(f"counts and hours of {len(result.truth.counts):,} sensor-days against the truth: {check[result.counts_exact]}")
+    statistics = len(result.truth.readings)
+    say(
+        f"readings' statistics of {statistics:,} sensor-day readings read back through the read API against the "
+        f"truth (count, sum, min, max exact; mean, stddev within 1e-12): {check[result.readings_exact]}"
+    )
+    for line in result.readings_differences[:SHOWN_DIFFERENCES]:
+        note(f"readings: {line}")
     say(f"month summaries built by the stream equal the day items: {check[result.summaries_exact]}")
     say(f"rejected rows in the error report ({result.rejected_lines} lines): {check[result.rejected_reported]}")
     say(

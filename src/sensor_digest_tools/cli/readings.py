@@ -3,12 +3,12 @@
 The statistics are the read API's own (``sensor_digest.api.readings``: the same sums over the same
 day items), read as ``counts`` reads: the local pipeline's table, ``--table``, or a stack's. Count,
 sum, minimum and maximum are exact decimals (exact JSON numbers with ``--json``); mean and standard
-deviation are shown to two decimals more than the values have (``approximately``), in full in JSON.
+deviation are shown to 15 significant digits (``shown``, the page's rule too), in full in JSON.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any
 
 import typer
@@ -31,8 +31,10 @@ PARTIAL_MEANS = (
     "partial: the statistics hold only the reports counted since readings were kept "
     "(the day's other reports were counted by a release that kept none)"
 )
-MAX_SIGNIFICANT = 15
-"""A mean or standard deviation is a float: no more digits of it are shown than a float holds."""
+SIGNIFICANT = 15
+"""A mean or standard deviation is shown to 15 significant digits: every float holds them (so a value of
+the readings' grid, and a mean of one value, shows as it was sent), and they are within 5e-15 relative,
+inside the 1e-12 the read API promises (docs/readings.md#reading-them)."""
 
 
 def _optional_date(value: str | None) -> str | None:
@@ -169,12 +171,9 @@ def _statistics_table(title: str, first: str, *, with_stddev: bool) -> Table:
     return out
 
 
-def _cells(stats: dict[str, Any], decimals: int, *, with_stddev: bool) -> list[str]:
+def _cells(stats: dict[str, Any], *, with_stddev: bool) -> list[str]:
     exact = [str(stats["count"]), exact_text(stats["sum"]), exact_text(stats["min"]), exact_text(stats["max"])]
-    rounded = [approximately(stats["mean"], decimals)]
-    if with_stddev:
-        rounded.append(approximately(stats["stddev"], decimals))
-    return exact + rounded
+    return [*exact, shown(stats["mean"]), *((shown(stats["stddev"]),) if with_stddev else ())]
 
 
 def days_table(title: str, days: dict[str, Any], partial: list[str]) -> Table:
@@ -188,7 +187,7 @@ def days_table(title: str, days: dict[str, Any], partial: list[str]) -> Table:
                 label = render.data(day)
                 if day in partial:
                     label.append(f" ({PARTIAL})", style="yellow")
-            out.add_row(label, render.data(name), *_cells(stats, decimals_of(stats), with_stddev=True))
+            out.add_row(label, render.data(name), *_cells(stats, with_stddev=True))
             first = False
     return out
 
@@ -200,7 +199,7 @@ def hours_table(title: str, hours: dict[str, dict[str, Any]]) -> Table:
         first = True
         for name, stats in sorted(by_name.items()):
             label = render.data(f"{hour}:00") if first else Text()
-            out.add_row(label, render.data(name), *_cells(stats, decimals_of(stats), with_stddev=False))
+            out.add_row(label, render.data(name), *_cells(stats, with_stddev=False))
             first = False
     return out
 
@@ -211,21 +210,13 @@ def exact_text(value: Decimal) -> str:
     return "0" if value == 0 else format(value.normalize(statistics.PRECISE), "f")
 
 
-def decimals_of(stats: dict[str, Any]) -> int:
-    """How many decimals a reading's values have: the most of its exact sum, minimum and maximum."""
-    return max(_decimals(stats[key]) for key in ("sum", "min", "max"))
-
-
-def _decimals(value: Decimal) -> int:
-    exponent = value.normalize().as_tuple().exponent
-    return max(0, -exponent) if isinstance(exponent, int) else 0
-
-
-def approximately(value: float, decimals: int) -> str:
-    """A mean or standard deviation to two decimals more than the values have, and never more
-    significant digits than a float holds (``MAX_SIGNIFICANT``)."""
+def shown(value: float) -> str:
+    """A mean or standard deviation as a person reads it, by the page's rule too (``shownNumber`` in
+    local/page/heatmap.js): the digits the read API wrote (the float's shortest form), rounded to
+    ``SIGNIFICANT`` significant digits, a tie (a 5 and nothing after it) away from zero, in plain
+    digits without trailing zeros. ``21.166666666666668`` is ``21.1666666666667``, ``7.0`` is ``7``."""
     number = Decimal(repr(value))
-    places = decimals + 2
-    if number:
-        places = min(places, max(0, MAX_SIGNIFICANT - 1 - number.adjusted()))
-    return f"{number:.{places}f}"
+    if number == 0:
+        return "0"
+    rounded = number.quantize(Decimal(1).scaleb(number.adjusted() - SIGNIFICANT + 1), rounding=ROUND_HALF_UP)
+    return format(rounded.normalize(statistics.PRECISE), "f")

@@ -46,6 +46,7 @@ METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 PAGE_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/heatmap.js": ("heatmap.js", "text/javascript; charset=utf-8"),
+    "/chart.js": ("chart.js", "text/javascript; charset=utf-8"),
     "/readings.js": ("readings.js", "text/javascript; charset=utf-8"),
     "/heatmap.css": ("heatmap.css", "text/css; charset=utf-8"),
 }

@@ -1,5 +1,6 @@
 """``sensor-digest import-demo``: a generated history file imported into the local pipeline, checked
-against its truth: every sensor-day's count and hours, the month summaries the stream built from
+against its truth: every sensor-day's count and hours, its readings' statistics read back through the
+read API (as ``make demo`` checks them: ``readings_check``), the month summaries the stream built from
 them, every poison row in the error report, and a second import of the same file counting nothing."""
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from sensor_digest.store import schema
 from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
 from sensor_digest_tools.local.history import HistoryTruth, Order, write_history
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
+from sensor_digest_tools.local.readings_check import ReadBack, differences, read_back
+from sensor_digest_tools.local.traffic import DEMO_READINGS
 from sensor_digest_tools.ops.importer import FileImport
 
 
@@ -43,6 +46,7 @@ class ImportDemoResult:
     counts: dict[tuple[int, str], int]
     hours: dict[tuple[int, str], Counter[str]]
     summaries: dict[int, dict[str, int]]
+    read: ReadBack  # the readings' statistics, as the read API answered them
     rejected_lines: int
     elapsed_s: float
     problems: list[str] = field(default_factory=list)
@@ -50,6 +54,15 @@ class ImportDemoResult:
     @property
     def counts_exact(self) -> bool:
         return self.counts == dict(self.truth.counts) and self.hours == self.truth.hours
+
+    @property
+    def readings_differences(self) -> list[str]:
+        """How the readings' statistics read back differ from the truth, one line each (none: exact)."""
+        return differences(self.truth.readings, self.read)
+
+    @property
+    def readings_exact(self) -> bool:
+        return bool(self.truth.readings) and not self.readings_differences
 
     @property
     def summaries_exact(self) -> bool:
@@ -67,6 +80,7 @@ class ImportDemoResult:
     def ok(self) -> bool:
         return (
             self.counts_exact
+            and self.readings_exact
             and self.summaries_exact
             and self.rejected_reported
             and self.again_counted_nothing
@@ -100,6 +114,7 @@ def run_import_demo(options: ImportDemoOptions, folder: Path | None = None) -> I
             fmt=options.fmt,
             poison=options.poison,
             seed=options.seed,
+            readings=DEMO_READINGS,
         )
         with LocalPipeline(PipelineOptions(seed=options.seed), engine_endpoint=options.engine_endpoint) as pipeline:
             target = pipeline.target
@@ -116,6 +131,8 @@ def run_import_demo(options: ImportDemoOptions, folder: Path | None = None) -> I
             problems = [] if pipeline.wait_until_drained(timeout=300) else ["the stream did not catch up in 300 s"]
             problems += [f"the pipeline: {exc}" for exc in pipeline.errors]
             rejected = report.read_text(encoding="utf-8").splitlines() if report.exists() else []
+            days = sorted({day for _, day in truth.counts})
+            sensors = sorted({sensor for sensor, _ in truth.counts})
             return ImportDemoResult(
                 options=options,
                 truth=truth,
@@ -124,6 +141,7 @@ def run_import_demo(options: ImportDemoOptions, folder: Path | None = None) -> I
                 counts=day_counts(client, table),
                 hours=_hours(client, table),
                 summaries=summaries(client, table),
+                read=read_back(client, table, sensors, days[0], days[-1]),
                 rejected_lines=sum(1 for line in rejected if json.loads(line).get("line")),
                 elapsed_s=elapsed,
                 problems=problems,

@@ -18,21 +18,18 @@ from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from sensor_digest import api
 from sensor_digest.config import ApiSettings
-from sensor_digest.counting import LedgerCounter
-from sensor_digest.ingest import InboundMessage, IngestService
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.local.api_server import LocalApi
 from tests.support.browser import Dom, render
-from tests.support.counting import DeadLettered
+from tests.support.counting import ingest
 from tests.support.tables import Tables
 
 HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1">'
@@ -58,16 +55,6 @@ def reading_item(sensor: int, day: str, name: str, value: str) -> dict[str, Any]
 
 DOCS = (Path(__file__).resolve().parents[3] / "docs" / "read-api-calling.md").read_text(encoding="utf-8")
 DOCS_ADDRESS = re.compile(r'"\$SENSOR_DIGEST_API_URL(/\?[^"]+)"')
-
-
-def ingest(ddb: Any, tables: Tables, bodies: list[str]) -> None:
-    """Count ``bodies`` as the ingest does (the compact ledger), every one of them."""
-    counter = LedgerCounter(
-        table_name=tables.table, ledger_table_name=tables.ledger, client=ddb, marker_ttl_seconds=3600
-    )
-    service = IngestService(counter=counter, dead_letters=DeadLettered(), default_zone=ZoneInfo("UTC"))
-    result = service.process([InboundMessage(message_id=f"m{i}", body=body) for i, body in enumerate(bodies)])
-    assert (result.counted, result.failed_ids) == (len(bodies), [])
 
 
 @pytest.fixture
@@ -117,7 +104,9 @@ def test_the_page_draws_a_readings_days_and_its_hours_from_the_api(server: Local
     ]
     assert [m["max"] for m in marks(dom)] == ["21.25", "1.5"]
     titles = [e["text"] for e in dom.elements if e["tag"] == "title" and e["text"].startswith("2024-05")]
-    assert titles[0] == "2024-05-01: mean 19.9167, min 18, max 21.25 (3 value(s))"
+    assert titles[0] == (
+        "2024-05-01, sensor 7 \u00b7 roof: mean 19.9166666666667, stddev 1.38944433337776, min 18, max 21.25 (3 values)"
+    )
     # And the selector offers every name the range holds, the one shown selected
     options = dom.find("option")
     assert [o["text"] for o in options] == ["humidity", "temperature"]
@@ -130,8 +119,8 @@ def test_the_page_draws_a_readings_days_and_its_hours_from_the_api(server: Local
     assert sorted(rows) == ["max", "mean", "min"]
     cells = [e for e in dom.elements if e["tag"] == "td" and "reading" in e["attrs"].get("class", "")]
     by_stat = {stat: [c["text"] for c in cells[i * 24 : (i + 1) * 24]] for i, stat in enumerate(("mean", "min", "max"))}
-    assert [by_stat[s][9] for s in ("mean", "min", "max")] == ["20.8750", "20.5", "21.25"]
-    assert [by_stat[s][10] for s in ("mean", "min", "max")] == ["18.0000", "18", "18"]
+    assert [by_stat[s][9] for s in ("mean", "min", "max")] == ["20.875", "20.5", "21.25"]
+    assert [by_stat[s][10] for s in ("mean", "min", "max")] == ["18", "18", "18"]  # one value: as sent
     assert all(by_stat[s][h] == "" for s in by_stat for h in range(24) if h not in (9, 10))
     assert [c["attrs"]["data-hour"] for c in cells[:24]] == [f"{h:02d}" for h in range(24)]
     # And the counts of the hours are still the hours' (the readings' rows come under them)

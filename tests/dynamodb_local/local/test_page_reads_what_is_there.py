@@ -99,15 +99,32 @@ def test_the_first_view_says_what_to_do_and_the_docs_example_opens_onto_its_data
     assert [row["attrs"]["data-month"] for row in docs.find("tr") if "data-month" in row["attrs"]] == ["2024-05"]
 
 
-def test_a_range_without_reports_says_so(ddb: Any, tables: Tables, server: LocalApi, tmp_path: Path) -> None:
+def test_a_range_chosen_without_reports_says_where_the_reports_are_and_offers_to_go_there(
+    ddb: Any, tables: Tables, server: LocalApi, tmp_path: Path
+) -> None:
+    # Given sensor 7's one report, on 2024-05-01, and its month's summary
     Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb).register(
         SensorProfile(sensor_id=7, name="roof", serial="S-7")
     )
     ddb.put_item(TableName=tables.table, Item=schema.day_item(7, "2024-05-01", 1))
+    ddb.put_item(TableName=tables.table, Item=schema.summary_item(7, "2024-05", {"2024-05-01": 1}))
 
-    dom = Dom(render(f"{server.url}/?from=2024-06-01&to=2024-06-30", tmp_path / "profile"))
+    # When the page opens on June, a range chosen in the address, with sensor 7's readings
+    dom = Dom(render(f"{server.url}/?from=2024-06-01&to=2024-06-30&rsensor=7", tmp_path / "profile"))
 
+    # Then it stays on June, says where the reports are, and offers the 30 days to them, above the
+    # heatmap and in the readings' line
     assert dom.find("body")[0]["attrs"].get("data-state") == "ready"
-    assert "No reports from 2024-06-01 to 2024-06-30 for these sensors: pick the range their reports fall in." in [
-        p["text"] for p in dom.find("p")
+    assert dom.find("p", id="status")[0]["text"] == "1 sensor(s), 2024-06-01 to 2024-06-30."
+    [said] = [p for p in dom.find("p") if p["text"].startswith("No reports from")]
+    assert said["text"] == (
+        "No reports from 2024-06-01 to 2024-06-30 for these sensors. Their latest reports are on 2024-05-01: "
+    )
+    [line] = dom.find("p", id="readings-title-line")
+    assert line["text"] == "Sensor 7: no readings from 2024-06-01 to 2024-06-30. Its latest reports are on 2024-05-01: "
+    buttons = dom.find("button", **{"class": "go-to-range"})
+    assert [(b["text"], b["attrs"]["data-from"], b["attrs"]["data-to"]) for b in buttons] == 2 * [
+        ("Show 2024-04-02 to 2024-05-01", "2024-04-02", "2024-05-01")
     ]
+    # And the legend counts in the singular where it should
+    assert dom.find("p", id="legend")[0]["text"].strip().endswith("1 report a day")

@@ -11,7 +11,10 @@
 // the API names (the sensor's registered zone, else the digest zone); the sensors GET /silence lists
 // are marked in the heatmap, said in the one phrasing the command line and the docs use (silenceText,
 // as sensor_digest.silence.rules.wording), and the page says how many are silent. A sensor's readings
-// over the range, and a day's readings by hour, are readings.js's (loaded after this file).
+// over the range, and a day's readings by hour, are readings.js's (loaded after this file, with
+// chart.js). A range the page opens on by default (the last 30 days) that holds no report of its
+// sensors is moved to where their latest reports are (latestReports), and said so; a range chosen
+// (in the address, or the form) stays, and the page says where the reports are, with a button to go.
 "use strict";
 
 const DAY_MS = 86400000;
@@ -19,6 +22,16 @@ const MAX_DAYS = 366;
 const MAX_CELLS = 150000;
 const FETCHES_AT_ONCE = 6;
 const SENSOR_ID = /^[0-9]{1,16}$/;
+const SEARCH_WINDOWS = 10; // latestReports: 10 requests of 24 months, the 20 years before next month
+
+// The registered sensors by id, as the heatmap read them last (their names, for the chart's legend).
+const knownSensors = new Map();
+
+// A member of an answer's object, only if the answer holds it: a reading's name is the producer's
+// ("constructor" is a valid one), never a property every JavaScript object inherits.
+function own(object, key) {
+  return object !== undefined && Object.hasOwn(object, key) ? object[key] : undefined;
+}
 
 function byId(id) {
   return document.getElementById(id);
@@ -48,6 +61,47 @@ function monthDays(month) {
   const [year, number] = month.split("-").map(Number);
   const count = new Date(Date.UTC(year, number, 0)).getUTCDate();
   return Array.from({ length: count }, (_, i) => `${month}-${String(i + 1).padStart(2, "0")}`);
+}
+
+// A mean or standard deviation as a person reads it, by the command line's rule too (cli/readings.py's
+// `shown`): the digits the API wrote (String gives a number's shortest form, as Python's repr does),
+// rounded to 15 significant digits on those digits (never through toFixed, which rounds the binary
+// value), a tie (a 5 and nothing after it) away from zero, in plain digits without trailing zeros.
+const SIGNIFICANT = 15;
+function shownNumber(value) {
+  const [mantissa, exponent] = String(value).toLowerCase().split("e");
+  const negative = mantissa.startsWith("-");
+  const [whole, fraction = ""] = mantissa.replace("-", "").split(".");
+  let digits = whole + fraction;
+  let point = whole.length + Number(exponent || 0); // digits before the decimal point
+  const lead = digits.length - digits.replace(/^0+/, "").length;
+  digits = digits.slice(lead);
+  point -= lead;
+  if (digits === "") return "0";
+  if (digits.length > SIGNIFICANT) {
+    const up = digits[SIGNIFICANT] >= "5";
+    digits = digits.slice(0, SIGNIFICANT);
+    if (up) {
+      let i = digits.length - 1;
+      while (i >= 0 && digits[i] === "9") i -= 1;
+      if (i < 0) {
+        digits = "1" + "0".repeat(SIGNIFICANT - 1);
+        point += 1;
+      } else {
+        digits = digits.slice(0, i) + String(Number(digits[i]) + 1) + "0".repeat(digits.length - i - 1);
+      }
+    }
+  }
+  digits = digits.replace(/0+$/, "");
+  const sign = negative ? "-" : "";
+  if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
+  if (point >= digits.length) return sign + digits + "0".repeat(point - digits.length);
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+// "1 report", "2 reports": a count and its noun.
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 // The largest of many numbers: a loop (spreading them as arguments throws RangeError past ~100,000).
@@ -307,14 +361,42 @@ function sensorRow(sensor, outcome, days, most, silence) {
   return row;
 }
 
-// What the heatmap has to say besides its rows: why it is empty, what it left out.
+// What the heatmap has to say besides its rows: why it is empty, what it left out (each a text, or a
+// paragraph already made).
 function tell(lines) {
   const notes = byId("notes");
-  notes.replaceChildren(...lines.map((line) => element("p", line)));
+  notes.replaceChildren(...lines.map((line) => (typeof line === "string" ? element("p", line) : line)));
+}
+
+// The latest day with reports of any of `ids`, from their month summaries (GET /sensors/{id}/months,
+// 24 months a request, the most the API answers), going back from next month for at most 20 years;
+// null when none is found (the summaries trail the day items by a moment). A sensor whose months
+// cannot be read is passed over.
+async function latestReports(ids) {
+  const now = new Date();
+  let end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  for (let window = 0; window < SEARCH_WINDOWS; window += 1) {
+    const start = new Date(Date.UTC(end.getUTCFullYear(), end.getUTCMonth() - 23, 1));
+    const [first, last] = [isoDay(start).slice(0, 7), isoDay(end).slice(0, 7)];
+    const outcomes = await settledInTurns(ids, (id) => monthCounts(id, first, last));
+    let latest = null;
+    for (const outcome of outcomes) {
+      for (const days of Object.values(outcome.value ? outcome.value.months : {})) {
+        for (const [day, count] of Object.entries(days)) {
+          if (count > 0 && (latest === null || day > latest)) latest = day;
+        }
+      }
+    }
+    if (latest !== null) return latest;
+    end = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() - 1, 1));
+  }
+  return null;
 }
 
 async function drawHeatmap(from, to, extra) {
   const [{ sensors: registered, leftOut }, silence] = await Promise.all([registeredSensors(), silentSensors()]);
+  knownSensors.clear();
+  for (const sensor of registered) knownSensors.set(sensor.sensor_id, sensor);
   const rows = new Map(registered.map((s) => [s.sensor_id, s]));
   for (const id of extra) if (!rows.has(id)) rows.set(id, { sensor_id: id, name: null, timezone: null });
   const every = [...rows.values()].sort((a, b) => a.sensor_id - b.sensor_id);
@@ -343,17 +425,16 @@ async function drawHeatmap(from, to, extra) {
   const legend = byId("legend");
   legend.replaceChildren(element("span", null, "level-0"), document.createTextNode(" none, then up to "));
   for (let l = 1; l <= 4; l += 1) legend.append(element("span", null, `level-${l}`));
-  legend.append(document.createTextNode(` ${most} reports a day`));
+  legend.append(document.createTextNode(` ${plural(most, "report")} a day`));
 
   const lines = [];
+  const empty = counted.length > 0 && counted.every((o) => Object.keys(o.value.days).length === 0);
   if (every.length === 0) {
     lines.push(
       "No sensors to show: none is registered (sensor-digest sensors register --sensor N --name ... --serial ...) " +
         'and no ids were given. Type the ids of the sensors that reported under "More sensors" (for example 7), ' +
         "or open this page as /?sensors=7&from=2024-05-01&to=2024-05-31."
     );
-  } else if (counted.length > 0 && counted.every((o) => Object.keys(o.value.days).length === 0)) {
-    lines.push(`No reports from ${from} to ${to} for these sensors: pick the range their reports fall in.`);
   }
   if (sensors.length < every.length) {
     lines.push(
@@ -372,8 +453,34 @@ async function drawHeatmap(from, to, extra) {
         ". Click a day of one to see its hours."
     );
   }
-  tell(lines);
-  return { shown: sensors.length, failed };
+  return { shown: sensors.length, failed, empty, ids: sensors.map((s) => String(s.sensor_id)), lines };
+}
+
+// What the page says of a heatmap without reports in its range, and the range it draws instead: on a
+// range it opened on by default, the 30 days to the sensors' latest reports; on a range chosen, the
+// same range, with where the reports are and a button that goes there.
+async function whereTheReportsAre(values, drawn) {
+  const ids = [...new Set([...drawn.ids, ...chartIds(values.rsensor).ids])];
+  const latest = ids.length ? await latestReports(ids) : null;
+  const none = `No reports from ${values.from} to ${values.to} for these sensors`;
+  if (latest === null) {
+    const month = isoDay(new Date()).slice(0, 7);
+    return {
+      said: `${none}, and their month summaries name none in the 20 years to ${month}: pick the range their reports fall in.`,
+    };
+  }
+  if (!rangeChosen) {
+    const range = rangeTo(latest);
+    return {
+      said:
+        `No reports in the last 30 days (${values.from} to ${values.to}) for these sensors. ` +
+        `Their latest reports are on ${latest}: the page opened on the 30 days to it, ${range.from} to ${range.to}.`,
+      range,
+    };
+  }
+  const said = element("p", `${none}. Their latest reports are on ${latest}: `);
+  said.append(rangeButton(latest));
+  return { said };
 }
 
 async function drawMonths(sensorId, from, to) {
@@ -434,11 +541,17 @@ function defaults(params) {
   const hours = { hsensor: params.get("hsensor") || "", hday: params.get("hday") || "" };
   const readings = { rsensor: params.get("rsensor") || "", reading: params.get("reading") || "" };
   const sensors = params.get("sensors") || "";
+  rangeChosen = params.has("from") || params.has("to");
+  monthsChosen = params.has("mfrom") || params.has("mto");
   return { from, to, sensors, sensor: params.get("sensor") || "", mfrom, mto, ...hours, ...readings };
 }
 
 // The day whose hours are open (from the URL, or the cell clicked last): kept in the URL with the rest.
 const openHours = { hsensor: "", hday: "" };
+// Whether the range (the months) came from the address or the form, rather than the page's default:
+// only a default range is moved to where the reports are.
+let rangeChosen = false;
+let monthsChosen = false;
 
 function fill(values) {
   openHours.hsensor = values.hsensor;
@@ -467,14 +580,36 @@ function read() {
   };
 }
 
+// The months shown by default: the six to the range's last day.
+function defaultMonths(to) {
+  const start = new Date(Date.parse(to.slice(0, 7) + "-01T00:00:00Z"));
+  start.setUTCMonth(start.getUTCMonth() - 5);
+  byId("month-from").value = isoDay(start).slice(0, 7);
+  byId("month-to").value = to.slice(0, 7);
+}
+
 async function render() {
-  const values = read();
+  let values = read();
   history.replaceState(null, "", `?${new URLSearchParams(values).toString()}`);
   const status = byId("status");
   document.body.dataset.state = "loading";
   status.textContent = "Loading…";
   try {
-    const drawn = await drawHeatmap(values.from, values.to, extraIds(values.sensors));
+    let drawn = await drawHeatmap(values.from, values.to, extraIds(values.sensors));
+    const told = [];
+    if (drawn.empty) {
+      const where = await whereTheReportsAre(values, drawn);
+      told.push(where.said);
+      if (where.range) {
+        byId("from").value = where.range.from;
+        byId("to").value = where.range.to;
+        if (!monthsChosen) defaultMonths(where.range.to);
+        values = read();
+        drawn = await drawHeatmap(values.from, values.to, extraIds(values.sensors));
+      }
+    }
+    [rangeChosen, monthsChosen] = [true, true]; // from now on, the ranges are the reader's
+    tell([...told, ...drawn.lines]);
     await drawMonths(values.sensor, values.mfrom, values.mto);
     await drawReadings(values.rsensor, values.reading, values.from, values.to);
     if (SENSOR_ID.test(values.hsensor) && values.hday) await drawHours(values.hsensor, values.hday);
@@ -505,7 +640,8 @@ document.addEventListener("DOMContentLoaded", () => {
       openHours.hday = day.dataset.day;
     }
     byId("month-sensor").value = row.dataset.sensor;
-    byId("reading-sensor").value = row.dataset.sensor;
+    const charted = chartIds(byId("reading-sensor").value).ids; // the row's sensor joins the chart's
+    if (!charted.includes(row.dataset.sensor)) byId("reading-sensor").value = [...charted, row.dataset.sensor].join(", ");
     render();
   });
   byId("reading-name").addEventListener("change", (event) => {
@@ -515,7 +651,7 @@ document.addEventListener("DOMContentLoaded", () => {
   byId("readings-chart").addEventListener("click", (event) => {
     const day = event.target.closest("g[data-day]");
     if (!day || day.dataset.malformed) return;
-    openHours.hsensor = byId("reading-sensor").value.trim();
+    openHours.hsensor = day.dataset.sensor;
     openHours.hday = day.dataset.day;
     render();
   });

@@ -1,43 +1,17 @@
-// The page's readings (loaded after heatmap.js, whose helpers it uses): a sensor's chosen reading over
-// the heatmap's range, each day's mean drawn as a line of dots inside its min–max band (SVG, drawn with
-// the DOM: no library, no CDN), every answer of GET /sensors/{id}/readings; and, in a day's hours, the
-// chosen reading's mean, min and max per hour (GET /sensors/{id}/readings/hours). Reading names are
-// data (a day item written by hand may hold any name): inserted as text (textContent), never markup.
-// A day the API cannot read (its `malformed` entries: readings written by hand in a shape ingest never
-// writes) is named with the API's error and repair, in the chart's line, its slot and its hours' line.
+// The page's readings (loaded after heatmap.js and chart.js, whose helpers it uses): one reading of one
+// or several sensors over the heatmap's range, drawn by chart.js, every answer of GET
+// /sensors/{id}/readings, with a legend naming each sensor; and, in a day's hours, the chosen reading's
+// mean, min and max per hour (GET /sensors/{id}/readings/hours). Reading names are data (a day item
+// written by hand may hold any name): inserted as text (textContent), never markup. A day the API
+// cannot read (its `malformed` entries: readings written by hand in a shape ingest never writes) is
+// named with the API's error and repair, in the chart's line, its place and its hours' line. A range
+// in which the sensors have no readings says where their latest reports are, and offers to go there.
 "use strict";
 
-const SVG = "http://www.w3.org/2000/svg";
-const CHART = { width: 720, height: 240, left: 64, right: 12, top: 12, bottom: 30 };
-
 // The reading the page shows (from the URL, the selector, or the first name there is): kept in the URL.
-const openReading = { rsensor: "", reading: "" };
-
-// A member of an answer's object, only if the answer holds it: a reading's name is the producer's
-// ("constructor" is a valid one), never a property every JavaScript object inherits.
-function own(object, key) {
-  return object !== undefined && Object.hasOwn(object, key) ? object[key] : undefined;
-}
-
-function svg(tag, attributes, text) {
-  const made = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attributes || {})) made.setAttribute(name, String(value));
-  if (text !== undefined) made.textContent = String(text);
-  return made;
-}
-
-// How many decimals a number as JSON wrote it has (21.25: 2); exponents of JSON's own numbers too.
-function decimalsOf(value) {
-  const [digits, exponent] = String(value).toLowerCase().split("e");
-  const fraction = (digits.split(".")[1] || "").length;
-  return Math.max(0, fraction - Number(exponent || 0));
-}
-
-// A mean shown to two decimals more than the values have (at most 8).
-function meanText(mean, values) {
-  const decimals = Math.max(...values.map(decimalsOf));
-  return mean.toFixed(Math.min(decimals + 2, 8));
-}
+const openReading = { reading: "" };
+// What the chart drew last, to draw it again at the page's width when the window changes.
+let drawnChart = null;
 
 async function sensorReadings(sensorId, from, to) {
   const days = {};
@@ -60,17 +34,6 @@ function unreadableDays(malformed) {
   return unreadable;
 }
 
-// A day that cannot be read, in its slot of the chart: marked "!" over the plot's height, titled
-// with the API's error and repair.
-function unreadableMark(day, said, x, width) {
-  const group = svg("g", { class: "reading-day malformed", "data-day": day, "data-malformed": "1" });
-  const height = CHART.height - CHART.bottom - CHART.top;
-  group.append(svg("rect", { class: "unreadable", x: x - width / 2, y: CHART.top, width, height }));
-  group.append(svg("text", { x, y: CHART.top + height / 2 + 4, "text-anchor": "middle" }, "!"));
-  group.append(svg("title", {}, said.join("; ")));
-  return group;
-}
-
 // The reading selector: every name the range holds, the chosen one selected (else the first).
 function fillSelector(names, wanted) {
   const select = byId("reading-name");
@@ -87,125 +50,159 @@ function fillSelector(names, wanted) {
   return chosen;
 }
 
-function scale(low, high) {
-  const pad = low === high ? Math.max(1, Math.abs(low) * 0.05) : 0;
-  const [bottom, top] = [low - pad, high + pad];
-  const plot = CHART.height - CHART.top - CHART.bottom;
-  return (value) => CHART.top + ((top - value) / (top - bottom)) * plot;
+// The ids typed for the chart ("7, 12"): each once, in order; those that are no sensor id apart.
+function chartIds(typed) {
+  const parts = typed.split(",").map((part) => part.trim()).filter((part) => part !== "");
+  const ids = [...new Set(parts.filter((part) => SENSOR_ID.test(part)))];
+  return { ids, bad: parts.filter((part) => !SENSOR_ID.test(part)) };
 }
 
-// One day of the chart: its min–max band, its mean's dot, and a title that says them.
-function dayMark(day, stats, x, y, width, partial) {
-  const group = svg("g", {
-    class: partial ? "reading-day partial" : "reading-day",
-    "data-day": day,
-    "data-mean": stats.mean,
-    "data-min": stats.min,
-    "data-max": stats.max,
-    "data-count": stats.count,
-  });
-  const band = Math.max(1, y(stats.min) - y(stats.max));
-  group.append(svg("rect", { class: "band", x: x - width / 2, y: y(stats.max), width, height: band }));
-  group.append(svg("circle", { class: "mean", cx: x, cy: y(stats.mean), r: 3 }));
-  const said =
-    `${day}: mean ${meanText(stats.mean, [stats.min, stats.max])}, min ${stats.min}, max ${stats.max} ` +
-    `(${stats.count} value(s))${partial ? "; partial: only the reports counted since readings were kept" : ""}`;
-  group.append(svg("title", {}, said));
-  return group;
+// A sensor as the legend names it: its id, and its registered name (heatmap.js's `knownSensors`).
+function seriesLabel(sensorId) {
+  const profile = knownSensors.get(Number(sensorId));
+  return profile && profile.name !== null ? `${sensorId} \u00b7 ${profile.name}` : String(sensorId);
 }
 
-// The chart of one reading over `days`: a slot per day, the means joined where days follow each other,
-// a day that cannot be read marked in its slot.
-function chart(name, days, byDay, partial, unreadable) {
-  const shown = days.filter((day) => byDay[day]);
+// One sensor's reading `name` as the chart draws it, and what the chart's line says of it.
+function series(sensorId, k, answer, name) {
+  const { days: answered, partial, malformed } = answer;
+  const byDay = {};
+  for (const [day, byName] of Object.entries(answered)) if (own(byName, name)) byDay[day] = own(byName, name);
+  const unreadable = unreadableDays(malformed);
+  const shown = Object.keys(byDay).sort();
+  const values = shown.reduce((n, day) => n + byDay[day].count, 0);
+  const partly = shown.filter((day) => partial.has(day)).length;
+  const named = [...unreadable.values()].flat().join("; ");
   const low = Math.min(...shown.map((day) => byDay[day].min));
   const high = Math.max(...shown.map((day) => byDay[day].max));
-  const y = scale(low, high);
-  const plot = CHART.width - CHART.left - CHART.right;
-  const slot = plot / days.length;
-  const x = (i) => CHART.left + (i + 0.5) * slot;
-  const drawn = svg("svg", {
-    viewBox: `0 0 ${CHART.width} ${CHART.height}`,
-    class: "reading-chart",
-    role: "img",
-    "aria-label": `${name}: each day's mean inside its min\u2013max band`,
-  });
-  const base = CHART.height - CHART.bottom;
-  drawn.append(svg("line", { class: "axis", x1: CHART.left, y1: base, x2: CHART.width - CHART.right, y2: base }));
-  drawn.append(svg("line", { class: "axis", x1: CHART.left, y1: CHART.top, x2: CHART.left, y2: base }));
-  for (const value of low === high ? [low] : [low, high]) {
-    drawn.append(svg("text", { class: "tick", x: CHART.left - 6, y: y(value) + 4, "text-anchor": "end" }, value));
-  }
-  const ends = days.length === 1 ? [0] : [0, days.length - 1];
-  for (const i of ends) {
-    const anchor = days.length === 1 ? "middle" : i === 0 ? "start" : "end";
-    const at = days.length === 1 ? x(i) : i === 0 ? CHART.left : CHART.width - CHART.right;
-    drawn.append(svg("text", { class: "tick", x: at, y: CHART.height - 8, "text-anchor": anchor }, days[i]));
-  }
-  let run = [];
-  const runs = [];
-  days.forEach((day, i) => {
-    if (byDay[day]) run.push(`${x(i)},${y(byDay[day].mean)}`);
-    else if (run.length) runs.push(run.splice(0));
-  });
-  if (run.length) runs.push(run);
-  for (const points of runs) drawn.append(svg("polyline", { class: "mean-line", points: points.join(" ") }));
-  const width = Math.max(1, Math.min(14, slot * 0.6));
-  days.forEach((day, i) => {
-    if (byDay[day]) drawn.append(dayMark(day, byDay[day], x(i), y, width, partial.has(day)));
-    else if (unreadable.has(day)) drawn.append(unreadableMark(day, unreadable.get(day), x(i), width));
-  });
-  return drawn;
+  const facts =
+    (shown.length === 0
+      ? `no values of ${name}.`
+      : `${shown.length} day(s) with values, ${values} value(s), from ${low} to ${high}.`) +
+    (partly ? ` ${partly} day(s) partial (hollow): their statistics hold only some of their reports.` : "") +
+    (unreadable.size ? ` ${unreadable.size} day(s) cannot be read, left out of the chart: ${named}.` : "");
+  return { sensor: sensorId, label: seriesLabel(sensorId), colour: `series-${k}`, byDay, partial, unreadable, facts };
 }
 
-// A sensor's chosen reading over the range: the selector, the chart and a line that says what it shows.
-// A failure costs only this part: its line says why.
-async function drawReadings(sensorId, wanted, from, to) {
+// The 30 days up to `day`, the page's default width of a range, and a button that opens them.
+function rangeTo(day) {
+  return { from: isoDay(new Date(Date.parse(day + "T00:00:00Z") - 29 * DAY_MS)), to: day };
+}
+
+function rangeButton(day) {
+  const { from, to } = rangeTo(day);
+  const button = element("button", `Show ${from} to ${to}`, "go-to-range");
+  button.type = "button";
+  button.dataset.from = from;
+  button.dataset.to = to;
+  button.addEventListener("click", () => {
+    byId("from").value = from;
+    byId("to").value = to;
+    render();
+  });
+  return button;
+}
+
+// Where the chart's sensors reported last, said after `line`'s text with a button that goes there
+// (nothing when that day is in the range: its reports carry no readings).
+async function sayWhereTheyReported(line, ids, from, to) {
+  const latest = await latestReports(ids);
+  if (latest === null || (from <= latest && latest <= to)) return;
+  line.append(
+    document.createTextNode(` ${ids.length === 1 ? "Its" : "Their"} latest reports are on ${latest}: `),
+    rangeButton(latest)
+  );
+}
+
+function legendOf(drawn, name) {
+  const legend = byId("readings-legend");
+  legend.replaceChildren(
+    ...drawn.map((s) => {
+      const item = element("li", null, s.colour);
+      item.dataset.sensor = s.sensor;
+      item.append(element("span", null, "swatch"), element("span", `sensor ${s.label}`, "series-name"));
+      if (Object.keys(s.byDay).length === 0) item.append(document.createTextNode(` (no values of ${name})`));
+      return item;
+    })
+  );
+}
+
+function redrawChart() {
+  if (drawnChart !== null) readingChart(byId("readings-chart"), drawnChart.name, drawnChart.days, drawnChart.series);
+}
+
+// One reading of the sensors typed, over the range: the selector, the chart, its legend and a line that
+// says what it shows. A failure costs only this part, or only its sensor: the line says why.
+async function drawReadings(typed, wanted, from, to) {
   const place = byId("readings-chart");
   const line = byId("readings-title-line");
   place.replaceChildren();
+  byId("readings-legend").replaceChildren();
+  drawnChart = null;
   fillSelector([], "");
   openReading.reading = wanted;
-  if (sensorId === "") {
-    line.textContent = "Pick a sensor (or click a row of the heatmap) to see its readings over the range.";
+  const { ids: every, bad } = chartIds(typed);
+  if (bad.length) {
+    line.textContent = `Not a sensor id: ${bad.join(", ")}`;
     return;
   }
-  if (!SENSOR_ID.test(sensorId)) {
-    line.textContent = `Not a sensor id: ${sensorId}`;
-    return;
-  }
-  try {
-    const { days: answered, partial, malformed } = await sensorReadings(sensorId, from, to);
-    const names = [...new Set(Object.values(answered).flatMap((byName) => Object.keys(byName)))].sort();
-    const name = fillSelector(names, wanted);
-    openReading.reading = name;
-    const unreadable = unreadableDays(malformed);
-    const named = [...unreadable.values()].flat().join("; ");
-    if (names.length === 0) {
-      line.textContent =
-        unreadable.size === 0
-          ? `Sensor ${sensorId}: no readings from ${from} to ${to}.`
-          : `Sensor ${sensorId}: no readings that can be read from ${from} to ${to}. ` +
-            `${unreadable.size} day(s) cannot be read: ${named}.`;
-      return;
-    }
-    const byDay = {};
-    for (const [day, byName] of Object.entries(answered)) if (own(byName, name)) byDay[day] = own(byName, name);
-    const shown = Object.keys(byDay).sort();
-    const values = shown.reduce((n, day) => n + byDay[day].count, 0);
-    const low = Math.min(...shown.map((day) => byDay[day].min));
-    const high = Math.max(...shown.map((day) => byDay[day].max));
-    const partly = shown.filter((day) => partial.has(day)).length;
+  if (every.length === 0) {
     line.textContent =
-      `Sensor ${sensorId}, ${name}, ${from} to ${to}: ${shown.length} day(s) with values, ${values} value(s), ` +
-      `from ${low} to ${high}.` +
-      (partly ? ` ${partly} day(s) partial (hollow): their statistics hold only some of their reports.` : "") +
-      (unreadable.size ? ` ${unreadable.size} day(s) cannot be read, left out of the chart: ${named}.` : "") +
-      " Each day: its mean (the dot) inside its min\u2013max band; click a day to see its hours.";
-    place.append(chart(name, daysBetween(from, to), byDay, partial, unreadable));
-  } catch (problem) {
-    line.textContent = `Sensor ${sensorId}: the readings could not be read: ${problem.message}`;
+      "Type the ids of one or more sensors (7, 12), or click rows of the heatmap, " +
+      "to see a reading of theirs over the range.";
+    return;
   }
+  const ids = every.slice(0, MAX_SERIES);
+  const leftOut =
+    every.length > ids.length
+      ? ` The chart draws ${MAX_SERIES} sensors at most: ${every.slice(MAX_SERIES).join(", ")} left out.`
+      : "";
+  const outcomes = await settledInTurns(ids, (id) => sensorReadings(id, from, to));
+  const failed = ids.filter((_, k) => outcomes[k].error !== undefined);
+  const failures = failed
+    .map((id) => ` Sensor ${id}: the readings could not be read: ${outcomes[ids.indexOf(id)].error}.`)
+    .join("");
+  const who = ids.length === 1 ? `Sensor ${ids[0]}` : `Sensors ${ids.join(", ")}`;
+  if (failed.length === ids.length) {
+    line.textContent =
+      ids.length === 1 ? `Sensor ${ids[0]}: the readings could not be read: ${outcomes[0].error}` : failures.trim();
+    return;
+  }
+  const answers = ids.flatMap((id, k) => (outcomes[k].value ? [[id, outcomes[k].value]] : []));
+  const names = [
+    ...new Set(answers.flatMap(([, a]) => Object.values(a.days).flatMap((byName) => Object.keys(byName)))),
+  ].sort();
+  const name = fillSelector(names, wanted);
+  openReading.reading = name;
+  if (names.length === 0) {
+    const unreadable = answers.map(([id, a]) => [id, unreadableDays(a.malformed)]).filter(([, u]) => u.size > 0);
+    const told = unreadable.map(
+      ([id, u]) =>
+        `${ids.length === 1 ? "" : `Sensor ${id}: `}` +
+        `${u.size} day(s) cannot be read: ${[...u.values()].flat().join("; ")}.`
+    );
+    line.textContent =
+      (unreadable.length === 0
+        ? `${who}: no readings from ${from} to ${to}.`
+        : `${who}: no readings that can be read from ${from} to ${to}. ${told.join(" ")}`) + failures + leftOut;
+    if (unreadable.length === 0) await sayWhereTheyReported(line, ids, from, to);
+    return;
+  }
+  const drawn = answers.map(([id, a]) => series(id, ids.indexOf(id), a, name));
+  const head = `${who}, ${name}, ${from} to ${to}`;
+  line.textContent =
+    (drawn.length === 1 && ids.length === 1
+      ? `${head}: ${drawn[0].facts}`
+      : `${head}. ${drawn.map((s) => `Sensor ${s.sensor}: ${s.facts}`).join(" ")}`) +
+    failures +
+    leftOut +
+    " Each day: its mean (the dot) inside its min\u2013max band" +
+    (ids.length > 1 ? ", a colour a sensor (the legend)" : "") +
+    "; click a day to see its hours.";
+  const shown = drawn.filter((s) => Object.keys(s.byDay).length > 0 || s.unreadable.size > 0);
+  drawnChart = { name, days: daysBetween(from, to), series: shown };
+  redrawChart();
+  legendOf(drawn, name);
 }
 
 // The chosen reading's mean, min and max in each hour of a day, as rows under the hours' counts (a
@@ -225,8 +222,6 @@ async function appendReadingHours(body, sensorId, day) {
     line.textContent = cannot;
     if (names.length === 0) return;
     const name = names.includes(openReading.reading) ? openReading.reading : names[0];
-    const held = Object.values(answer.hours).flatMap((byName) => (own(byName, name) ? [own(byName, name)] : []));
-    const values = held.flatMap((stats) => [stats.min, stats.max]);
     for (const stat of ["mean", "min", "max"]) {
       const row = element("tr", null, "reading-hours");
       row.dataset.reading = name;
@@ -235,10 +230,10 @@ async function appendReadingHours(body, sensorId, day) {
       for (let h = 0; h < 24; h += 1) {
         const hour = String(h).padStart(2, "0");
         const stats = own(own(answer.hours, hour), name);
-        const shown = stats === undefined ? "" : stat === "mean" ? meanText(stats.mean, values) : String(stats[stat]);
+        const shown = stats === undefined ? "" : stat === "mean" ? shownNumber(stats.mean) : String(stats[stat]);
         const td = element("td", shown, "hour reading");
         td.dataset.hour = hour;
-        if (stats !== undefined) td.title = `${day} ${hourSpan(hour)}: ${name} ${stat} ${shown} (${stats.count} value(s))`;
+        if (stats !== undefined) td.title = `${day} ${hourSpan(hour)}: ${name} ${stat} ${shown} (${plural(stats.count, "value")})`;
         row.append(td);
       }
       body.append(row);
@@ -252,3 +247,10 @@ async function appendReadingHours(body, sensorId, day) {
     line.textContent = `The readings of the hours could not be read: ${problem.message}`;
   }
 }
+
+// The chart is as wide as the page: drawn again, a moment after the window changes.
+let resized = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resized);
+  resized = setTimeout(redrawChart, 150);
+});
