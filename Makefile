@@ -99,7 +99,7 @@ generated: $(VENV)/.installed
 
 ## docs: the documentation site from docs/ into site/ (ignored), strict: a broken link or a page left out fails it
 docs: $(VENV)/.installed
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict 2>&1 | { grep -v '^INFO' || true; }; test "$${PIPESTATUS[0]}" -eq 0
 
 ## docs-serve: the site at http://127.0.0.1:8000, rebuilt on every change (DOCS_ADDR=host:port to move it)
 DOCS_ADDR ?= 127.0.0.1:8000

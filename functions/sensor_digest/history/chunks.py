@@ -134,6 +134,7 @@ def read_rows(object_id: bytes, rows: Sequence[Row], fmt: str, dating: Dating) -
             continue
         out.zone_kept += zone_kept
         out.entries.append(Entry.of(message, identity_of(object_id, row, message), row.line, shown(row)))
+    out.rejected.sort(key=lambda r: r.line)  # refused by the rules first, then by dating: in line order
     return out
 
 

@@ -67,6 +67,7 @@ class PartitionCount:
     already: int = 0
     duplicates: int = 0
     refused: list[tuple[Entry, str]] = field(default_factory=list)
+    overlapping: int = 0
     days: int = 0
     writes: int = 0
     reads: int = 0
@@ -78,6 +79,7 @@ class PartitionCount:
             already=self.already,
             duplicates=self.duplicates,
             rejected=len(self.refused),
+            overlap_refused=self.overlapping,
             days=self.days,
             writes=self.writes,
             reads=self.reads,
@@ -88,6 +90,7 @@ class PartitionCount:
         self.already += other.already
         self.duplicates += other.duplicates
         self.refused += other.refused
+        self.overlapping += other.overlapping
         self.days += other.days
         self.writes += other.writes
         self.reads += other.reads
@@ -234,7 +237,7 @@ class HistoryCounter:
         except MalformedItem:
             view = None
         hashes: set[bytes] = set()
-        complete = False
+        complete, why = False, _kept_by(item)
         if view is not None and view.kind is Kind.COMPACT:
             hashes |= ids_of(item)
             complete = view.hashed
@@ -244,7 +247,8 @@ class HistoryCounter:
                 result.reads += 1
                 for page in got:
                     hashes |= ids_of(page)
-                complete = complete and len(got) == len(keys[start : start + 100])
+                if len(got) < len(keys[start : start + 100]):
+                    complete, why = False, "its live ledger's pages have expired (the marker lifetime)"
         markers: dict[str, str] = {}
         wanted = sorted(event_ids)
         for start in range(0, len(wanted), 100):
@@ -254,7 +258,7 @@ class HistoryCounter:
             for marker in got:
                 event_id = str(marker[schema.LEDGER_KEY]["S"]).split("#", 2)[2]
                 markers[event_id] = str(marker.get(schema.MARKER_DAY, {}).get("S", ""))
-        return LiveSide(True, frozenset(hashes), markers, complete)
+        return LiveSide(True, frozenset(hashes), markers, complete, "" if complete else why)
 
     # -- classifying, then writing a day --------------------------------------------------------------
 
@@ -302,6 +306,7 @@ class HistoryCounter:
                     state = write.state
                 if write.refused is None:
                     out.counted, out.already, out.duplicates = len(written), plan.already, plan.duplicates
+                    out.overlapping = plan.overlapping
                     return out
                 refusals += 1
                 if refusals > REFUSALS:
@@ -315,6 +320,7 @@ class HistoryCounter:
                     reason = said(refused)
                     out.refused += [(e, reason) for e in _first_of(rows, day, left)]
                     out.counted, out.already, out.duplicates = len(written), plan.already, plan.duplicates
+                    out.overlapping = plan.overlapping
                     return out
                 why = f"the statistics of {', '.join(repr(n) for n in past)} in its {schema.READINGS}, with "
                 why += f"these rows' values, would need more than DynamoDB's {schema.DYNAMODB_DIGITS} digits"
@@ -385,6 +391,18 @@ RETRYABLE = (Contention, RetryableFault)
 """The faults a day's write is retried for inside the partition, the day read again first (so a write
 whose answer was lost finds what it wrote): contention, throttling, a server or transport error. Any
 other fault ends the partition, to be tried again as a whole (its counted rows are then found)."""
+
+
+def _kept_by(item: Mapping[str, Any]) -> str:
+    """Which live writers may have counted on a day without leaving a hash of each report."""
+    if any(name.startswith(schema.APPLIED_SEQUENCE_PREFIX) or name == schema.APPLIED_SEQUENCE for name in item):
+        return "ordered mode (a FIFO queue) keeps no identity of a live report"
+    if schema.ID_PAGE in item or schema.HASHED_COUNT in item:
+        return "some of its live reports left no hash (counted by ordered mode, at-least-once or a rollback)"
+    return (
+        "its live reports were counted by the per-message ledger, whose markers expire, or at-least-once, which "
+        "keeps no identity"
+    )
 
 
 def _live_of_item(item: Mapping[str, Any]) -> bool:

@@ -58,6 +58,7 @@ class LiveSide:
     hashes: frozenset[bytes] = frozenset()
     markers: Mapping[str, str] = field(default_factory=dict)
     complete: bool = True
+    why: str = ""  # why not complete
 
     def repeats(self, entry: Entry) -> bool:
         """Whether ``entry`` is a live report of its day."""
@@ -239,6 +240,7 @@ class DayPlan:
     already: int = 0
     duplicates: int = 0
     refused: list[tuple[Entry, str]] = field(default_factory=list)
+    overlapping: int = 0  # of the refused: rows that may repeat a live report (``Overlap``)
 
 
 OVERLAP_REASON = (
@@ -246,12 +248,6 @@ OVERLAP_REASON = (
     "this row names an event_id and may repeat one of them, so it is not counted; if the live pipeline never "
     "received it, import again with --overlap count"
 )
-
-
-def _why_incomplete(state: DayState) -> str:
-    if not state.compact:
-        return "live reports of ordered mode, or of per-message markers, keep no hash of their day"
-    return "its live ledger's pages are expired, or some of its live reports left no hash"
 
 
 class DayRows:
@@ -283,8 +279,9 @@ class DayRows:
         elif (refused := state.refuses(entry)) is not None:
             plan.refused.append((entry, refused))
         elif entry.event_id is not None and not state.live.complete and self._overlap is Overlap.REFUSE:
-            reason = OVERLAP_REASON.format(sensor=entry.sensor_id, day=entry.day, why=_why_incomplete(state))
+            reason = OVERLAP_REASON.format(sensor=entry.sensor_id, day=entry.day, why=state.live.why)
             plan.refused.append((entry, reason))
+            plan.overlapping += 1
         else:
             key = (entry.hour, identity[0] % self._buckets)
             unit = self._units.get(key)

@@ -27,10 +27,12 @@ class Figures:
     """What an import did: ``rows`` read (each line of the object is a row, ``blank``, or a CSV
     header); of the rows, reports ``counted`` now, ``already`` counted (their identity found counted on
     their day: by an earlier import of this object or of another, or an earlier part of this one),
-    ``duplicates`` (repeating the identity of an earlier row of the same chunk), rows ``rejected`` (in
+    ``duplicates`` (repeating the identity of an earlier row of the same import), rows ``rejected`` (in
     the error report): ``rows = counted + already + duplicates + rejected``; sensor-days written
     (``days``), and the requests it took (``writes``, ``reads``); ``zone_kept``: rows dated in the zone
-    of their sensor's first import where its profile (or the default) now gives another."""
+    of their sensor's first import where its profile (or the default) now gives another;
+    ``overlap_refused``: of the rejected, those naming an ``event_id`` on a day whose live reports the
+    pipeline no longer knows all of (``--overlap``)."""
 
     rows: int = 0
     counted: int = 0
@@ -42,6 +44,7 @@ class Figures:
     reads: int = 0
     blank: int = 0
     zone_kept: int = 0
+    overlap_refused: int = 0
 
     def add(self, other: Figures) -> None:
         for f in fields(self):

@@ -251,7 +251,7 @@ def _show(
         if not figures.rows:
             return
     line = (
-        f"imported {name}: {figures.rows:,} rows, {figures.counted:,} reports counted, {figures.already:,} counted "
+        f"imported {name}: {figures.rows:,} rows, {figures.counted:,} counted, {figures.already:,} counted "
         f"before, {figures.duplicates:,} duplicates, {figures.rejected:,} rejected"
     )
     if figures.blank:
@@ -259,6 +259,12 @@ def _show(
     say(line)
     if errors_path:
         note(f"the rejected rows, with their line and reason: {errors_path}")
+    if figures.overlap_refused:
+        note(
+            f"{figures.overlap_refused:,} of them name an event_id on days holding live reports the pipeline no longer "
+            "knows all of: they may repeat one, so they were not counted; if the live pipeline never received them, "
+            "import again with --overlap count (docs/import.md, 'Live and imported reports')"
+        )
     if figures.zone_kept:
         note(
             f"{figures.zone_kept:,} rows were dated in the time zone their sensor's first import used, not the one "

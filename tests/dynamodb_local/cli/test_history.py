@@ -41,7 +41,7 @@ def test_import_again_counts_nothing_twice_and_a_whole_import_is_not_read_again(
     second = invoke("import", str(history), *where)
     third = invoke("import", str(history), *where, "--again", "--json")
 
-    assert first.stdout.startswith(f"imported {history}: {truth.rows} rows, {truth.valid} reports counted, 0 counted")
+    assert first.stdout.startswith(f"imported {history}: {truth.rows} rows, {truth.valid} counted, 0 counted")
     assert "imported whole before" in second.stdout and "nothing to do" in second.stdout
     assert json.loads(third.stdout)["counted"] == 0 and json.loads(third.stdout)["already"] == truth.valid
     assert day_counts(ddb, tables.table) == dict(truth.counts)

@@ -137,6 +137,7 @@ def test_live_first_in_ordered_mode_the_import_refuses_rows_naming_an_event_id_o
     # Then sensor 1's rows are refused with the reason, never counted twice; sensor 2's are counted
     refused = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert done.figures.rejected == len(refused) == sum(1 for r in rows if r["sensor_id"] == 1)
+    assert done.figures.overlap_refused == done.figures.rejected
     assert all("live reports that the pipeline no longer knows all of" in r["reason"] for r in refused)
     assert "--overlap count" in refused[0]["reason"]
     sensor_two = {k: v for k, v in counts_of(rows).items() if k[0] == 2}
