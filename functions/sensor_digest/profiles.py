@@ -105,10 +105,16 @@ class Profiles:
     """The registry's reads: one profile, many at once (``BatchGetItem``), every one (a Scan, for the
     command line)."""
 
-    def __init__(self, *, table_name: str, client: DynamoDBClient, max_attempts: int = 8) -> None:
+    def __init__(
+        self, *, table_name: str, client: DynamoDBClient, max_attempts: int = 8, consistent: bool = True
+    ) -> None:
+        """``consistent``: ``get_many`` reads strongly consistent (ingest: a profile registered a moment
+        ago is found), or eventually, at half the read units (the history import, which dates a sensor's
+        rows in the zone of its first import whatever its profile says since)."""
         self._table = table_name
         self._client = client
         self._unprocessed = replace(dynamo.UNPROCESSED_KEYS, attempts=max_attempts)
+        self._consistent = consistent
 
     def get(self, sensor_id: int) -> SensorProfile | None:
         item = reads.get_item(self._client, self._table, schema.profile_key(sensor_id))
@@ -117,7 +123,9 @@ class Profiles:
     def get_many(self, sensor_ids: Iterable[int]) -> dict[int, SensorProfile]:
         """Profiles of these sensors (those registered): one ``BatchGetItem`` per 100 sensors."""
         keys = [schema.profile_key(i) for i in sorted(set(sensor_ids))]
-        items = dynamo.batch_get(self._client, self._table, keys, consistent=True, backoff=self._unprocessed)
+        items = dynamo.batch_get(
+            self._client, self._table, keys, consistent=self._consistent, backoff=self._unprocessed
+        )
         found = (SensorProfile.from_item(item, strict_silence=False) for item in items)
         return {profile.sensor_id: profile for profile in found}
 

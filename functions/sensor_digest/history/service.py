@@ -180,7 +180,8 @@ def _lines(blocks: Iterator[bytes]) -> Iterator[str]:
 def build_read(settings: ImportSettings, session: ClientSource) -> ReadService:
     client = dynamo.make_client(session)
     profiles = ProfileCache(
-        Profiles(table_name=settings.table_name, client=client), ttl=float(settings.profile_cache_seconds)
+        Profiles(table_name=settings.table_name, client=client, consistent=False),
+        ttl=float(settings.profile_cache_seconds),
     )
     reject = settings.unknown_sensors == UnknownSensors.REJECT
     dating = Dating(settings.timezone, profiles, ZonePins(settings.ledger_table_name, client), reject_unknown=reject)

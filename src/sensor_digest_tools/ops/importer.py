@@ -255,7 +255,8 @@ class FileImport:
         )
         # read once an import: a sensor's rows are dated in the zone of its first import whatever its
         # profile says later, so a profile changed meanwhile moves nothing of this import's
-        profiles = ProfileCache(Profiles(table_name=table, client=client), ttl=PROFILES_KEPT_SECONDS)
+        registry = Profiles(table_name=table, client=client, consistent=False)
+        profiles = ProfileCache(registry, ttl=PROFILES_KEPT_SECONDS)
         dating = Dating(zone, profiles, ZonePins(ledger, client), reject_unknown=reject_unknown)
         records = Records(ledger, client)
         return cls(counter=counter, records=records, dating=dating, chunk_rows=chunk_rows, retry=retry, folder=folder)
