@@ -22,10 +22,11 @@ allow (``Piece``), whatever order the rows came in and however many they are.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
@@ -86,14 +87,8 @@ class PartitionCount:
         )
 
     def add(self, other: PartitionCount) -> None:
-        self.counted += other.counted
-        self.already += other.already
-        self.duplicates += other.duplicates
-        self.refused += other.refused
-        self.overlapping += other.overlapping
-        self.days += other.days
-        self.writes += other.writes
-        self.reads += other.reads
+        for name in (f.name for f in fields(self)):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 # -- the counter ------------------------------------------------------------------------------------
@@ -124,14 +119,9 @@ class HistoryCounter:
         could not be made (throttling, an engine that does not answer, a day other writers kept writing):
         what was written stands, and the partition counted again counts the rest."""
         if overlap is not None and overlap is not self._overlap:
-            return HistoryCounter(
-                table_name=self.table,
-                ledger_table_name=self.ledger,
-                client=self.client,
-                max_workers=self._max_workers,
-                retry=self._retry,
-                overlap=overlap,
-            ).count(rows)
+            other = copy.copy(self)
+            other._overlap = overlap
+            return other.count(rows)
         result = PartitionCount()
         wanted: dict[DayKey, set[bytes]] = {}
         named: set[DayKey] = set()
