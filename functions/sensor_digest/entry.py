@@ -18,6 +18,7 @@ never publish into one series.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -91,8 +92,18 @@ class LambdaEntry(Generic[S]):
             self.metrics.add_dimension(names.PIPELINE_DIMENSION, pipeline)
         for metric, value in report.metrics().items():
             self.metrics.add_metric(name=metric, unit=MetricUnit.Count, value=value)
-        self.logger.info(self._done, **report.log_fields())
+        self.logger.info(self._done, **loggable(report.log_fields()))
         return report.response()
+
+
+RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
+"""The attributes of Python's ``LogRecord``: a log call's extra field of one of these names raises."""
+
+
+def loggable(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """``fields`` as a log line's keys: one named as a ``LogRecord`` attribute (``name``: an imported
+    object's) gets a trailing ``_``."""
+    return {f"{key}_" if key in RECORD_ATTRIBUTES else key: value for key, value in fields.items()}
 
 
 def _environment() -> tuple[tuple[str, str], ...]:

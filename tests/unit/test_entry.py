@@ -112,3 +112,32 @@ def test_a_pipeline_name_cloudwatch_cannot_take_fails_the_cold_start_naming_the_
     entry = LambdaEntry("sensor-digest-test", lambda session: Service(), "batch done")
     with pytest.raises(ConfigurationError, match="SENSOR_DIGEST_PIPELINE must be 1 to 255 ASCII characters"):
         entry.handler({"Records": []}, FakeContext())
+
+
+class NamedReport(Report):
+    def log_fields(self) -> Mapping[str, Any]:  # the import's Finish: the object's name, its figures
+        return {"name": "inputs/a.jsonl", "msg": "x", "levelname": "y", "rows": 3}
+
+
+class NamedService:
+    def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> Report:
+        return NamedReport()
+
+
+def test_a_field_named_as_a_log_records_own_attribute_is_logged_at_the_deployed_level(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "INFO")  # as the stack deploys the functions
+    entry = LambdaEntry("sensor-digest-named", lambda session: NamedService(), "step done")
+
+    response = entry.handler({}, FakeContext())
+
+    assert response == {"batchItemFailures": []}
+    logged = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"step done"' in line]
+    assert len(logged) == 1
+    assert (logged[0]["name_"], logged[0]["msg_"], logged[0]["levelname_"], logged[0]["rows"]) == (
+        "inputs/a.jsonl",
+        "x",
+        "y",
+        3,
+    )
