@@ -34,7 +34,7 @@ from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, Retrya
 from sensor_digest.history.days import DayPlan, DayRows, DayState, LiveSide, Overlap, Piece, live_reports, state_of
 from sensor_digest.history.record import Figures
 from sensor_digest.history.spill import DayKey, Entry
-from sensor_digest.store import day_writes, dynamo, expressions, repairs, schema
+from sensor_digest.store import day_writes, dynamo, expressions, repairs, schema, sizes
 from sensor_digest.store.day_writes import (
     Imported,
     ImportView,
@@ -305,9 +305,11 @@ class HistoryCounter:
             except RefusedWrite as refused:  # the day item takes no count (a value written by hand)
                 left = {i for piece in plan.pieces for i in piece.counted} - written
                 dynamodb_said = refused.attribute is None and not state.refused_names
-                past = self._past_digits(day, rows, left, out) if dynamodb_said else []
+                past, bad = self._past_digits(day, rows, left, out) if dynamodb_said else ([], None)
                 if not past:
                     reason = said(refused)
+                    if bad is not None:  # DynamoDB said only "invalid": the attribute at fault, named
+                        reason = said(RefusedWrite(str(bad), repair=repairs.day_item(*day, bad.attribute)))
                     out.refused += [(e, reason) for e in _first_of(rows, day, left)]
                     out.counted, out.already, out.duplicates = len(written), plan.already, plan.duplicates
                     out.overlapping = plan.overlapping
@@ -328,18 +330,29 @@ class HistoryCounter:
             plan = self._classify(rows, {day: state}, {day: size}, {day: written})[day]
             out.refused = list(plan.refused)
 
-    def _past_digits(self, day: DayKey, rows: Rows, left: AbstractSet[bytes], out: PartitionCount) -> list[str]:
-        """The reading names whose statistics on the day would need more than 38 digits with the rows
-        still to write (a write DynamoDB refused as invalid without saying why)."""
+    def _past_digits(
+        self, day: DayKey, rows: Rows, left: AbstractSet[bytes], out: PartitionCount
+    ) -> tuple[list[str], MalformedItem | None]:
+        """Why DynamoDB refused a write as invalid without saying why, the day read again: the reading
+        names whose statistics would need more than 38 digits with the rows still to write, or else the
+        attribute those rows cannot be added to (``schema.check_day_item``: a count past 38 digits)."""
         got = dynamo.call(
             "GetItem",
             lambda: self.client.get_item(TableName=self.table, Key=schema.day_key(*day), ConsistentRead=True),
         )
         out.reads += 1
+        item, entries = dict(got.get("Item") or {}), _first_of(rows, day, left)
         try:
-            return schema.readings_past_digits(dict(got.get("Item") or {}), _first_of(rows, day, left))
+            past = schema.readings_past_digits(item, entries)
         except MalformedItem:
-            return []
+            past = []
+        if past:
+            return past, None
+        try:
+            schema.check_day_item(item, sizes.item_bytes(item), sum(e.count for e in entries))
+        except MalformedItem as bad:
+            return [], bad
+        return [], None
 
     def _read_again(self, day: DayKey, rows: Rows, out: PartitionCount) -> DayState:
         """The day read strongly consistent, with what its state needs."""

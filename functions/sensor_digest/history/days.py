@@ -15,7 +15,7 @@ from typing import Any
 
 from sensor_digest.errors import MalformedItem, RefusedWrite
 from sensor_digest.history.spill import DayKey, Entry
-from sensor_digest.store import repairs, schema
+from sensor_digest.store import repairs, schema, sizes
 from sensor_digest.store.day_writes import (
     EXACT,
     DayView,
@@ -24,6 +24,7 @@ from sensor_digest.store.day_writes import (
     Kind,
     ReadingTally,
     Tally,
+    view_of,
     within_limits,
     written_on,
 )
@@ -105,6 +106,7 @@ def state_of(item: Mapping[str, Any], day: DayKey, pages: Mapping[bytes, frozens
     ``RefusedWrite`` (with the reason and the repair) when no write of the import can rest on it."""
     view = written_on(item, day)
     try:
+        counting_attributes(item)
         imports = ImportView.of_item(item)
         count = schema.number_of(item, schema.DATA_COUNT) if schema.DATA_COUNT in item else None
     except MalformedItem as bad:
@@ -125,6 +127,25 @@ def state_of(item: Mapping[str, Any], day: DayKey, pages: Mapping[bytes, frozens
             )
         known |= pages[page]
     return DayState(bool(item), view, count, imports, frozenset(known), live, refused_reason=reason)
+
+
+def counting_attributes(item: Mapping[str, Any]) -> None:
+    """``MalformedItem`` naming the first of a day item's counting attributes that live ingest could not
+    add to either (``schema.check_day_item``: its counts, its hours, its live ledger's ``Ids``,
+    ``HashedCount`` and ``IdPage``, its size): the import cannot tell which of its rows the item's live
+    reports were, nor add to it. Its readings are not judged here: a row without them still counts."""
+    if not item:
+        return
+    try:
+        schema.check_day_item(item, sizes.item_bytes(item))
+    except MalformedItem as bad:
+        if bad.attribute not in (schema.READINGS, schema.READINGS_REPAIRS):
+            raise
+    try:
+        view_of(item)
+    except MalformedItem as bad:
+        if bad.attribute not in (schema.READINGS, schema.READINGS_REPAIRS):
+            raise
 
 
 def live_reports(item: Mapping[str, Any]) -> bool:

@@ -497,3 +497,42 @@ def test_a_file_that_changes_while_it_is_imported_stops_the_import_before_any_ro
     counted_before = day_counts(ddb, tables.table).get((1300, "2024-06-01"), 0)
     file_import(ddb, tables, chunk_rows=100).run(history, "jsonl", tmp_path / "r.jsonl")
     assert day_counts(ddb, tables.table)[(1300, "2024-06-01")] == counted_before + 401
+
+
+@pytest.mark.parametrize(
+    ("by_hand", "attribute", "repair"),
+    [
+        ({schema.HASHED_COUNT: {"S": "x"}}, "HashedCount", "HashedCount"),
+        ({schema.IDS: {"SS": ["a"]}}, "Ids", "binary set"),
+        ({schema.ID_PAGE: {"S": "x"}}, "IdPage", "SET IdPage"),
+        ({schema.ID_PAGE: {"N": "99"}}, "IdPage", "SET IdPage"),
+        ({schema.DATA_COUNT: {"N": "-5"}}, "DataCount", "DataCount"),
+        ({schema.READINGS_COVER: {"S": "x"}}, "ReadingsCover", "REMOVE Readings, ReadingsCover"),
+        ({schema.HOUR_COUNTS: {"M": {"10": {"N": "9" * 38}}}}, "HourCounts", "REMOVE HourCounts"),
+    ],
+)
+def test_a_day_whose_live_ledger_or_counts_were_edited_by_hand_refuses_its_rows_with_the_repair(
+    ddb: Any, tables: Tables, tmp_path: Path, by_hand: dict[str, Any], attribute: str, repair: str
+) -> None:
+    # three live reports of the compact ledger, then an attribute edited by hand: the import cannot know
+    # which of its rows they were, and counts none of them again
+    day = {
+        **schema.day_key(5, "2024-02-02"),
+        schema.DATA_COUNT: {"N": "3"},
+        schema.HASHED_COUNT: {"N": "3"},
+        schema.ID_PAGE: {"N": "0"},
+        schema.IDS: {"BS": [bytes([i]) * 12 for i in range(3)]},
+    }
+    ddb.put_item(TableName=tables.table, Item={**day, **by_hand})
+    history = tmp_path / "h.jsonl"
+    rows = [{"sensor_id": 5, "timestamp": "2024-02-02T10:00:00Z", "event_id": f"a-{i}"} for i in range(3)]
+    history.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    outcome = file_import(ddb, tables).run(history, "jsonl", tmp_path / "r.jsonl")
+
+    entries = rejected_lines(tmp_path / "r.jsonl")
+    assert [e["line"] for e in entries] == [1, 2, 3]
+    assert all(attribute in e["reason"] and repair in e["reason"] for e in entries), entries[0]["reason"]
+    assert (outcome.figures.counted, outcome.figures.rejected) == (0, 3)
+    item = ddb.get_item(TableName=tables.table, Key=schema.day_key(5, "2024-02-02"))["Item"]
+    assert item[schema.DATA_COUNT] == {**day, **by_hand}[schema.DATA_COUNT]
