@@ -55,9 +55,10 @@ demo-import: setup
 	$(VENV)/bin/sensor-digest import-demo
 
 ## test: every tier: unit, moto, DynamoDB Local, the template (cdk-nag, cfn-lint), the repository;
-## the read API page's browser tests need Debian's chromium (apt-get install -y chromium)
+## the read API page's browser tests need Debian's chromium (apt-get install -y chromium); it lists
+## its 30 slowest tests at the end
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=30
 
 ## test-unit: the fast tier, no Java: tests/unit, both handlers end to end on moto (tests/moto) and docs/examples
 test-unit: $(VENV)/.installed

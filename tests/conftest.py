@@ -17,6 +17,7 @@ import os
 import tempfile
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -37,6 +38,7 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler  # noqa: E4
 from tests.support.sqs import PASSTHROUGH, DeadLetters  # noqa: E402
 from tests.support.tables import Tables  # noqa: E402
 from tests.support.tiers import pytest_collection_modifyitems, pytest_runtest_setup  # noqa: E402, F401
+from tests.support.wheel import BuiltWheel, build_wheel  # noqa: E402
 
 # No test may ever reach AWS: fake credentials and a fixed region before any client exists.
 os.environ["AWS_ACCESS_KEY_ID"] = "local"
@@ -52,6 +54,14 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "SensorDigest")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 _counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def built_wheel() -> Iterator[BuiltWheel]:
+    """The project's wheel, built once for the session's tests of it (no engine: any tier may ask).
+    A folder of its own (not pytest's numbered ones, which concurrent sessions prune)."""
+    with tempfile.TemporaryDirectory(prefix="sensor-digest-wheel-") as folder:
+        yield build_wheel(Path(folder))
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sensor_digest_tools.aws.dynamodb_local import engine_dir
 from sensor_digest_tools.aws.sqs_server import LOCAL_EXTRA_HINT
+from tests.support.wheel import BuiltWheel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,23 +24,13 @@ def run(*command: str | Path, cwd: Path, env: dict[str, str], timeout: float = 6
     return done.stdout + done.stderr
 
 
-def test_the_command_works_from_an_installed_wheel_in_another_directory(tmp_path: Path) -> None:
-    # Given a wheel of the project, installed with its dependencies into a fresh virtualenv
+def test_the_command_works_from_an_installed_wheel_in_another_directory(
+    tmp_path: Path, built_wheel: BuiltWheel
+) -> None:
+    # Given a wheel of the project (the session's one build of it), installed with its dependencies
+    # into a fresh virtualenv
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DYNAMODB_LOCAL", "AWS_ENDPOINT", "PYTHON"))}
-    run(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--no-deps",
-        "--quiet",
-        "-w",
-        tmp_path / "dist",
-        ROOT,
-        cwd=tmp_path,
-        env=env,
-    )
-    [wheel] = (tmp_path / "dist").glob("sensor_digest-*.whl")
+    wheel = built_wheel.path
     names = zipfile.ZipFile(wheel).namelist()
     assert "sensor_digest/store/schema.py" in names and "sensor_digest_tools/cli/app.py" in names
     assert not [n for n in names if n.startswith(("ingest/", "summary/", "api/", "tests/", "infra/", "bench/"))]

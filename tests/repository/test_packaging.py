@@ -1,5 +1,6 @@
 """The construct as a user installs it: ``pip install "<checkout>[cdk]"`` into a fresh virtualenv
-(packages from the index, or pip's cache), then a CDK app outside the checkout
+(packages from the index, or pip's cache; the wheel pip would build from the checkout, built once a
+session by ``built_wheel``), then a CDK app outside the checkout
 (docs/examples/cdk_app/app.py) composing two pipelines, one standard and one FIFO, synthesized by
 that virtualenv's Python alone. CDK's synthesizer (jsii on Node), no AWS."""
 
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import node
+from tests.support.wheel import BuiltWheel
 
 ROOT = Path(__file__).resolve().parents[2]
 FOREIGN_APP = ROOT / "docs" / "examples" / "cdk_app" / "app.py"
@@ -64,11 +66,11 @@ def requirement_lines(name: str) -> list[str]:
     return [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
 
 
-def test_the_wheel_builds_without_a_warning_ships_the_page_and_pins_what_the_functions_run_with(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", tmp_path, ROOT, cwd=tmp_path, env=env)
-    [wheel] = tmp_path.glob("sensor_digest-*.whl")
-    archive = zipfile.ZipFile(wheel)
+def test_the_wheel_builds_without_a_warning_ships_the_page_and_pins_what_the_functions_run_with(
+    built_wheel: BuiltWheel,
+) -> None:
+    built = built_wheel.log  # pip wheel -v's output of the session's one build
+    archive = zipfile.ZipFile(built_wheel.path)
 
     assert "would be ignored" not in built and "BuildBackendWarning" not in built
     assert {"index.html", "heatmap.js", "chart.js", "readings.js", "heatmap.css"} <= {
@@ -87,20 +89,23 @@ def test_the_wheel_builds_without_a_warning_ships_the_page_and_pins_what_the_fun
 
 
 @pytest.fixture(scope="module")
-def foreign_synth() -> Iterator[tuple[Path, str]]:
+def foreign_synth(built_wheel: BuiltWheel) -> Iterator[tuple[Path, str]]:
     """The cloud assembly of the foreign app, and what ``import sensor_digest_cdk`` resolved to.
     A folder of its own (not pytest's numbered ones, which concurrent sessions prune)."""
     with tempfile.TemporaryDirectory(prefix="sensor-digest-foreign-") as folder:
-        yield synth_foreign_app(Path(folder))
+        yield synth_foreign_app(Path(folder), built_wheel.path)
 
 
-def synth_foreign_app(tmp: Path) -> tuple[Path, str]:
+def synth_foreign_app(tmp: Path, wheel: Path) -> tuple[Path, str]:
+    """The foreign app synthesized by a fresh virtualenv holding ``<wheel>[cdk]``: what
+    ``pip install "<checkout>[cdk]"`` installs, since pip builds that same wheel from the checkout
+    (the session's build, shared with the other tests of the wheel)."""
     node.on_path()  # the app's jsii runs on the checkout's Node 22
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "CDK_"))}
     venv = tmp / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=tmp, env=env)
     python = venv / "bin" / "python"
-    run(python, "-m", "pip", "install", "--quiet", f"{ROOT}[cdk]", cwd=tmp, env=env)
+    run(python, "-m", "pip", "install", "--quiet", f"{wheel}[cdk]", cwd=tmp, env=env)
     app_dir = tmp / "my-app"
     app_dir.mkdir()
     shutil.copy(FOREIGN_APP, app_dir / "app.py")
@@ -177,11 +182,8 @@ def test_cdk_nag_finds_nothing_unsuppressed_in_the_users_app(foreign_synth: tupl
     assert set(verdicts) == {"Compliant", "Suppressed"}, verdicts
 
 
-def test_the_wheel_ships_the_handlers_inside_the_constructs_package(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", tmp_path, ROOT, cwd=tmp_path, env=env)
-    [wheel] = tmp_path.glob("sensor_digest-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
+def test_the_wheel_ships_the_handlers_inside_the_constructs_package(built_wheel: BuiltWheel) -> None:
+    names = zipfile.ZipFile(built_wheel.path).namelist()
     assert "sensor_digest_cdk/functions/ingest/handler.py" in names
     assert "sensor_digest_cdk/functions/summary/handler.py" in names
     assert not [n for n in names if n.startswith(("ingest/", "summary/"))]

@@ -16,6 +16,7 @@ __all__ = [
     "day_counts",
     "identities",
     "largest_item",
+    "ledger_pages",
     "markers",
     "recorded",
     "scan_all",
@@ -33,6 +34,12 @@ def identities(client: Any, tables: Tables) -> int:
     """How many identities the compact ledger holds: the hashes in day items and in ledger pages."""
     items = scan_all(client, tables.table) + scan_all(client, tables.ledger)
     return sum(len(item.get(schema.IDS, {}).get("BS", [])) for item in items)
+
+
+def ledger_pages(client: Any, tables: Tables) -> int:
+    """How many ledger pages the compact ledger wrote: the identities that did not fit in their day item."""
+    keys = (str(item[schema.LEDGER_KEY]["S"]) for item in scan_all(client, tables.ledger))
+    return sum(1 for key in keys if key.startswith(schema.ID_PAGE_PREFIX))
 
 
 def recorded(client: Any, tables: Tables, sensor_id: int, day: str, event_id: str) -> bool:

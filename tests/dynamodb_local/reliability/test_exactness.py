@@ -1,8 +1,12 @@
 """Scenarios 1 and 5 of the reliability suite, on DynamoDB Local (the DLQ is moto's SQS).
 
-1. 20,000 messages, 10% delivered more than once, 2% of write calls faulted (throttle before,
-   timeout after a commit, TransactionConflict, crash), redelivered until drained: exact.
-   The same scenario at-least-once must overcount: proof that the check can see the bug.
+1. 4,000 messages over 20 sensors x 4 days, 10% delivered more than once, 2% of write calls faulted
+   (throttle before, timeout after a commit, TransactionConflict, crash), redelivered until drained:
+   exact. The same scenario at-least-once must overcount: proof that the check can see the bug.
+   About 50 reports a sensor-day, as at the 20,000 messages over 100 sensors it ran with before:
+   each sensor-day's identities overflow its day item into ledger pages. The test asserts that
+   every ingredient happened (duplicates, each fault kind, crashed invocations, listed failures
+   redelivered, ledger pages), so the smaller run cannot pass by not meeting them.
 5. A batch of 100 with 10 poison messages: 90 counted, 10 kept, 0 failures.
 """
 
@@ -24,16 +28,21 @@ from tests.support.delivery import deliver_until_drained
 from tests.support.faults import FaultPlan
 from tests.support.hours import hour_counts, hour_truth, hours_match_counts, readings_read, readings_truth
 from tests.support.sqs import DeadLetters
-from tests.support.tables import Tables, day_counts, identities, scan_all
+from tests.support.tables import Tables, day_counts, identities, ledger_pages, scan_all
 
 DAYS = ["2024-05-01", "2024-05-02", "2024-05-03", "2024-05-04"]
 
 
-def scenario(n: int, seed: int) -> tuple[list[QueuedMessage], list[QueuedMessage], Counter[tuple[int, str]]]:
+MESSAGES, SENSORS = 4_000, 20  # ~50 reports a sensor-day: past the day item's DAY_IDS, into pages
+
+
+def scenario(
+    n: int, seed: int, sensors: int = SENSORS
+) -> tuple[list[QueuedMessage], list[QueuedMessage], Counter[tuple[int, str]]]:
     rng = random.Random(seed)
     messages, truth = [], Counter()
     for i in range(n):
-        sensor, day, count = rng.randrange(100), rng.choice(DAYS), rng.randint(1, 4)
+        sensor, day, count = rng.randrange(sensors), rng.choice(DAYS), rng.randint(1, 4)
         body = {
             "sensor_id": sensor,
             "timestamp": f"{day}T{rng.randrange(24):02d}:00:00Z",
@@ -50,10 +59,10 @@ def scenario(n: int, seed: int) -> tuple[list[QueuedMessage], list[QueuedMessage
 
 
 @pytest.mark.fresh_engine
-def test_twenty_thousand_messages_with_duplicates_and_faults_are_counted_exactly(
+def test_messages_with_duplicates_and_faults_are_counted_exactly(
     ddb: Any, tables: Tables, ingest_handler: Any, faults: FaultPlan, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    messages, deliveries, truth = scenario(20_000, seed=11)
+    messages, deliveries, truth = scenario(MESSAGES, seed=11)
     faults.rate = 0.02
 
     seen = deliver_until_drained(ingest_handler, deliveries)
@@ -62,13 +71,19 @@ def test_twenty_thousand_messages_with_duplicates_and_faults_are_counted_exactly
     lost = sum(max(0, truth[k] - counts.get(k, 0)) for k in truth)
     double = sum(max(0, counts.get(k, 0) - truth[k]) for k in counts)
     kept = identities(ddb, tables)
+    pages = ledger_pages(ddb, tables)
     with capsys.disabled():
         print(
             f"\nreliability: {len(messages)} messages, {len(deliveries) - len(messages)} duplicate deliveries, "
             f"{sum(faults.injected.values())} faults injected {dict(faults.injected)}, {seen.crashes} crashed "
-            f"invocations, {seen.failures_listed} failures redelivered; lost {lost}, double-counted {double}"
+            f"invocations, {seen.failures_listed} failures redelivered, {pages} ledger pages; "
+            f"lost {lost}, double-counted {double}"
         )
+    # the run met every ingredient of the claim: none of them can have been skipped by its size
+    assert len(deliveries) - len(messages) > 0  # duplicate deliveries
     assert all(faults.injected[k] > 0 for k in ("throttle", "timeout_after", "conflict", "crash"))
+    assert seen.crashes > 0 and seen.failures_listed > 0  # whole batches and listed records redelivered
+    assert pages > 0  # identities past the day item, in ledger pages
     assert (lost, double) == (0, 0)
     assert counts == dict(truth)
     assert hour_counts(ddb, tables.table) == dict(hour_truth(messages))  # every hour exact too
@@ -83,11 +98,13 @@ def test_the_same_scenario_at_least_once_overcounts(
 ) -> None:
     settings = replace(ingest_settings, delivery_mode=DeliveryMode.AT_LEAST_ONCE)
     handler = lambda_handler(ingest.build_service(settings, ingest_session))
-    _, deliveries, truth = scenario(20_000, seed=11)
+    messages, deliveries, truth = scenario(MESSAGES, seed=11)
     faults.rate = 0.02
 
     deliver_until_drained(handler, deliveries)
 
+    # the causes of an overcount occurred: duplicates, and writes committed whose answer was lost
+    assert len(deliveries) > len(messages) and faults.injected["timeout_after"] > 0
     counts = day_counts(ddb, tables.table)
     assert sum(counts.values()) > sum(truth.values())  # duplicates and ambiguous timeouts counted twice
     assert all(counts.get(k, 0) >= n for k, n in truth.items())  # but never an undercount
