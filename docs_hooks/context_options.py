@@ -2,8 +2,9 @@
 deployment model, so that a reader of the repository sees it as the site does: the ``Tunables``
 fields a context key sets (``sensor_digest_cdk.tunables``: each one's default, rule and meaning;
 ``context_key``; ``stackName`` from ``context.py``), one row per meaning (fields of equal meaning share
-a row, each key's default and rule on a line of its own). ``{s.<figure>}`` in a meaning is the app's
-default ``PipelineShape``'s figure.
+a row, each key's default and rule on a line of its own). A meaning's first line is its cell; the lines
+after it are its details, a list below the table. ``{s.<figure>}`` in a meaning is the app's default
+``PipelineShape``'s figure.
 
 ``python -m docs_hooks.context_options --write`` (``make generated``) writes the table between the
 page's two markers; ``tests/repository/test_generated.py`` fails when the page's table differs from what
@@ -35,8 +36,8 @@ def _default(value: object) -> str:
     return f"`{value}`" if value else "none"
 
 
-def render_options_table() -> str:
-    """The table: a row per meaning, its keys, defaults and what each allows from the model."""
+def _rows() -> dict[str, list[tuple[str, object, Any]]]:
+    """Each meaning (formatted) and its keys: a key's name, default and rule, in the model's order."""
     from sensor_digest.dead_letter_format import DEAD_LETTER_OVERHEAD_BYTES  # noqa: PLC0415
     from sensor_digest_cdk.context import CONTEXT_FIELDS, STACK_NAME_MEANING, STACK_NAME_RULE, AppSettings  # noqa: PLC0415
     from sensor_digest_cdk.rules import context_key  # noqa: PLC0415
@@ -57,18 +58,32 @@ def render_options_table() -> str:
         "fifo_visibility": PipelineShape(queue_type="fifo").visibility_timeout_seconds,
         "overhead": DEAD_LETTER_OVERHEAD_BYTES,
     }
+    return {meaning.format(**values): keys for meaning, keys in rows.items()}
+
+
+def render_options_table() -> str:
+    """The table: a row per meaning, its keys, defaults and what each allows, and the meaning's one line."""
     lines = ["| key | default | allowed | meaning |", "|---|---|---|---|"]
-    for meaning, keys in rows.items():
+    for meaning, keys in _rows().items():
         one = len(keys) == 1
         allowed = keys[0][2].allowed if one else "<br>".join(f"`{k}`: {rule.allowed}" for k, _, rule in keys)
         cells = (
             ", ".join(f"`{k}`" for k, _, _ in keys),
             _default(keys[0][1]) if one else "<br>".join(f"`{k}`: {_default(default)}" for k, default, _ in keys),
             allowed,
-            meaning.format(**values),
+            meaning.split("\n", 1)[0],
         )
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
+
+
+def render_details() -> str:
+    """The details of each row whose meaning has more than its one line, as a list under its keys."""
+    return "\n".join(
+        "- " + ", ".join(f"`{k}`" for k, _, _ in keys) + ": " + " ".join(meaning.split("\n")[1:])
+        for meaning, keys in _rows().items()
+        if "\n" in meaning
+    )
 
 
 def with_table(page: str) -> str:
@@ -76,7 +91,8 @@ def with_table(page: str) -> str:
     start, end = page.find(MARKER), page.find(END_MARKER)
     if start < 0 or end < start:
         raise ValueError(f"the page holds no {MARKER} ... {END_MARKER} for the options table")
-    return page[: start + len(MARKER)] + "\n" + render_options_table() + "\n" + page[end:]
+    written = render_options_table() + "\n\n" + render_details()
+    return page[: start + len(MARKER)] + "\n" + written + "\n" + page[end:]
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
@@ -93,7 +109,7 @@ def main(argv: list[str]) -> int:
     if argv == ["--write"]:
         PAGE.write_text(with_table(PAGE.read_text(encoding="utf-8")), encoding="utf-8")
     elif not argv:
-        sys.stdout.write(render_options_table() + "\n")
+        sys.stdout.write(render_options_table() + "\n\n" + render_details() + "\n")
     else:
         sys.stderr.write("usage: python -m docs_hooks.context_options [--write]\n")
         return 2
