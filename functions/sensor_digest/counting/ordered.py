@@ -12,7 +12,7 @@ being the message's ``source``); the condition also honours the single pair (``A
 it was (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) says what was applied: those messages are
 duplicates, the rest are written on the same condition. A missing day item takes the same three
 steps, the insert carrying the sequence number too. The writes, with the group's hours, are built by
-``store/day_writes.py`` (its ``AfterSequence`` guard).
+``store/day_writes.py`` (its ``AfterSequence`` guard: ``store/guards.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo, expressions, schema
-from sensor_digest.store.day_writes import AfterSequence, DayKey, DayView, Kind, Tally
+from sensor_digest.store.day_view import DayKey, DayView, Kind, applied_sequence_of, view_of
+from sensor_digest.store.guards import AfterSequence
+from sensor_digest.store.tally import Tally
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 MARKER_ATTEMPTS = 3
@@ -231,8 +233,8 @@ class OrderedWrite(ThreeStepUpsert):
             return Answer.DONE
         if not old:  # no day item yet
             return Answer.NEXT
-        self.view = day_writes.written_on(old, self._day)  # its hours map, its readings: the next write rests on them
-        applied = day_writes.applied_sequence_of(old, self._source)
+        self.view = view_of(old, identities=False)  # its hours map, its readings: the next write rests on them
+        applied = applied_sequence_of(old, self._source)
         done = [m for m in self.pending if applied is not None and sequence_of(m) <= applied]
         self._outcome.duplicates.extend(done)
         self.pending = self.pending[len(done) :]  # sorted by sequence number: what was applied comes first

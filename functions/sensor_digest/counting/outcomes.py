@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from sensor_digest.errors import RefusedWrite, TransientFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store.day_writes import DayKey, within_limits
+from sensor_digest.store.day_view import DayKey
+from sensor_digest.store.expressions import within_limits
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ def share_leaders_fate(
 def write_chunks(messages: Sequence[SensorMessage], most: int, *, identities: bool) -> Iterator[list[SensorMessage]]:
     """``messages`` in order, cut into the chunks one write each carries: at most ``most`` messages, and
     no more hours, reading names and (name, hour) pairs than a write's expressions hold (with an
-    identity checked per message where ``identities``; ``day_writes.fits``)."""
+    identity checked per message where ``identities``; ``expressions.fits``)."""
     chunk: list[SensorMessage] = []
     hours: set[str] = set()
     names: set[str] = set()

@@ -3,7 +3,7 @@ sensor-day's new rows written at once, each row known for good by its identity o
 
 A row's identity (``Entry.identity``, 8 bytes) is its sensor's ``event_id`` when it names one, else its
 object and its place there (``chunks.identity_of``). It is kept on the day the row counted on, in the same
-write as its count (``store/day_writes.py``, "The import's writes"). A partition holds every row of its
+write as its count (``store/import_writes.py``). A partition holds every row of its
 sensor-days, so each day is written from all of its rows at once: in as few writes as DynamoDB's limits
 allow (``Piece``), whatever order the rows came in and however many they are.
 
@@ -34,15 +34,11 @@ from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, Retrya
 from sensor_digest.history.days import DayPlan, DayRows, DayState, LiveSide, Overlap, Piece, live_reports, state_of
 from sensor_digest.history.record import Figures
 from sensor_digest.history.spill import DayKey, Entry
-from sensor_digest.store import day_writes, dynamo, expressions, repairs, schema
-from sensor_digest.store.day_writes import (
-    Imported,
-    ImportView,
-    Kind,
-    Tally,
-    ids_of,
-)
+from sensor_digest.store import day_writes, dynamo, expressions, import_writes, repairs, schema
+from sensor_digest.store.day_view import ImportView, Kind, ids_of, view_of
 from sensor_digest.store.identities import IMPORT_DAY_IDS, IMPORT_PAGE_IDS, import_page_id
+from sensor_digest.store.import_writes import Imported
+from sensor_digest.store.tally import Tally
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -223,7 +219,7 @@ class HistoryCounter:
         if not live_reports(item):
             return LiveSide()
         try:
-            view = day_writes.view_of(item)
+            view = view_of(item)
         except MalformedItem:
             view = None
         hashes: set[bytes] = set()
@@ -430,7 +426,7 @@ class ImportWrite:
             pages = _pages(own + ids)
             added, moved = [], bool(own)
         if not state.exists:
-            params = day_writes.import_create(self._counter.table, self._day, tally, added=added, pages=list(pages))
+            params = import_writes.import_create(self._counter.table, self._day, tally, added=added, pages=list(pages))
             action = "PutItem"
         else:
             guard = Imported(state.imports.seq, state.count, added, list(pages), moved, compact=state.compact)
@@ -452,7 +448,7 @@ class ImportWrite:
             return answer.written, answer.item
         day = expressions.put(params) if action == "PutItem" else expressions.update(params)
         puts = [
-            expressions.put(day_writes.import_page_put(counter.ledger, self._day, page, ids))
+            expressions.put(import_writes.import_page_put(counter.ledger, self._day, page, ids))
             for page, ids in pages.items()
         ]
         refusals = dynamo.transact_refusals(counter.client, [day, *puts])
