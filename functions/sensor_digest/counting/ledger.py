@@ -17,11 +17,12 @@ names none). What a counted report leaves behind to be known by later is its *pr
 ``LedgerCounter`` runs a batch: first deliveries, then redeliveries (``waves``), the redeliveries
 looked up first (their markers, their day items and pages), each sensor-day's group written by
 ``LedgerWrite`` through update -> insert -> update, up to ``WRITE_IDS`` messages a write. The writes
-themselves, and every condition they rest on, are built by ``store/day_writes.py`` (its ``Compact`` guard: ``store/guards.py``); every refusal
-returns the item as it was, and the write reads it there: identities found are duplicates, a page
-seen fuller or an ``IdPage`` moved on corrects the ``DayView``, the rest is written again. No write
-is retried blind. A write that met another writer is deferred to the end of the batch, then retried
-inside the invocation (``RetryPolicy``) while time allows. docs/exactly-once.md tells the whole design.
+themselves, and every condition they rest on, are built by ``store/day_writes.py`` (its ``Compact``
+guard: ``store/guards.py``); every refusal returns the item as it was, and the write reads it there:
+identities found are duplicates, a page seen fuller or an ``IdPage`` moved on corrects the
+``DayView``, the rest is written again. No write is retried blind. A write that met another writer
+is deferred to the end of the batch, then retried inside the invocation (``RetryPolicy``) while time
+allows. docs/exactly-once.md tells the whole design.
 """
 
 from __future__ import annotations
