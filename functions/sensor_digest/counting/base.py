@@ -33,7 +33,7 @@ from sensor_digest.counting.outcomes import (
     share_leaders_fate,
 )
 from sensor_digest.counting.policies import ALL, Policies
-from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
+from sensor_digest.errors import MalformedItem, RefusedWrite, StoreFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import dynamo, reads, repairs, schema, sizes
@@ -148,7 +148,7 @@ class DayCounter(ABC):
     ) -> None:
         try:
             found = self.lookup(messages, expired)
-        except TransientFault as fault:
+        except StoreFault as fault:
             if self.lookup_guards:  # those it guards wait for a lookup that answers, their sensors with them
                 waiting = {m.sensor_id for m in messages if self.known_key(m) is not None}
                 held = [m for m in messages if m.sensor_id in waiting]
@@ -343,7 +343,7 @@ class TableCounter(DayCounter):
             item = reads.get_item(self._client, self._table, schema.day_key(*key)) or {}
             schema.check_day_item(item, sizes.item_bytes(item), sum(m.count for m in outcome.rejected))
             past = schema.readings_past_digits(item, outcome.rejected)
-        except TransientFault:
+        except StoreFault:
             return
         except MalformedItem as bad:
             outcome.reason = f"{outcome.reason}: {bad}"

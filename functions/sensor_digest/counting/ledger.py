@@ -46,7 +46,7 @@ from sensor_digest.counting.outcomes import (
     write_chunks,
 )
 from sensor_digest.counting.policies import ALL, Policies
-from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, TransientFault
+from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, StoreFault, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo, expressions, reads, repairs, schema
 from sensor_digest.store.day_view import PER_MESSAGE, UNSEEN, DayKey, DayView, Kind, ids_of, view_of, view_or_none
@@ -255,7 +255,7 @@ class LedgerCounter(TableCounter):
                 outcome.deferred = [m for m in messages if m.ledger_key in handed_back]
                 followers = {k: v for k, v in followers.items() if k not in handed_back}
                 break
-            except TransientFault as fault:
+            except StoreFault as fault:
                 done = {m.message_id for m in outcome.counted + outcome.duplicates}
                 outcome.give_up([m for m in first[start - len(chunk) :] if m.message_id not in done], fault)
                 break
@@ -437,7 +437,7 @@ class LedgerWrite(ThreeStepUpsert):
                 self._outcome.requests += 1
                 page_key = schema.id_page_key(*self._day, seen.page)
                 pages.append((seen.page, reads.get_item(self._counter.client, self._counter.ledger, page_key) or {}))
-        except TransientFault:  # only a saving: the write's conditions find out
+        except StoreFault:  # only a saving: the write's conditions find out
             return Answer.AGAIN
         return self._found(day_item, pages)
 
@@ -491,7 +491,8 @@ class LedgerWrite(ThreeStepUpsert):
     @staticmethod
     def _refusals(refusals: list[dynamo.Refusal] | None, sent: int) -> list[dynamo.Refusal]:
         """A transaction's answer: no refusal once committed; else one per action, each a failed
-        condition (``TransientFault`` for anything else: contention, an invalid action)."""
+        condition (for anything else ``cancellation_fault``'s: ``Contention``, ``RefusedWrite`` for an
+        invalid action; else ``TransientFault``)."""
         if refusals is None:
             return []
         codes = [r.code for r in refusals]

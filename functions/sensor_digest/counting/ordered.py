@@ -26,7 +26,7 @@ from sensor_digest.backoff import Backoff
 from sensor_digest.counting.base import Expired, ImportedRows, TableCounter
 from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate, write_chunks
 from sensor_digest.counting.policies import ALL, Policies
-from sensor_digest.errors import TransientFault
+from sensor_digest.errors import StoreFault, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo, expressions, schema
 from sensor_digest.store.day_view import DayKey, DayView, Kind, applied_sequence_of, view_of
@@ -139,7 +139,7 @@ class OrderedCounter(TableCounter):
                 try:
                     dynamo.call("PutItem", partial(self._client.put_item, **put))
                     break
-                except TransientFault:
+                except StoreFault:  # any failure, a refusal too: tried again, then named unwritten
                     if attempt + 1 == self._marker_backoff.attempts:
                         unwritten += 1
                     else:
@@ -155,7 +155,7 @@ class OrderedCounter(TableCounter):
             write = OrderedWrite(self, group.key, chunk, outcome, view)
             try:  # each attempt succeeds, drops the applied messages, or advances the step
                 write.run(max_attempts=len(chunk) + 3, start=self.first_step(view.kind is Kind.MISSING))
-            except TransientFault as fault:
+            except StoreFault as fault:
                 ended = {m.message_id for m in outcome.counted + outcome.duplicates}
                 outcome.give_up([m for m in ordered if m.message_id not in ended], fault)
                 break

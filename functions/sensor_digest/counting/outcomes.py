@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from sensor_digest.errors import RefusedWrite, TransientFault
+from sensor_digest.errors import RefusedWrite, StoreFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store.day_view import DayKey
 from sensor_digest.store.expressions import within_limits
@@ -50,7 +50,7 @@ class GroupOutcome:
     refused_by: str | None = None  # the attribute of the item that refused it, when known
     refused_names: tuple[str, ...] = ()  # the reading names at fault, when that attribute is Readings
 
-    def give_up(self, messages: Sequence[SensorMessage], fault: TransientFault) -> None:
+    def give_up(self, messages: Sequence[SensorMessage], fault: StoreFault) -> None:
         """``messages`` could not be written: failed (redelivered later), or, when DynamoDB refused
         the write as invalid (``RefusedWrite``: retrying cannot help), rejected with the reason."""
         (self.rejected if isinstance(fault, RefusedWrite) else self.failed).extend(messages)
