@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
-from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, RetryableFault, TransientFault
+from sensor_digest.errors import RETRYABLE_FAULTS, Contention, MalformedItem, RefusedWrite
 from sensor_digest.history.days import DayPlan, DayRows, DayState, LiveSide, Overlap, Piece, live_reports, state_of
 from sensor_digest.history.record import Figures
 from sensor_digest.history.spill import DayKey, Entry
@@ -312,8 +312,8 @@ class HistoryCounter:
                 why += f"these rows' values, would need more than DynamoDB's {schema.DYNAMODB_DIGITS} digits"
                 reason = f"its day item refuses the count: {why}; {repairs.day_item(*day, schema.READINGS)}"
                 state = replace(state, refused_names=frozenset(past), refused_reason=reason)  # the rest again
-            except TransientFault as fault:
-                if retries >= self._retry.attempts or not isinstance(fault, RETRYABLE):
+            except RETRYABLE_FAULTS:  # read the day again first: a write whose answer was lost finds what it wrote
+                if retries >= self._retry.attempts:  # any other fault ends the partition, tried again as a whole
                     raise
                 self._retry.wait(retries)
                 retries += 1
@@ -371,12 +371,6 @@ def _first_of(rows: Rows, day: DayKey, identities: AbstractSet[bytes]) -> list[E
             left.discard(entry.identity)
             out.append(entry)
     return out
-
-
-RETRYABLE = (Contention, RetryableFault)
-"""The faults a day's write is retried for inside the partition, the day read again first (so a write
-whose answer was lost finds what it wrote): contention, throttling, a server or transport error. Any
-other fault ends the partition, to be tried again as a whole (its counted rows are then found)."""
 
 
 def _kept_by(item: Mapping[str, Any]) -> str:
