@@ -11,7 +11,10 @@ turns it into its own kind: a configuration error, an invalid profile, a rejecte
 ``BadRequest`` is a read API request that breaks the API's rules (an HTTP 400, saying which).
 ``MalformedItem`` is an item of the tables without the contract's shape (``store/schema.py``).
 The registry's refusals (``RegistryError`` and its kinds) close the module.
-``ClientError`` codes become these at the DynamoDB boundary (``store/dynamo.py``) and nowhere else.
+``ClientError`` codes become these at the boundaries: DynamoDB's (``store/dynamo.py``) and S3's
+(``store/objects.py``); the one other place the functions catch a ``ClientError`` is the SQS
+dead-letter sink (``ingest/dead_letters.py``), where a batch SQS refused is kept nowhere and its
+messages become batch item failures, never an exception.
 """
 
 from __future__ import annotations
