@@ -1,13 +1,20 @@
 """One place for the failures a caller must tell apart.
 
 ``RejectedMessage`` is permanent: the input breaks the contract and retrying cannot help.
-``TransientFault`` is anything worth retrying (throttling, conflicts, timeouts, 5xx).
+``StoreFault`` is a call to the tables or the import's bucket that failed, of one of two kinds
+chosen where the failure is met: ``TransientFault``, worth retrying later (throttling, conflicts,
+timeouts, 5xx; of them ``RetryableFault`` and ``Contention``, the ones a retry a moment later may
+cure, ``RETRYABLE_FAULTS``), or ``RefusedWrite``, permanent (retrying cannot help). A caller picks
+what it retries by these types, never by the words of a fault's reason.
 ``UnknownTimeZone`` is a zone name the shipped zone data does not hold (``zones.py``); each caller
 turns it into its own kind: a configuration error, an invalid profile, a rejected message.
 ``BadRequest`` is a read API request that breaks the API's rules (an HTTP 400, saying which).
 ``MalformedItem`` is an item of the tables without the contract's shape (``store/schema.py``).
 The registry's refusals (``RegistryError`` and its kinds) close the module.
-``ClientError`` codes become these at the DynamoDB boundary (``store/dynamo.py``) and nowhere else.
+``ClientError`` codes become these at the boundaries: DynamoDB's (``store/dynamo.py``) and S3's
+(``store/objects.py``); the one other place the functions catch a ``ClientError`` is the SQS
+dead-letter sink (``ingest/dead_letters.py``), where a batch SQS refused is kept nowhere and its
+messages become batch item failures, never an exception.
 """
 
 from __future__ import annotations
@@ -54,7 +61,14 @@ class BadRequest(ReasonedError):
     answered 400 with the reason, never retried."""
 
 
-class TransientFault(ReasonedError):
+class StoreFault(ReasonedError):
+    """A call to the tables or the import's bucket that failed, or a write that cannot be made:
+    ``TransientFault`` or ``RefusedWrite``, never this class itself. A caller that ends a write on
+    either catches this, and tells them apart by type (``counting/outcomes.py``: a refusal's
+    messages are rejected, a fault's are retried later)."""
+
+
+class TransientFault(StoreFault):
     """A fault worth retrying: throttling, transaction conflict, timeout, server error."""
 
 
@@ -70,12 +84,13 @@ class Contention(TransientFault):
     invocation before the message waits out the visibility timeout)."""
 
 
-class RefusedWrite(TransientFault):
+class RefusedWrite(StoreFault):
     """A write DynamoDB refused as invalid (``ValidationException``), such as an ``ADD`` to a day
     item whose ``DataCount`` is not a number (an item written by hand): retrying cannot help, so
     the counters reject its messages into the dead-letter queue with the reason, to be redriven once
     the item is mended. A read DynamoDB refused as invalid is one too: the read API answers it 500,
-    never "try again". Everywhere else it is a fault like any other. ``repair`` says how to mend
+    never "try again". It is no ``TransientFault``, so that a caller retrying what may pass later
+    leaves it out by its type alone. ``repair`` says how to mend
     the item, when it is not the usual ``DataCount``; ``attribute``, which of its attributes refused
     (when known)."""
 
@@ -83,6 +98,12 @@ class RefusedWrite(TransientFault):
         super().__init__(reason)
         self.repair = repair
         self.attribute = attribute
+
+
+RETRYABLE_FAULTS: tuple[type[TransientFault], ...] = (Contention, RetryableFault)
+"""The faults a retry a moment later may cure, for an ``except`` clause (as s3transfer catches its
+tuple of retryable exception types): never ``RefusedWrite``, never a ``TransientFault`` of a code
+the boundary did not expect."""
 
 
 # -- the registry's (registry.py): each a refusal the command line names --------------------------

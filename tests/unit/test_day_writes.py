@@ -13,9 +13,11 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sensor_digest.store import day_writes
-from sensor_digest.store.day_writes import UNSEEN, Compact, HoursMap, ReadingsView, Tally
+from sensor_digest.store import day_writes, expressions
+from sensor_digest.store.day_view import NOT_THERE, UNSEEN, HoursMap, ReadingsView
+from sensor_digest.store.guards import Anyway, Compact, Exists
 from sensor_digest.store.identities import identity_hash
+from sensor_digest.store.tally import Tally
 
 OPERATORS = re.compile(
     r"\b(attribute_exists|attribute_not_exists|attribute_type|begins_with|contains|size|AND|OR|NOT|BETWEEN|IN)\b"
@@ -63,7 +65,7 @@ def test_a_write_that_fits_stays_inside_dynamodbs_limits_knowing_nothing_of_the_
     reports: list[Report], ids: int
 ) -> None:
     tally = Tally.of(reports)
-    if not day_writes.fits(tally, ids):
+    if not expressions.fits(tally, ids):
         return
     # the most a write of it can say: every name's map there, every hour holding several values
     # whose bounds the tally's pass (both set, both checked), every identity checked, the largest
@@ -103,9 +105,7 @@ def test_the_readings_part_writes_each_hour_by_what_is_known_of_it() -> None:
             ("t", "11"): Decimal("6"),  # one value: the hour becomes a list of two
         },
     )
-    params: dict[str, Any] = day_writes.update(
-        "T", (1, "2024-05-01"), tally, HoursMap.ADD, day_writes.Anyway(), readings=known
-    )
+    params: dict[str, Any] = day_writes.update("T", (1, "2024-05-01"), tally, HoursMap.ADD, Anyway(), readings=known)
     update, condition = params["UpdateExpression"], params["ConditionExpression"]
     values = params["ExpressionAttributeValues"]
     # hour 09: count and sum added, no bound written or checked
@@ -122,9 +122,7 @@ def test_the_readings_part_writes_each_hour_by_what_is_known_of_it() -> None:
 
 def test_readings_absent_from_the_item_are_created_whole_on_condition_that_they_still_are() -> None:
     tally = Tally.of([Report(2, "09", (("t", Decimal("21.5")), ("u", Decimal("-1"))))])
-    params = day_writes.update(
-        "T", (1, "2024-05-01"), tally, HoursMap.ADD, day_writes.Exists(), readings=day_writes.NOT_THERE
-    )
+    params = day_writes.update("T", (1, "2024-05-01"), tally, HoursMap.ADD, Exists(), readings=NOT_THERE)
     assert "#R = :R" in params["UpdateExpression"]
     assert "attribute_not_exists(#R)" in params["ConditionExpression"]
     stored = params["ExpressionAttributeValues"][":R"]["M"]

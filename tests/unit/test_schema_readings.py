@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sensor_digest.errors import MalformedItem
-from sensor_digest.store import day_writes, schema
+from sensor_digest.store import schema, tally
 
 
 def item(stats: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def test_a_cover_fewer_than_a_names_values_or_no_number_is_named_as_the_cover() 
 )
 def test_any_values_kept_exactly_pass_the_checks(values: list[Decimal]) -> None:
     # the statistics of any values within the readings' bounds, as DynamoDB adds them (exactly)
-    with localcontext(day_writes.EXACT):
+    with localcontext(tally.EXACT):
         n, s, q = len(values), sum(values, Decimal(0)), sum((v * v for v in values), Decimal(0))
     stats = {
         "q": {"N": str(q)},

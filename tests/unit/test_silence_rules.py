@@ -23,7 +23,9 @@ from sensor_digest.silence.rules import (
     wording,
 )
 from sensor_digest.store import day_writes
-from sensor_digest.store.day_writes import Anyway, HoursMap, Tally
+from sensor_digest.store.day_view import HoursMap
+from sensor_digest.store.guards import Anyway
+from sensor_digest.store.tally import Tally
 
 ZONES = [ZoneInfo(z) for z in ("UTC", "America/New_York", "Asia/Tokyo", "Australia/Lord_Howe", "Asia/Kathmandu")]
 

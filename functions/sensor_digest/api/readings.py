@@ -1,7 +1,7 @@
 """Readings' statistics as the read API answers them, from what a day item keeps (``schema.readings_of_item``).
 
 A day item keeps, per reading name, each hour's count, sum, minimum and maximum, and the day's sum of
-squares (``store/day_writes.py``). The day's count, sum, minimum and maximum are its hours', added up
+squares (``store/tally.py``). The day's count, sum, minimum and maximum are its hours', added up
 exactly; its mean is ``sum / count`` and its population standard deviation
 ``sqrt(count * squares - sum^2) / count``, both computed in decimal to 100 digits and answered as
 JSON numbers (exact to within 1e-15 relative, the contract's 1e-12 with room). An hour answers its

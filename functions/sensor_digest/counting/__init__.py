@@ -1,6 +1,7 @@
 """Day counting: the valid messages of a batch become writes to their sensor-days' day items.
 
-A counter decides what to write; ``store/day_writes.py`` builds every write and its conditions.
+A counter decides what to write; ``store/day_writes.py`` builds every write and its conditions
+(``store/guards.py``, ``store/expressions.py``).
 One counter per mode, behind ``DayCounter`` (``base.py``: the batch's lookup and its concurrent
 group writes, ``count_batch``, in the order and with the savings of ``policies.py``; what a
 container remembers between batches is ``memory.py``'s):

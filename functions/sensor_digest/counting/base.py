@@ -33,11 +33,11 @@ from sensor_digest.counting.outcomes import (
     share_leaders_fate,
 )
 from sensor_digest.counting.policies import ALL, Policies
-from sensor_digest.errors import MalformedItem, RefusedWrite, TransientFault
+from sensor_digest.errors import MalformedItem, RefusedWrite, StoreFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import day_writes, dynamo, reads, repairs, schema, sizes
-from sensor_digest.store.day_writes import MISSING, UNSEEN, DayKey, DayView
+from sensor_digest.store import dynamo, reads, repairs, schema, sizes
+from sensor_digest.store.day_view import MISSING, UNSEEN, DayKey, DayView, ids_of, view_of
 from sensor_digest.store.identities import import_event_hash
 from sensor_digest.upsert import UpsertStep
 
@@ -148,7 +148,7 @@ class DayCounter(ABC):
     ) -> None:
         try:
             found = self.lookup(messages, expired)
-        except TransientFault as fault:
+        except StoreFault as fault:
             if self.lookup_guards:  # those it guards wait for a lookup that answers, their sensors with them
                 waiting = {m.sensor_id for m in messages if self.known_key(m) is not None}
                 held = [m for m in messages if m.sensor_id in waiting]
@@ -329,10 +329,7 @@ class TableCounter(DayCounter):
             for item in items:
                 day = (schema.sensor_of_item(item), str(item[schema.DATE]["S"]))
                 present.add(day)
-                try:
-                    self.known_days.add([day], day_writes.seen_of(item))
-                except MalformedItem:  # learns nothing: the write that meets it rejects its reports
-                    continue
+                self.known_days.add([day], view_of(item, identities=False))
             found.missing_days = set(days) - present
             found.requests += (len(keys) + 99) // 100
         return found
@@ -346,7 +343,7 @@ class TableCounter(DayCounter):
             item = reads.get_item(self._client, self._table, schema.day_key(*key)) or {}
             schema.check_day_item(item, sizes.item_bytes(item), sum(m.count for m in outcome.rejected))
             past = schema.readings_past_digits(item, outcome.rejected)
-        except TransientFault:
+        except StoreFault:
             return
         except MalformedItem as bad:
             outcome.reason = f"{outcome.reason}: {bad}"
@@ -418,7 +415,7 @@ class ImportedRows:
             keys = [schema.import_page_key(*day, page) for page in chunk]
             found = dynamo.batch_get(self._client, self._ledger, keys, consistent=True)
             outcome.requests += 1
-            by_key = {str(item[schema.LEDGER_KEY]["S"]): day_writes.ids_of(item) for item in found}
+            by_key = {str(item[schema.LEDGER_KEY]["S"]): ids_of(item) for item in found}
             for page, key in zip(chunk, keys, strict=True):
                 ids = by_key.get(str(key[schema.LEDGER_KEY]["S"]))
                 if ids is None:  # named, and not there: a hand-made item (the import refuses the day too)

@@ -12,16 +12,17 @@ names none). What a counted report leaves behind to be known by later is its *pr
   a hash kept per day would not know a repeat: on a day begun under markers (``LEDGER_MODE=per-message``
   or a release before the compact ledger), for a report that names an ``event_id`` but no
   ``timestamp`` (a resend falls on another send day), for every report with ``per-message``, and
-  on a compact day that is no longer hashed (``store/day_writes.py``).
+  on a compact day that is no longer hashed (``store/day_view.py``).
 
 ``LedgerCounter`` runs a batch: first deliveries, then redeliveries (``waves``), the redeliveries
 looked up first (their markers, their day items and pages), each sensor-day's group written by
 ``LedgerWrite`` through update -> insert -> update, up to ``WRITE_IDS`` messages a write. The writes
-themselves, and every condition they rest on, are built by ``store/day_writes.py``; every refusal
-returns the item as it was, and the write reads it there: identities found are duplicates, a page
-seen fuller or an ``IdPage`` moved on corrects the ``DayView``, the rest is written again. No write
-is retried blind. A write that met another writer is deferred to the end of the batch, then retried
-inside the invocation (``RetryPolicy``) while time allows. docs/exactly-once.md tells the whole design.
+themselves, and every condition they rest on, are built by ``store/day_writes.py`` (its ``Compact``
+guard: ``store/guards.py``); every refusal returns the item as it was, and the write reads it there:
+identities found are duplicates, a page seen fuller or an ``IdPage`` moved on corrects the
+``DayView``, the rest is written again. No write is retried blind. A write that met another writer
+is deferred to the end of the batch, then retried inside the invocation (``RetryPolicy``) while time
+allows. docs/exactly-once.md tells the whole design.
 """
 
 from __future__ import annotations
@@ -45,21 +46,13 @@ from sensor_digest.counting.outcomes import (
     write_chunks,
 )
 from sensor_digest.counting.policies import ALL, Policies
-from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, TransientFault
+from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, StoreFault, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo, expressions, reads, repairs, schema
-from sensor_digest.store.day_writes import (
-    PER_MESSAGE,
-    UNSEEN,
-    Compact,
-    DayKey,
-    DayView,
-    Exists,
-    Kind,
-    Tally,
-    ids_of,
-)
+from sensor_digest.store.day_view import PER_MESSAGE, UNSEEN, DayKey, DayView, Kind, ids_of, view_of, view_or_none
+from sensor_digest.store.guards import Compact, Exists
 from sensor_digest.store.identities import DAY_IDS, PAGE_IDS, WRITE_IDS, identity_hash
+from sensor_digest.store.tally import Tally
 from sensor_digest.upsert import Answer, ThreeStepUpsert, UpsertStep
 
 if TYPE_CHECKING:
@@ -220,7 +213,7 @@ class LedgerCounter(TableCounter):
         found.requests += (len(days) + 99) // 100
         day_items = {(schema.sensor_of_item(item), schema.text_of(item, schema.DATE)): item for item in read}
         found.missing_days = days - set(day_items)
-        views = {day: day_writes.view_or_none(item) for day, item in day_items.items()}
+        views = {day: view_or_none(item) for day, item in day_items.items()}
         for day, view in views.items():
             if view is not None:
                 self.known_days.add([day], view)
@@ -262,7 +255,7 @@ class LedgerCounter(TableCounter):
                 outcome.deferred = [m for m in messages if m.ledger_key in handed_back]
                 followers = {k: v for k, v in followers.items() if k not in handed_back}
                 break
-            except TransientFault as fault:
+            except StoreFault as fault:
                 done = {m.message_id for m in outcome.counted + outcome.duplicates}
                 outcome.give_up([m for m in first[start - len(chunk) :] if m.message_id not in done], fault)
                 break
@@ -374,7 +367,7 @@ class LedgerWrite(ThreeStepUpsert):
             return Answer.NEXT
         if not written:  # only markers refused: those reports were counted before; the rest again
             return self._drop(set(), counted)
-        self.view = day_writes.view_of(params["Item"])  # as it was put
+        self.view = view_of(params["Item"])  # as it was put
         done = {p.message.message_id for p in head}
         self._outcome.counted.extend(m for m in self.pending if m.message_id in done)
         self.pending = [m for m in self.pending if m.message_id not in done]
@@ -439,12 +432,12 @@ class LedgerWrite(ThreeStepUpsert):
         try:
             self._outcome.requests += 1
             day_item = reads.get_item(self._counter.client, self._counter.table, self._key) or {}
-            seen, pages = day_writes.view_or_none(day_item), []
+            seen, pages = view_or_none(day_item), []
             if seen is not None and seen.kind is Kind.COMPACT and seen.page > 0:
                 self._outcome.requests += 1
                 page_key = schema.id_page_key(*self._day, seen.page)
                 pages.append((seen.page, reads.get_item(self._counter.client, self._counter.ledger, page_key) or {}))
-        except TransientFault:  # only a saving: the write's conditions find out
+        except StoreFault:  # only a saving: the write's conditions find out
             return Answer.AGAIN
         return self._found(day_item, pages)
 
@@ -498,7 +491,8 @@ class LedgerWrite(ThreeStepUpsert):
     @staticmethod
     def _refusals(refusals: list[dynamo.Refusal] | None, sent: int) -> list[dynamo.Refusal]:
         """A transaction's answer: no refusal once committed; else one per action, each a failed
-        condition (``TransientFault`` for anything else: contention, an invalid action)."""
+        condition (for anything else ``cancellation_fault``'s: ``Contention``, ``RefusedWrite`` for an
+        invalid action; else ``TransientFault``)."""
         if refusals is None:
             return []
         codes = [r.code for r in refusals]
@@ -515,7 +509,7 @@ class LedgerWrite(ThreeStepUpsert):
         """A refusal by the day item: ``item`` as it was (``{}``: none). Its kind and page correct the
         view; identities found in it or in a refused page are counted before."""
         try:
-            seen = day_writes.view_of(item)
+            seen = view_of(item)
         except MalformedItem as bad:  # a hand-made item: retrying cannot help, its reports wait mended
             repair = repairs.day_item(*self._day, bad.attribute)
             raise RefusedWrite(str(bad), repair=repair, attribute=bad.attribute) from None

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from sensor_digest.counting.outcomes import GroupOutcome
-from sensor_digest.store.day_writes import DayKey, DayView, ReadingsView
+from sensor_digest.store.day_view import DayKey, DayView, ReadingsView
 
 KNOWN_DAYS_KEPT = 100_000  # sensor-days remembered per container as existing (about 15 MB at most)
 

@@ -12,7 +12,7 @@ being the message's ``source``); the condition also honours the single pair (``A
 it was (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) says what was applied: those messages are
 duplicates, the rest are written on the same condition. A missing day item takes the same three
 steps, the insert carrying the sequence number too. The writes, with the group's hours, are built by
-``store/day_writes.py`` (its ``AfterSequence`` guard).
+``store/day_writes.py`` (its ``AfterSequence`` guard: ``store/guards.py``).
 """
 
 from __future__ import annotations
@@ -26,10 +26,12 @@ from sensor_digest.backoff import Backoff
 from sensor_digest.counting.base import Expired, ImportedRows, TableCounter
 from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate, write_chunks
 from sensor_digest.counting.policies import ALL, Policies
-from sensor_digest.errors import TransientFault
+from sensor_digest.errors import StoreFault, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo, expressions, schema
-from sensor_digest.store.day_writes import AfterSequence, DayKey, DayView, Kind, Tally
+from sensor_digest.store.day_view import DayKey, DayView, Kind, applied_sequence_of, view_of
+from sensor_digest.store.guards import AfterSequence
+from sensor_digest.store.tally import Tally
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 MARKER_ATTEMPTS = 3
@@ -137,7 +139,7 @@ class OrderedCounter(TableCounter):
                 try:
                     dynamo.call("PutItem", partial(self._client.put_item, **put))
                     break
-                except TransientFault:
+                except StoreFault:  # any failure, a refusal too: tried again, then named unwritten
                     if attempt + 1 == self._marker_backoff.attempts:
                         unwritten += 1
                     else:
@@ -153,7 +155,7 @@ class OrderedCounter(TableCounter):
             write = OrderedWrite(self, group.key, chunk, outcome, view)
             try:  # each attempt succeeds, drops the applied messages, or advances the step
                 write.run(max_attempts=len(chunk) + 3, start=self.first_step(view.kind is Kind.MISSING))
-            except TransientFault as fault:
+            except StoreFault as fault:
                 ended = {m.message_id for m in outcome.counted + outcome.duplicates}
                 outcome.give_up([m for m in ordered if m.message_id not in ended], fault)
                 break
@@ -231,8 +233,8 @@ class OrderedWrite(ThreeStepUpsert):
             return Answer.DONE
         if not old:  # no day item yet
             return Answer.NEXT
-        self.view = day_writes.written_on(old, self._day)  # its hours map, its readings: the next write rests on them
-        applied = day_writes.applied_sequence_of(old, self._source)
+        self.view = view_of(old, identities=False)  # its hours map, its readings: the next write rests on them
+        applied = applied_sequence_of(old, self._source)
         done = [m for m in self.pending if applied is not None and sequence_of(m) <= applied]
         self._outcome.duplicates.extend(done)
         self.pending = self.pending[len(done) :]  # sorted by sequence number: what was applied comes first

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from sensor_digest.errors import RefusedWrite, TransientFault
+from sensor_digest.errors import RefusedWrite, StoreFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store.day_writes import DayKey, within_limits
+from sensor_digest.store.day_view import DayKey
+from sensor_digest.store.expressions import within_limits
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class GroupOutcome:
     refused_by: str | None = None  # the attribute of the item that refused it, when known
     refused_names: tuple[str, ...] = ()  # the reading names at fault, when that attribute is Readings
 
-    def give_up(self, messages: Sequence[SensorMessage], fault: TransientFault) -> None:
+    def give_up(self, messages: Sequence[SensorMessage], fault: StoreFault) -> None:
         """``messages`` could not be written: failed (redelivered later), or, when DynamoDB refused
         the write as invalid (``RefusedWrite``: retrying cannot help), rejected with the reason."""
         (self.rejected if isinstance(fault, RefusedWrite) else self.failed).extend(messages)
@@ -129,7 +130,7 @@ def share_leaders_fate(
 def write_chunks(messages: Sequence[SensorMessage], most: int, *, identities: bool) -> Iterator[list[SensorMessage]]:
     """``messages`` in order, cut into the chunks one write each carries: at most ``most`` messages, and
     no more hours, reading names and (name, hour) pairs than a write's expressions hold (with an
-    identity checked per message where ``identities``; ``day_writes.fits``)."""
+    identity checked per message where ``identities``; ``expressions.fits``)."""
     chunk: list[SensorMessage] = []
     hours: set[str] = set()
     names: set[str] = set()

@@ -13,10 +13,12 @@ from typing import Any
 
 from sensor_digest.counting.base import TableCounter
 from sensor_digest.counting.outcomes import Group, GroupOutcome, write_chunks
-from sensor_digest.errors import TransientFault
+from sensor_digest.errors import StoreFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, dynamo
-from sensor_digest.store.day_writes import Anyway, DayKey, DayView, Exists, Kind, Tally
+from sensor_digest.store.day_view import DayKey, DayView, Kind, view_of
+from sensor_digest.store.guards import Anyway, Exists
+from sensor_digest.store.tally import Tally
 from sensor_digest.upsert import Answer, ThreeStepUpsert
 
 
@@ -38,7 +40,7 @@ class PlainCounter(TableCounter):
             write = PlainWrite(self._client, self._table, group.key, chunk, outcome, view=view)
             try:
                 write.run(max_attempts=5, start=self.first_step(view.kind is Kind.MISSING))
-            except TransientFault as fault:
+            except StoreFault as fault:
                 outcome.give_up(messages[len(outcome.counted) :], fault)
                 break
             finally:
@@ -92,7 +94,7 @@ class PlainWrite(ThreeStepUpsert):
         if old is None:
             self.view = self.view.written(self._tally)
             return Answer.DONE
-        self.view = day_writes.written_on(old, self._day)
+        self.view = view_of(old, identities=False)
         if action == "UpdateItem" and old:
             return Answer.AGAIN
         return Answer.NEXT

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from sensor_digest.store.day_writes import DayKey
+from sensor_digest.store.day_view import DayKey
 
 G = TypeVar("G", bound=tuple[DayKey, Sequence[object]])
 

@@ -3,7 +3,7 @@ sensor-day's new rows written at once, each row known for good by its identity o
 
 A row's identity (``Entry.identity``, 8 bytes) is its sensor's ``event_id`` when it names one, else its
 object and its place there (``chunks.identity_of``). It is kept on the day the row counted on, in the same
-write as its count (``store/day_writes.py``, "The import's writes"). A partition holds every row of its
+write as its count (``store/import_writes.py``). A partition holds every row of its
 sensor-days, so each day is written from all of its rows at once: in as few writes as DynamoDB's limits
 allow (``Piece``), whatever order the rows came in and however many they are.
 
@@ -30,19 +30,15 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
-from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, RetryableFault, TransientFault
+from sensor_digest.errors import RETRYABLE_FAULTS, Contention, MalformedItem, RefusedWrite
 from sensor_digest.history.days import DayPlan, DayRows, DayState, LiveSide, Overlap, Piece, live_reports, state_of
 from sensor_digest.history.record import Figures
 from sensor_digest.history.spill import DayKey, Entry
-from sensor_digest.store import day_writes, dynamo, expressions, repairs, schema, sizes
-from sensor_digest.store.day_writes import (
-    Imported,
-    ImportView,
-    Kind,
-    Tally,
-    ids_of,
-)
+from sensor_digest.store import day_writes, dynamo, expressions, import_writes, repairs, schema, sizes
+from sensor_digest.store.day_view import ImportView, Kind, ids_of, view_of
 from sensor_digest.store.identities import IMPORT_DAY_IDS, IMPORT_PAGE_IDS, import_page_id
+from sensor_digest.store.import_writes import Imported
+from sensor_digest.store.tally import Tally
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -223,7 +219,7 @@ class HistoryCounter:
         if not live_reports(item):
             return LiveSide()
         try:
-            view = day_writes.view_of(item)
+            view = view_of(item)
         except MalformedItem:
             view = None
         hashes: set[bytes] = set()
@@ -318,8 +314,8 @@ class HistoryCounter:
                 why += f"these rows' values, would need more than DynamoDB's {schema.DYNAMODB_DIGITS} digits"
                 reason = f"its day item refuses the count: {why}; {repairs.day_item(*day, schema.READINGS)}"
                 state = replace(state, refused_names=frozenset(past), refused_reason=reason)  # the rest again
-            except TransientFault as fault:
-                if retries >= self._retry.attempts or not isinstance(fault, RETRYABLE):
+            except RETRYABLE_FAULTS:  # read the day again first: a write whose answer was lost finds what it wrote
+                if retries >= self._retry.attempts:  # any other fault ends the partition, tried again as a whole
                     raise
                 self._retry.wait(retries)
                 retries += 1
@@ -390,12 +386,6 @@ def _first_of(rows: Rows, day: DayKey, identities: AbstractSet[bytes]) -> list[E
     return out
 
 
-RETRYABLE = (Contention, RetryableFault)
-"""The faults a day's write is retried for inside the partition, the day read again first (so a write
-whose answer was lost finds what it wrote): contention, throttling, a server or transport error. Any
-other fault ends the partition, to be tried again as a whole (its counted rows are then found)."""
-
-
 def _kept_by(item: Mapping[str, Any]) -> str:
     """Which live writers may have counted on a day without leaving a hash of each report."""
     if any(name.startswith(schema.APPLIED_SEQUENCE_PREFIX) or name == schema.APPLIED_SEQUENCE for name in item):
@@ -443,7 +433,7 @@ class ImportWrite:
             pages = _pages(own + ids)
             added, moved = [], bool(own)
         if not state.exists:
-            params = day_writes.import_create(self._counter.table, self._day, tally, added=added, pages=list(pages))
+            params = import_writes.import_create(self._counter.table, self._day, tally, added=added, pages=list(pages))
             action = "PutItem"
         else:
             guard = Imported(state.imports.seq, state.count, added, list(pages), moved, compact=state.compact)
@@ -465,7 +455,7 @@ class ImportWrite:
             return answer.written, answer.item
         day = expressions.put(params) if action == "PutItem" else expressions.update(params)
         puts = [
-            expressions.put(day_writes.import_page_put(counter.ledger, self._day, page, ids))
+            expressions.put(import_writes.import_page_put(counter.ledger, self._day, page, ids))
             for page, ids in pages.items()
         ]
         refusals = dynamo.transact_refusals(counter.client, [day, *puts])

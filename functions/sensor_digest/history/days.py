@@ -16,19 +16,10 @@ from typing import Any
 from sensor_digest.errors import MalformedItem, RefusedWrite
 from sensor_digest.history.spill import DayKey, Entry
 from sensor_digest.store import repairs, schema, sizes
-from sensor_digest.store.day_writes import (
-    EXACT,
-    DayView,
-    HourStats,
-    ImportView,
-    Kind,
-    ReadingTally,
-    Tally,
-    view_of,
-    within_limits,
-    written_on,
-)
+from sensor_digest.store.day_view import DayView, ImportView, Kind, view_of
+from sensor_digest.store.expressions import within_limits
 from sensor_digest.store.identities import IMPORT_PAGE_IDS, identity_hash
+from sensor_digest.store.tally import EXACT, HourStats, ReadingTally, Tally
 
 PIECE_IDS = 5 * IMPORT_PAGE_IDS
 """The most identities one write carries (five pages: 800 KB, in one transaction of at most 4 MB)."""
@@ -104,7 +95,7 @@ class DayState:
 def state_of(item: Mapping[str, Any], day: DayKey, pages: Mapping[bytes, frozenset[bytes]], live: LiveSide) -> DayState:
     """The state of a day as ``item`` shows it (``{}``: none), its identities completed from ``pages``;
     ``RefusedWrite`` (with the reason and the repair) when no write of the import can rest on it."""
-    view = written_on(item, day)
+    view = view_of(item, identities=False)
     try:
         counting_attributes(item)
         imports = ImportView.of_item(item)

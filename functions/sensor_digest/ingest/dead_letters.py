@@ -10,6 +10,11 @@ time runs out is a batch item failure, so SQS brings it back later.
 ``FifoDeadLetterSink``: a FIFO dead-letter queue also needs a message group and a deduplication
 id: the rejected message's own group, and its SQS message id, so that the same message rejected
 again on a redelivery within SQS's five-minute window is kept once.
+
+The sinks are the functions' one SQS boundary: a ``ClientError`` or transport error of
+``SendMessageBatch`` is caught here and logged, and that batch's messages are not kept (batch item
+failures, which SQS delivers again), never raised: a dead letter that cannot be kept must not fail
+the batch's other messages, counted or not.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from typing import Any
 from sensor_digest.config import DEADLINE_MARGIN_SECONDS
 from sensor_digest.counting import DayCounter, GroupOutcome, leaders
 from sensor_digest.dead_letter_format import BadOrigin, clip_reason
-from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
+from sensor_digest.errors import MalformedItem, RejectedMessage, StoreFault
 from sensor_digest.ingest.dead_letters import DeadLetters, Rejection
 from sensor_digest.ingest.ordering import Ordering, StandardOrdering
 from sensor_digest.ingest.records import InboundMessage
@@ -195,7 +195,7 @@ class IngestService:
             return True
         try:
             self._profiles.prefetch(r.sensor_id for _, r in reports)
-        except TransientFault as fault:
+        except StoreFault as fault:
             LOG.warning("profiles unavailable, the batch will be redelivered", reason=fault.reason)
             report.failed_ids.extend(inbound.message_id for inbound, _ in reports)
             return False
@@ -221,7 +221,7 @@ class IngestService:
                     f"`sensor-digest sensors delete --sensor {pending.sensor_id}`, register it again, then redrive",
                 )
             )
-        except TransientFault as fault:  # this sensor's profile could not be read: retry this message
+        except StoreFault as fault:  # this sensor's profile could not be read: retry this message
             LOG.warning(
                 "profile unavailable, the message will be redelivered",
                 message_id=inbound.message_id,
@@ -339,7 +339,7 @@ class IngestService:
             return
         try:
             self._counter.remember_counted(messages)
-        except TransientFault as fault:
+        except StoreFault as fault:
             LOG.warning(
                 "counted messages that may come back could not be remembered; if SQS moves them to "
                 "the dead-letter queue, a redrive would count them again",

@@ -1,6 +1,12 @@
 """The DynamoDB boundary: client construction, the calls, and the translation of their errors.
 
-``ClientError`` and botocore's transport errors become ``TransientFault`` here and nowhere else.
+``ClientError`` and botocore's transport errors become a ``StoreFault`` of its kind here
+(``fault_from``) and nowhere else: ``RefusedWrite`` for a request DynamoDB refused as invalid
+(permanent), ``RetryableFault`` for one a retry a moment later may cure (throttling, a server or
+transport error), ``TransientFault`` for any other code; ``Contention`` for a cancelled transaction
+that may pass next time (``cancellation_fault``). Callers choose by these types what to retry. (The
+import's S3 calls have their boundary in ``objects.py``.)
+
 What the step logic (counting, summary, registry) needs to decide is returned, not raised:
 
 - ``transact``: ``None`` once committed, else the per-action cancellation codes;
@@ -27,7 +33,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest.backoff import Backoff
-from sensor_digest.errors import Contention, RefusedWrite, RetryableFault, TransientFault
+from sensor_digest.errors import Contention, RefusedWrite, RetryableFault, StoreFault, TransientFault
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -97,9 +103,11 @@ def cancellation_codes(exc: ClientError) -> list[str]:
     return [str(reason.get("Code") or "None") for reason in reasons]
 
 
-def fault_from(exc: ClientError | BotoCoreError, action: str) -> TransientFault:
-    """A call that failed: name the action and DynamoDB's code (``RefusedWrite`` for a request
-    DynamoDB refused as invalid, with its message: retrying it cannot help)."""
+def fault_from(exc: ClientError | BotoCoreError, action: str) -> StoreFault:
+    """A call that failed, as the fault of its kind, naming the action and DynamoDB's code:
+    ``RefusedWrite`` for a request DynamoDB refused as invalid, with its message (retrying it cannot
+    help); ``RetryableFault`` for a code of ``RETRYABLE_ERROR_CODES`` or a transport error;
+    ``TransientFault`` for any other code."""
     if isinstance(exc, ClientError):
         code = error_code(exc)
         if code == VALIDATION_ERROR:
@@ -112,7 +120,7 @@ def fault_from(exc: ClientError | BotoCoreError, action: str) -> TransientFault:
 
 
 def call(action: str, fn: Callable[[], T]) -> T:
-    """Run one DynamoDB call; every failure is raised as ``TransientFault`` (``raise ... from exc``)."""
+    """Run one DynamoDB call; every failure is raised as ``fault_from``'s fault (``raise ... from exc``)."""
     try:
         return fn()
     except ClientError as exc:
@@ -153,7 +161,7 @@ class Written:
 def single_write(client: DynamoDBClient, operation: str, params: dict[str, Any]) -> Written:
     """One conditional ``PutItem`` or ``UpdateItem``. A write refused because a transaction holds
     its item (``TransactionConflictException``) is ``Contention``; one refused as invalid,
-    ``RefusedWrite``; any other failure, ``TransientFault``."""
+    ``RefusedWrite``; any other failure, ``fault_from``'s."""
     method = client.put_item if operation == "PutItem" else client.update_item
     try:
         response: dict[str, Any] = dict(method(**params))  # type: ignore[arg-type]
@@ -245,7 +253,7 @@ def batch_get(
     return found
 
 
-def cancellation_fault(codes: list[str], messages: Sequence[str] = ()) -> TransientFault | None:
+def cancellation_fault(codes: list[str], messages: Sequence[str] = ()) -> StoreFault | None:
     """The fault a cancellation stands for when it is not (only) failed conditions, else ``None``:
     ``RefusedWrite`` when DynamoDB refused an action as invalid (``ValidationError``, with its
     message when ``messages`` holds the reasons' messages), ``Contention`` when a retry can cure it."""

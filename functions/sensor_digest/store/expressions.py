@@ -1,14 +1,102 @@
-"""The conditional put every kind of item shares (the day item's, a marker's, a profile's), and the
-wrappers that make a call's parameters an action of ``TransactWriteItems``. The day item's own
-writes are ``day_writes.py``'s."""
+"""The parts of DynamoDB's expressions every write here is built of: the conditions, each named once
+(every name and value a placeholder, as Powertools' persistence layer spells its records':
+``utilities/idempotency/persistence/dynamodb.py``); an update expression in the making (``Parts``),
+to which each part of a write adds its clauses, conditions and placeholders; how much one write may
+carry within DynamoDB's limits on expressions (``fits``); the conditional put every kind of item
+shares (the day item's, a marker's, a profile's); and the wrappers that make a call's parameters an
+action of ``TransactWriteItems``. What a day write is made of is ``day_writes.py``'s.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sensor_digest.store import schema
+from sensor_digest.store.tally import Tally
 
 Params = dict[str, Any]
+
+# -- the conditions, named -------------------------------------------------------------------------
+
+ITEM_EXISTS = "attribute_exists(#pk)"
+ITEM_ABSENT = "attribute_not_exists(#pk)"
+HOURS_MAP_THERE = "attribute_type(#hours, :mtype)"
+HOURS_MAP_ABSENT = "(attribute_not_exists(#hours) OR NOT attribute_type(#hours, :mtype))"
+ON_PAGE = "#page = :page"
+ON_FIRST_PAGE = "(attribute_not_exists(#page) OR #page = :page)"  # a day the import created holds no IdPage
+STILL_HASHED = "(#count = #hashed OR (attribute_not_exists(#count) AND attribute_not_exists(#hashed)))"
+HASHED_AS_READ = "#count = :seen AND attribute_not_exists(#hashed)"
+IDS_FIT = "(attribute_not_exists(#ids) OR size(#ids) <= :room)"
+AFTER_APPLIED = "(attribute_not_exists(#applied) OR #applied < :first)"
+READINGS_ABSENT = "attribute_not_exists(#R)"
+READINGS_THERE = "attribute_type(#R, :mtype)"
+AFTER_FIRST_RELEASES_PAIR = "(attribute_not_exists(#seq) OR #src <> :src OR #seq < :first)"
+IMPORT_SEQ_AS_READ = "#iseq = :iseq"
+IMPORT_SEQ_NONE = "attribute_not_exists(#iseq)"
+COUNT_AS_READ = "#count = :counted"
+COUNT_NONE = "attribute_not_exists(#count)"
+
+
+def ids_new(ids: Sequence[bytes], values: Params) -> list[str]:
+    """``NOT contains(#ids, :iN)`` for each identity of ``ids`` (none of them counted here yet)."""
+    terms = []
+    for i, digest in enumerate(ids):
+        values[f":i{i}"] = {"B": digest}
+        terms.append(f"NOT contains(#ids, :i{i})")
+    return terms
+
+
+@dataclass
+class Parts:
+    """An update expression in the making: its clauses, its conditions, and their placeholders."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    values: Params = field(default_factory=dict)
+    adds: list[str] = field(default_factory=list)
+    sets: list[str] = field(default_factory=list)
+    removes: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+
+    def expression(self) -> str:
+        clauses = []
+        if self.adds:
+            clauses.append("ADD " + ", ".join(self.adds))
+        if self.sets:
+            clauses.append("SET " + ", ".join(self.sets))
+        if self.removes:
+            clauses.append("REMOVE " + ", ".join(self.removes))
+        return " ".join(clauses)
+
+
+# -- how much one write may carry ------------------------------------------------------------------
+
+EXPRESSION_CHARS = 3_800
+"""Below DynamoDB's 4 KB for an update or a condition expression (with room for a key's names)."""
+EXPRESSION_OPERATORS = 280
+"""Below DynamoDB's 300 operators and functions in an expression."""
+
+
+def fits(tally: Tally, ids: int = 0) -> bool:
+    """Whether a write of ``tally`` checking ``ids`` identities stays inside DynamoDB's limits on
+    expressions, however little is known of the day item (every reading name's map there, no minimum
+    or maximum known: the most conditions a write of it can carry). An upper bound, held to the
+    built expressions by ``tests/unit/test_day_writes.py``: a counter writes a group's messages in
+    chunks that fit."""
+    pairs = sum(len(r.hours) for r in tally.readings.values())
+    return within_limits(hours=len(tally.hours), names=len(tally.readings), pairs=pairs, ids=ids)
+
+
+def within_limits(*, hours: int, names: int, pairs: int, ids: int) -> bool:
+    """``fits``, from how many hours, reading names, (name, hour) pairs and identities a write holds."""
+    updates = 200 + 30 * hours + 34 * names + 130 * pairs
+    conditions = 340 + 30 * ids + 40 * names + 110 * pairs
+    operators = 22 + 3 * ids + 2 * names + 8 * pairs  # an identity: AND NOT contains(...)
+    return updates <= EXPRESSION_CHARS and conditions <= EXPRESSION_CHARS and operators <= EXPRESSION_OPERATORS
+
+
+# -- the puts and the actions ----------------------------------------------------------------------
 
 
 def put_if_absent(table: str, item: schema.Item, key_attribute: str = schema.SENSOR_ID) -> Params:
@@ -16,7 +104,7 @@ def put_if_absent(table: str, item: schema.Item, key_attribute: str = schema.SEN
     return {
         "TableName": table,
         "Item": item,
-        "ConditionExpression": "attribute_not_exists(#pk)",
+        "ConditionExpression": ITEM_ABSENT,
         "ExpressionAttributeNames": {"#pk": key_attribute},
     }
 

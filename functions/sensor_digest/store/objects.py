@@ -1,7 +1,8 @@
 """The S3 boundary of the history import: an object's head and its bytes as a stream of blocks, JSON
-and JSON lines written, keys listed. ``ClientError`` and botocore's transport errors become
-``TransientFault`` here (``UnreadableInput`` for an object that is not there or not readable to
-the import), as ``dynamo.py`` does for DynamoDB."""
+and JSON lines written, keys listed. Every S3 call of the functions is made here, so ``ClientError``
+and botocore's transport errors are caught here and nowhere else, as ``dynamo.py`` does for
+DynamoDB: each becomes ``TransientFault`` (the step fails, and is run again), or ``UnreadableInput``
+for an object that is not there or not readable to the import (no run of it can succeed)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every read of the tables outside the hot path's own lookups, through the DynamoDB boundary
-(``dynamo.call``: a ``ClientError`` becomes a ``TransientFault`` whose cause is the ``ClientError``).
+(``dynamo.call``: a ``ClientError`` becomes a ``StoreFault`` whose cause is the ``ClientError``).
 
 Queries on one sensor's partition (``sensor_days``, ``summary_months``) serve the command line and
 the rebuild; the read API reads the same ranges a page at a time (``sensor_items_page``, through

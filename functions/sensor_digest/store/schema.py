@@ -88,7 +88,7 @@ MARKER_COUNT = "Count"
 IDS = "Ids"
 ID_PAGE = "IdPage"
 ID_PAGE_PREFIX = "IDS#"
-# a day item's readings' statistics (store/day_writes.py, docs/readings.md): per reading name a map of
+# a day item's readings' statistics (store/tally.py, docs/readings.md): per reading name a map of
 # each hour's statistics by ``HH`` (its one value, or [count, sum, minimum, maximum]) and the day's sum
 # of squares (``q``); absent until the day's first report with readings. ``ReadingsCover`` is the part
 # of ``DataCount`` counted by writers that keep readings (every write of this release adds to it,
@@ -105,12 +105,12 @@ READINGS_REPAIRS = "ReadingsRepairs"
 # write as the count by every writer that keeps hashes. Less than ``DataCount`` (or absent beside a
 # count) means another writer counted on the day without a hash (a release before the compact ledger,
 # or before this attribute; ordered mode; at-least-once), so a report's hash alone no longer proves
-# it new there: from then on its marker is checked too (store/day_writes.py)
+# it new there: from then on its marker is checked too (store/day_view.py)
 HASHED_COUNT = "HashedCount"
 # how many pages a compact day moved past because it found them holding identities already (its day
 # item was put back, deleted or restored, while its pages stayed): absent until it does
 SKIPPED_PAGES = "SkippedPages"
-# the history import (docs/import.md, store/day_writes.py "The import's writes"): each imported row's
+# the history import (docs/import.md, store/import_writes.py): each imported row's
 # identity (``identities.import_event_hash`` or ``import_row_hash``, 8 bytes) is kept for good on the
 # day it counted on, in the same write as its count: in the day item's binary set ``ImportIds`` (up to
 # ``IMPORT_DAY_IDS``), else in ledger pages ``IMPIDS#<sensor_id>#<day>#<page id hex>`` (their ``Ids``)

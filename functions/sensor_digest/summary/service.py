@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sensor_digest import names
-from sensor_digest.errors import TransientFault
+from sensor_digest.errors import StoreFault, TransientFault
 from sensor_digest.logs import LOG
 from sensor_digest.store import schema
 from sensor_digest.stream_filter import DayCount, day_count_of
@@ -86,7 +86,7 @@ class SummaryService:
         report.coalesced = sum(len(write.counts) for write in writes)
         failed_at: list[int] = []
         for write, outcome in self._run(writes):
-            if isinstance(outcome, TransientFault):
+            if isinstance(outcome, StoreFault):
                 report.failed += len(write.counts)
                 report.reasons.append(outcome.reason)
                 failed_at.append(write.first_index)
@@ -120,17 +120,17 @@ class SummaryService:
             month.first_index = min(month.first_index, first_index[(sensor_id, day)])
         return list(months.values())
 
-    def _run(self, writes: list[MonthWrite]) -> list[tuple[MonthWrite, MonthOutcome | TransientFault]]:
+    def _run(self, writes: list[MonthWrite]) -> list[tuple[MonthWrite, MonthOutcome | StoreFault]]:
         if len(writes) <= 1 or self._max_workers == 1:
             return [(w, self._safe(w)) for w in writes]
         with ThreadPoolExecutor(max_workers=min(self._max_workers, len(writes))) as pool:
             futures = [(w, pool.submit(self._safe, w)) for w in writes]
             return [(w, f.result()) for w, f in futures]
 
-    def _safe(self, write: MonthWrite) -> MonthOutcome | TransientFault:
+    def _safe(self, write: MonthWrite) -> MonthOutcome | StoreFault:
         try:
             return self._writer.upsert_month(write.sensor_id, write.month, write.counts)
-        except TransientFault as fault:
+        except StoreFault as fault:
             return fault
         except Exception as exc:  # a bug fails this write (and checkpoints), never the whole batch
             LOG.exception("summary upsert raised", sensor_id=write.sensor_id, month=write.month)

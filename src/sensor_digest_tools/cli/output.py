@@ -24,7 +24,7 @@ import typer
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 from rich.text import Text
 
-from sensor_digest.errors import SensorDigestError, TransientFault
+from sensor_digest.errors import SensorDigestError, StoreFault
 from sensor_digest_cdk.shape import ShapeError
 from sensor_digest_tools.aws.dynamodb_local import EngineError
 from sensor_digest_tools.cli import render
@@ -74,7 +74,7 @@ def errors() -> Iterator[None]:
     """Every expected failure becomes one clear line and exit code 1."""
     try:
         yield
-    except TransientFault as exc:  # a DynamoDB call through the core's boundary
+    except StoreFault as exc:  # a DynamoDB call through the core's boundary
         cause = exc.__cause__
         if isinstance(cause, EndpointConnectionError) or (
             isinstance(cause, ClientError) and cause.response.get("Error", {}).get("Code") in MISSING_RESOURCE_CODES
@@ -122,7 +122,7 @@ def told_on_stop(how_far: Callable[[], str]) -> Iterator[None]:
         if _passing(exc):  # running again may go on; a missing table or a refusal would stop it again
             note(how_far())
         raise
-    except (KeyboardInterrupt, BotoCoreError, TransientFault):
+    except (KeyboardInterrupt, BotoCoreError, StoreFault):
         note(how_far())
         raise
 

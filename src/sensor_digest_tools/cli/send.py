@@ -17,7 +17,7 @@ import typer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sensor_digest import timestamps, zones
-from sensor_digest.errors import MalformedItem, RejectedMessage, TransientFault
+from sensor_digest.errors import MalformedItem, RejectedMessage, StoreFault
 from sensor_digest.messages import READING_RULE, read_pending
 from sensor_digest.registry import Registry
 from sensor_digest_tools.cli.options import (
@@ -150,7 +150,7 @@ def check_registration(target: Target, sensor: int) -> tzinfo | None:
         profile = Registry(table_name=str(target.table), ledger_table_name="", client=target.dynamodb()).get(sensor)
     except MalformedItem as bad:
         fail(f"the ingest would reject this report: sensor {sensor}'s profile cannot be read ({bad})")
-    except (TransientFault, ClientError, BotoCoreError) as exc:
+    except (StoreFault, ClientError, BotoCoreError) as exc:
         note(f"the registry could not be read ({exc}): sensor {sensor}'s registration was not checked")
         return None
     if profile is not None:

@@ -26,7 +26,7 @@ from typing import IO, Any, TypeVar
 from zoneinfo import ZoneInfo
 
 from sensor_digest.backoff import Backoff, RetryPolicy
-from sensor_digest.errors import SensorDigestError, TransientFault, UnreadableInput
+from sensor_digest.errors import SensorDigestError, StoreFault, UnreadableInput
 from sensor_digest.history.chunks import Dating, read_rows, refused_rows
 from sensor_digest.history.counter import HistoryCounter, Overlap, PartitionCount
 from sensor_digest.history.pins import ZonePins
@@ -362,7 +362,7 @@ class FileImport:
         for attempt in range(self._retry.attempts):
             try:
                 return work()
-            except TransientFault:
+            except StoreFault:  # any failure of the store, a refusal too, is tried again before it ends the import
                 if attempt + 1 >= self._retry.attempts:
                     raise
                 self._retry.wait(attempt)
