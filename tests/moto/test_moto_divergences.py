@@ -68,3 +68,14 @@ def test_moto_numbers_fifo_messages_at_random_not_growing_within_a_group(moto_aw
     ]
 
     assert numbers != sorted(numbers)  # 40 random draws in order: about 1 in 10^47
+
+
+def test_moto_keeps_a_number_past_dynamodbs_38_digits(moto_aws: MotoAws) -> None:
+    # DynamoDB (and DynamoDB Local) refuse a number of more than 38 significant digits as invalid
+    # (ValidationException); the counters rely on that refusal for a sum of squares that outgrows
+    # them (tests/dynamodb_local/store/test_repairs.py), so that decision is tested there, not on moto.
+    long = "1." + "1" * 40
+    moto_aws.ddb.put_item(TableName=moto_aws.table, Item={**schema.day_key(3, "2024-05-01"), "X": {"N": long}})
+
+    item = moto_aws.ddb.get_item(TableName=moto_aws.table, Key=schema.day_key(3, "2024-05-01"))["Item"]
+    assert len(item["X"]["N"].replace(".", "")) > 38

@@ -4,7 +4,7 @@ bodies counted as the ingest counts them (``ingest``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -19,7 +19,7 @@ class DeadLettered:
     def __init__(self) -> None:
         self.kept: list[tuple[str, str]] = []
 
-    def send(self, rejections: list[Rejection], deadline: float | None = None) -> set[str]:
+    def send(self, rejections: Sequence[Rejection], deadline: float | None = None) -> set[str]:
         self.kept += [(r.message.message_id, r.reason) for r in rejections]
         return {r.message.message_id for r in rejections}
 

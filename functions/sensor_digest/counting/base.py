@@ -36,7 +36,8 @@ from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import MalformedItem, RefusedWrite, StoreFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import dynamo, reads, repairs, schema, sizes
+from sensor_digest.store import repairs, schema, sizes
+from sensor_digest.store.day_store import DayStore
 from sensor_digest.store.day_view import MISSING, UNSEEN, DayKey, DayView, ids_of, view_of
 from sensor_digest.store.identities import import_event_hash
 from sensor_digest.upsert import UpsertStep
@@ -287,13 +288,13 @@ class TableCounter(DayCounter):
         *,
         table_name: str,
         client: DynamoDBClient,
+        ledger_table_name: str = "",
         max_workers: int = 8,
         clock: Callable[[], float] = time.monotonic,
         policies: Policies = ALL,
     ) -> None:
         super().__init__(max_workers=max_workers, clock=clock, policies=policies)
-        self._table = table_name
-        self._client = client
+        self.store = DayStore(client, table_name, ledger_table_name)
         self.known_days = KnownDays()
 
     def lookup(self, messages: Sequence[SensorMessage], expired: Expired = None) -> Lookup:
@@ -307,12 +308,9 @@ class TableCounter(DayCounter):
             (m.sensor_id, m.day) for m in messages if self.known_key(m) not in found.counted_before
         )
         if days:
-            keys = [schema.day_key(sensor, day) for sensor, day in days]
-            items = dynamo.batch_get(
-                self._client,
-                self._table,
-                keys,
-                consistent=False,
+            items = self.store.find_days(
+                days,
+                found,
                 projection=[
                     schema.SENSOR_ID,
                     schema.DATE,
@@ -325,13 +323,9 @@ class TableCounter(DayCounter):
                 ],
                 expired=expired,
             )
-            present = set()
-            for item in items:
-                day = (schema.sensor_of_item(item), str(item[schema.DATE]["S"]))
-                present.add(day)
+            for day, item in items.items():
                 self.known_days.add([day], view_of(item, identities=False))
-            found.missing_days = set(days) - present
-            found.requests += (len(keys) + 99) // 100
+            found.missing_days = set(days) - set(items)
         return found
 
     def name_the_repair(self, key: DayKey, outcome: GroupOutcome) -> None:
@@ -340,7 +334,7 @@ class TableCounter(DayCounter):
         to grow (``schema.check_day_item``), named with what mends it; a read that fails names nothing
         (the generic repair stands)."""
         try:
-            item = reads.get_item(self._client, self._table, schema.day_key(*key)) or {}
+            item = self.store.read_day(key)
             schema.check_day_item(item, sizes.item_bytes(item), sum(m.count for m in outcome.rejected))
             past = schema.readings_past_digits(item, outcome.rejected)
         except StoreFault:
@@ -380,9 +374,8 @@ class ImportedRows:
     identities never change: read once (strongly consistent: a page is written in the transaction
     that names it), and kept."""
 
-    def __init__(self, client: DynamoDBClient, ledger: str) -> None:
-        self._client = client
-        self._ledger = ledger
+    def __init__(self, store: DayStore) -> None:
+        self._store = store
         self.pages: FrozenPages[bytes] = FrozenPages()
 
     def drop(
@@ -413,18 +406,17 @@ class ImportedRows:
         for start in range(0, len(unread), IMPORT_PAGES_A_REQUEST):
             chunk = unread[start : start + IMPORT_PAGES_A_REQUEST]
             keys = [schema.import_page_key(*day, page) for page in chunk]
-            found = dynamo.batch_get(self._client, self._ledger, keys, consistent=True)
-            outcome.requests += 1
-            by_key = {str(item[schema.LEDGER_KEY]["S"]): ids_of(item) for item in found}
+            found = self._store.find_ledger(keys, outcome, per_request=IMPORT_PAGES_A_REQUEST)
             for page, key in zip(chunk, keys, strict=True):
-                ids = by_key.get(str(key[schema.LEDGER_KEY]["S"]))
-                if ids is None:  # named, and not there: a hand-made item (the import refuses the day too)
+                item = found.get(str(key[schema.LEDGER_KEY]["S"]))
+                if item is None:  # named, and not there: a hand-made item (the import refuses the day too)
                     raise RefusedWrite(
                         f"{schema.describe(schema.day_key(*day))} names a page of imported rows the ledger does not "
                         "hold",
                         repair=repairs.day_item(*day, schema.IMPORT_PAGES),
                         attribute=schema.IMPORT_PAGES,
                     )
+                ids = ids_of(item)
                 held |= ids
                 self.pages.keep(day, page, ids)
         held |= imports.ids

@@ -30,7 +30,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
@@ -48,8 +47,10 @@ from sensor_digest.counting.outcomes import (
 from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, StoreFault, TransientFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import day_writes, dynamo, expressions, reads, repairs, schema
+from sensor_digest.store import day_writes, repairs, schema
+from sensor_digest.store.day_store import Action, Meter, Refused
 from sensor_digest.store.day_view import PER_MESSAGE, UNSEEN, DayKey, DayView, Kind, ids_of, view_of, view_or_none
+from sensor_digest.store.dynamo import CONDITIONAL_CHECK_FAILED, Refusal
 from sensor_digest.store.guards import Compact, Exists
 from sensor_digest.store.identities import DAY_IDS, PAGE_IDS, WRITE_IDS, identity_hash
 from sensor_digest.store.tally import Tally
@@ -100,17 +101,21 @@ class LedgerCounter(TableCounter):
         has been deferred to the end of the batch, and how it waits (``RetryPolicy(attempts=0)``:
         never; the group is redelivered); ``hasher``: a report's identity hash (tests force
         collisions with it)."""
-        super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock, policies=policies)
-        self.table = table_name
-        self.ledger = ledger_table_name
-        self.client = client
+        super().__init__(
+            table_name=table_name,
+            client=client,
+            ledger_table_name=ledger_table_name,
+            max_workers=max_workers,
+            clock=clock,
+            policies=policies,
+        )
         self._ttl = marker_ttl_seconds
         self._mode = mode
         self._wall_clock = wall_clock
         self._retry = retry or RetryPolicy()
         self._hash = hasher
         self.frozen: FrozenPages[int] = FrozenPages()
-        self.imported = ImportedRows(client, ledger_table_name)
+        self.imported = ImportedRows(self.store)
 
     @property
     def creates_compact(self) -> bool:
@@ -137,16 +142,14 @@ class LedgerCounter(TableCounter):
         is a transaction, a lost bet would be a cancelled one, charged for every item it names)."""
         return self.creates_compact and not any(self.proof(m, UNSEEN).marker for m in messages)
 
-    def marker_action(self, message: SensorMessage) -> dict[str, Any]:
+    def marker_action(self, message: SensorMessage) -> Action:
         """The message's marker, as a transaction's action: put on condition that it does not exist."""
         params = day_writes.marker(
-            self.ledger, message.ledger_key, day=message.day, count=message.count, expires_at=self.expires_at()
+            self.store.ledger, message.ledger_key, day=message.day, count=message.count, expires_at=self.expires_at()
         )
-        return expressions.put(params)
+        return Action.put(params)
 
-    def frozen_ids(
-        self, day: DayKey, pages: range, outcome: GroupOutcome | None = None, expired: Expired = None
-    ) -> set[bytes]:
+    def frozen_ids(self, day: DayKey, pages: range, meter: Meter | None = None, expired: Expired = None) -> set[bytes]:
         """The identities of ``pages`` of ``day``, pages that never change again: read once,
         strongly consistent (a page written a moment before it froze must be read whole), and kept
         (``Policies.keep_frozen_pages``); no read is started once ``expired`` (``TransientFault``: the
@@ -156,15 +159,12 @@ class LedgerCounter(TableCounter):
         for start in range(0, len(unread), 100):  # each request's pages kept as soon as read
             chunk = unread[start : start + 100]
             keys = [schema.id_page_key(*day, page) for page in chunk]
-            items = dynamo.batch_get(self.client, self.ledger, keys, consistent=True, expired=expired)
-            by_key = {str(item[schema.LEDGER_KEY]["S"]): item for item in items}
+            by_key = self.store.find_ledger(keys, meter, expired=expired)
             for page, key in zip(chunk, keys, strict=True):
                 read = ids_of(by_key.get(str(key[schema.LEDGER_KEY]["S"]), {}))
                 ids |= read  # returned as read: the cache may forget it before this call returns
                 if keep:
                     self.frozen.keep(day, page, read)
-            if outcome is not None:
-                outcome.requests += 1
         return ids
 
     # -- the batch -----------------------------------------------------------------------------
@@ -197,21 +197,13 @@ class LedgerCounter(TableCounter):
         again = [m for m in messages if self.redelivered(m)]
         keys = [schema.ledger_key(k) for k in sorted({m.ledger_key for m in again})]
         if keys:
-            items = dynamo.batch_get(
-                self.client, self.ledger, keys, consistent=True, projection=[schema.LEDGER_KEY], expired=expired
-            )
-            found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
-            found.requests += (len(keys) + 99) // 100
+            found.counted_before = set(self.store.find_ledger(keys, found, keys_only=True, expired=expired))
         open_ = [m for m in messages if m.ledger_key not in found.counted_before]
         days = set(self.known_days.unknown((m.sensor_id, m.day) for m in open_))
         days |= {(m.sensor_id, m.day) for m in open_ if self.redelivered(m)}
         if not days:
             return found
-        read = dynamo.batch_get(
-            self.client, self.table, [schema.day_key(*d) for d in sorted(days)], consistent=False, expired=expired
-        )
-        found.requests += (len(days) + 99) // 100
-        day_items = {(schema.sensor_of_item(item), schema.text_of(item, schema.DATE)): item for item in read}
+        day_items = self.store.find_days(sorted(days), found, expired=expired)
         found.missing_days = days - set(day_items)
         views = {day: view_or_none(item) for day, item in day_items.items()}
         for day, view in views.items():
@@ -221,20 +213,17 @@ class LedgerCounter(TableCounter):
         for day in {(m.sensor_id, m.day) for m in again} & set(day_items):
             view = views[day]
             if view is not None and view.kind is Kind.COMPACT and view.page > 0:
-                counted[day] |= self.frozen_ids(day, range(1, view.page), expired=expired)
-                counted[day] |= self._current_page(day, view.page)
-                found.requests += 1
+                counted[day] |= self.frozen_ids(day, range(1, view.page), found, expired=expired)
+                counted[day] |= self._current_page(day, view.page, found)
         for message in open_:
             digest = self.proof(message, UNSEEN).id
             if digest is not None and digest in counted.get((message.sensor_id, message.day), ()):
                 found.counted_before.add(message.ledger_key)
         return found
 
-    def _current_page(self, day: DayKey, page: int) -> set[bytes]:
+    def _current_page(self, day: DayKey, page: int, meter: Meter) -> set[bytes]:
         """The identities of the page being filled, as an eventually consistent read sees them."""
-        key = schema.id_page_key(*day, page)
-        item = dynamo.call("GetItem", partial(self.client.get_item, TableName=self.ledger, Key=key))
-        return ids_of(item.get("Item") or {})
+        return ids_of(self.store.read_ledger(schema.id_page_key(*day, page), meter, consistent=False))
 
     def count_group(self, group: Group) -> GroupOutcome:
         """Count one group, ``WRITE_IDS`` messages a write. A contended write is handed back
@@ -321,6 +310,7 @@ class LedgerWrite(ThreeStepUpsert):
     ) -> None:
         super().__init__()
         self._counter = counter
+        self._store = counter.store
         self._expired = expired
         self._day = day
         self._key = schema.day_key(*day)
@@ -348,19 +338,17 @@ class LedgerWrite(ThreeStepUpsert):
         proofs = self._proofs(DayView(Kind.COMPACT) if compact else PER_MESSAGE)
         head = proofs[:DAY_IDS] if compact else proofs
         ids = [p.id for p in head if p.id is not None] if compact else None
-        params = day_writes.create(self._counter.table, self._day, Tally.of(p.message for p in head), ids=ids)
+        params = day_writes.create(self._store.table, self._day, Tally.of(p.message for p in head), ids=ids)
         markers = [p.message for p in head if p.marker]
-        self._outcome.requests += 1
-        if markers:
-            sent = [expressions.put(params), *(self._counter.marker_action(m) for m in markers)]
-            refusals = self._refusals(dynamo.transact_refusals(self._counter.client, sent), len(sent))
-            day_item = refusals[0].item if refusals and refusals[0].code == dynamo.CONDITIONAL_CHECK_FAILED else None
-            refused = [r.code == dynamo.CONDITIONAL_CHECK_FAILED for r in refusals[1:]] if refusals else []
-            counted = {m.message_id for m, no in zip(markers, refused, strict=False) if no}
-            written = not refusals
-        else:
-            answer = dynamo.single_write(self._counter.client, "PutItem", params)
-            day_item, counted, written = (None if answer.written else answer.item), set(), answer.written
+        day_item: dict[str, Any] | None = None
+        counted: set[str] = set()
+        try:
+            self._store.write([Action.put(params), *(self._counter.marker_action(m) for m in markers)], self._outcome)
+            written = True
+        except Refused as refused:
+            written = False
+            day_item = refused.item if refused.failed(0) else None
+            counted = {m.message_id for i, m in enumerate(markers, start=1) if refused.failed(i)}
         if day_item is not None:  # somebody else's: step 3 adds to it, as it is
             self._outcome.insert_refused = True
             self._found(day_item, [], counted)
@@ -416,12 +404,12 @@ class LedgerWrite(ThreeStepUpsert):
         view = self.view
         imports = view.imports.seq if any(m.named for m in self.pending) else None
         return day_writes.update(
-            self._counter.table, self._day, tally, view.hours, guard, readings=view.readings, imports=imports
+            self._store.table, self._day, tally, view.hours, guard, readings=view.readings, imports=imports
         )
 
     def _page_action(self, page: int, checked: list[bytes], added: list[bytes]) -> dict[str, Any]:
         """Page ``page``'s update (``store/day_writes.py``)."""
-        ledger, expires = self._counter.ledger, self._counter.expires_at()
+        ledger, expires = self._store.ledger, self._counter.expires_at()
         return day_writes.page_update(ledger, self._day, page, expires_at=expires, checked=checked, added=added)
 
     def _read_again(self) -> Answer:
@@ -430,13 +418,11 @@ class LedgerWrite(ThreeStepUpsert):
         day on, and a transaction refused for that is charged for every item it names."""
         self._read_before_next_page = False
         try:
-            self._outcome.requests += 1
-            day_item = reads.get_item(self._counter.client, self._counter.table, self._key) or {}
+            day_item = self._store.read_day(self._day, self._outcome)
             seen, pages = view_or_none(day_item), []
             if seen is not None and seen.kind is Kind.COMPACT and seen.page > 0:
-                self._outcome.requests += 1
                 page_key = schema.id_page_key(*self._day, seen.page)
-                pages.append((seen.page, reads.get_item(self._counter.client, self._counter.ledger, page_key) or {}))
+                pages.append((seen.page, self._store.read_ledger(page_key, self._outcome)))
         except StoreFault:  # only a saving: the write's conditions find out
             return Answer.AGAIN
         return self._found(day_item, pages)
@@ -444,31 +430,36 @@ class LedgerWrite(ThreeStepUpsert):
     # -- sending and reading the answers ------------------------------------------------------
 
     def _single(self, params: dict[str, Any], tally: Tally) -> Answer:
-        self._outcome.requests += 1
-        answer = dynamo.single_write(self._counter.client, "UpdateItem", {**params, "ReturnValues": "UPDATED_NEW"})
-        if answer.written:
-            self.view = replace(self.view.written(tally), day_ids=len(ids_of(answer.item)))
-            self._all_counted()
-            return Answer.DONE
-        return self._found(answer.item, [])
+        try:
+            new = self._store.write([Action.update({**params, "ReturnValues": "UPDATED_NEW"})], self._outcome)
+        except Refused as refused:
+            return self._found(refused.item, [])
+        self.view = replace(self.view.written(tally), day_ids=len(ids_of(new)))
+        self._all_counted()
+        return Answer.DONE
 
     def _transact(
         self, actions: list[tuple[Role, dict[str, Any]]], markers: list[SensorMessage], tally: Tally
     ) -> Answer:
         roles = [role for role, _ in actions] + [Role("marker", message=m) for m in markers]
-        sent = [expressions.update(params) for _, params in actions]
+        sent = [Action.update(params) for _, params in actions]
         sent += [self._counter.marker_action(m) for m in markers]
-        self._outcome.requests += 1
-        refusals = self._refusals(dynamo.transact_refusals(self._counter.client, sent), len(sent))
-        if not refusals:
-            self._moved_on(actions, tally)
-            self._all_counted()
-            return Answer.DONE
+        try:
+            self._store.write(sent, self._outcome)
+        except Refused as refused:
+            return self._refused(roles, refused.refusals)
+        self._moved_on(actions, tally)
+        self._all_counted()
+        return Answer.DONE
+
+    def _refused(self, roles: list[Role], refusals: list[Refusal]) -> Answer:
+        """A refused transaction read by what each action is (``Role``): the day item as it was, the
+        pages that were fuller, the markers of reports counted before."""
         day_item: dict[str, Any] | None = None
         pages: list[tuple[int, dict[str, Any]]] = []
         counted_markers: set[str] = set()
         for role, refusal in zip(roles, refusals, strict=True):
-            if refusal.code != dynamo.CONDITIONAL_CHECK_FAILED:
+            if refusal.code != CONDITIONAL_CHECK_FAILED:
                 continue
             if role.kind == "day":
                 day_item = refusal.item
@@ -487,21 +478,6 @@ class LedgerWrite(ThreeStepUpsert):
                 # again; the day moves on past them, and what they hold stays counted.
                 self.view = replace(self.view, skip_to=page + 1)
         return self._drop(set().union(*(ids_of(item) for _, item in pages)), counted_markers)
-
-    @staticmethod
-    def _refusals(refusals: list[dynamo.Refusal] | None, sent: int) -> list[dynamo.Refusal]:
-        """A transaction's answer: no refusal once committed; else one per action, each a failed
-        condition (for anything else ``cancellation_fault``'s: ``Contention``, ``RefusedWrite`` for an
-        invalid action; else ``TransientFault``)."""
-        if refusals is None:
-            return []
-        codes = [r.code for r in refusals]
-        if len(codes) != sent:
-            raise TransientFault(f"transaction cancelled without a reason per action: {codes}")
-        fault = dynamo.cancellation_fault(codes, [r.message for r in refusals])
-        if fault is not None:
-            raise fault
-        return refusals
 
     def _found(
         self, item: dict[str, Any], pages: list[tuple[int, dict[str, Any]]], counted_markers: set[str] | None = None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Sequence
-from functools import partial
 from typing import Any
 
 from sensor_digest.backoff import Backoff
@@ -28,7 +27,8 @@ from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders
 from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import StoreFault, TransientFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import day_writes, dynamo, expressions, schema
+from sensor_digest.store import day_writes, schema
+from sensor_digest.store.day_store import Action, Refused
 from sensor_digest.store.day_view import DayKey, DayView, Kind, applied_sequence_of, view_of
 from sensor_digest.store.guards import AfterSequence
 from sensor_digest.store.tally import Tally
@@ -75,13 +75,20 @@ class OrderedCounter(TableCounter):
         marker_backoff: Backoff = MARKER_BACKOFF,
         policies: Policies = ALL,
     ) -> None:
-        super().__init__(table_name=table_name, client=client, max_workers=max_workers, clock=clock, policies=policies)
+        super().__init__(
+            table_name=table_name,
+            client=client,
+            ledger_table_name=ledger_table_name,
+            max_workers=max_workers,
+            clock=clock,
+            policies=policies,
+        )
         self._marker_backoff = marker_backoff
         self._ledger = ledger_table_name
         self._ttl = marker_ttl_seconds
         self._max_receive_count = max_receive_count
         self._wall_clock = wall_clock
-        self.imported = ImportedRows(client, ledger_table_name)
+        self.imported = ImportedRows(self.store)
 
     lookup_guards = True  # nothing else tells a redriven message that was counted before
 
@@ -94,16 +101,9 @@ class OrderedCounter(TableCounter):
         found = Lookup()
         keys = sorted({key for m in messages if (key := self.known_key(m)) is not None})
         if keys and self._ledger:
-            items = dynamo.batch_get(
-                self._client,
-                self._ledger,
-                [schema.ledger_key(k) for k in keys],
-                consistent=True,  # a marker written a moment ago must be seen: nothing else guards
-                projection=[schema.LEDGER_KEY],
-                expired=expired,
-            )
-            found.counted_before = {str(item[schema.LEDGER_KEY]["S"]) for item in items}
-            found.requests += (len(keys) + 99) // 100
+            # strongly consistent: a marker written a moment ago must be seen, nothing else guards
+            items = self.store.find_ledger([schema.ledger_key(k) for k in keys], found, keys_only=True, expired=expired)
+            found.counted_before = set(items)
         return self.lookup_days(messages, found, expired)
 
     def identity(self, message: SensorMessage) -> Hashable:
@@ -117,14 +117,14 @@ class OrderedCounter(TableCounter):
         receives or more, this one included): it is counted with its marker, in one transaction."""
         return bool(self._ledger) and message.receive_count >= self._max_receive_count - 1
 
-    def marker_action(self, message: SensorMessage) -> dict[str, Any]:
+    def marker_action(self, message: SensorMessage) -> Action:
         """The ``Put`` of ``message``'s marker (unconditional: a marker written twice is one)."""
         key = schema.tail_marker_id(message.sensor_id, message.origin_id)
         expires = int(self._wall_clock()) + self._ttl
         params = day_writes.marker(
             self._ledger, key, day=message.day, count=message.count, expires_at=expires, if_absent=False
         )
-        return expressions.put(params)
+        return Action.put(params)
 
     def remember_counted(self, messages: Sequence[SensorMessage]) -> None:
         """A marker for each of these counted messages (see the class), each on its own: one that
@@ -134,10 +134,10 @@ class OrderedCounter(TableCounter):
             return
         unwritten = 0
         for message in messages:
-            put = self.marker_action(message)["Put"]
+            put = self.marker_action(message).params
             for attempt in range(self._marker_backoff.attempts):
                 try:
-                    dynamo.call("PutItem", partial(self._client.put_item, **put))
+                    self.store.put(put)
                     break
                 except StoreFault:  # any failure, a refusal too: tried again, then named unwritten
                     if attempt + 1 == self._marker_backoff.attempts:
@@ -182,8 +182,7 @@ class OrderedWrite(ThreeStepUpsert):
         super().__init__()
         self.view = view
         self._counter = counter
-        self._client = counter._client
-        self._table = counter._table
+        self._store = counter.store
         self._day = day
         self.pending = pending
         self._outcome = outcome
@@ -194,7 +193,7 @@ class OrderedWrite(ThreeStepUpsert):
 
     def create_if_missing(self) -> Answer:
         params = day_writes.create(
-            self._table, self._day, Tally.of(self.pending), sequence=(self._source, sequence_of(self.pending[-1]))
+            self._store.table, self._day, Tally.of(self.pending), sequence=(self._source, sequence_of(self.pending[-1]))
         )
         answer = self._send("Put", params)
         self._outcome.insert_refused = answer is Answer.AGAIN  # the day item was there (as it was, read back)
@@ -212,22 +211,22 @@ class OrderedWrite(ThreeStepUpsert):
         tally, view = Tally.of(self.pending), self.view
         imports = view.imports.seq if any(m.named for m in self.pending) else None
         params = day_writes.update(
-            self._table, self._day, tally, view.hours, guard, readings=view.readings, imports=imports
+            self._store.table, self._day, tally, view.hours, guard, readings=view.readings, imports=imports
         )
         return self._send("Update", params)
 
     def _send(self, kind: str, params: dict[str, Any]) -> Answer:
         """The write alone; or, when a message of it may be on its last receive, in one transaction
         with those messages' markers, so that a commit whose answer is lost leaves them too."""
-        self._outcome.requests += 1
         markers = [self._counter.marker_action(m) for m in self.pending if self._counter.last_chance(m)]
-        if markers:
-            old = self._transact({kind: params}, markers)
-        elif kind == "Put":
-            old = dynamo.conditional_write("PutItem", partial(self._client.put_item, **params))
+        try:
+            self._store.write([Action(kind, params), *markers], self._outcome)
+        except Refused as refused:
+            if not refused.failed(0):  # only the count's action has a condition
+                codes = ", ".join(r.code for r in refused.refusals)
+                raise TransientFault(f"transaction cancelled (unexpected): {codes}") from None
+            old = refused.item
         else:
-            old = dynamo.conditional_write("UpdateItem", partial(self._client.update_item, **params))
-        if old is None:
             self.view = self.view.written(Tally.of(self.pending))
             self._outcome.counted.extend(self.pending)
             return Answer.DONE
@@ -239,14 +238,3 @@ class OrderedWrite(ThreeStepUpsert):
         self._outcome.duplicates.extend(done)
         self.pending = self.pending[len(done) :]  # sorted by sequence number: what was applied comes first
         return Answer.AGAIN
-
-    def _transact(self, action: dict[str, Any], markers: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """``None`` once committed; else the day item as the count's action found it (``{}``: none)."""
-        refusals = dynamo.transact_refusals(self._client, [action, *markers])
-        if refusals is None:
-            return None
-        codes = [r.code for r in refusals]
-        fault = dynamo.cancellation_fault(codes, [r.message for r in refusals])
-        if fault is not None or codes[0] != dynamo.CONDITIONAL_CHECK_FAILED:
-            raise fault or TransientFault(f"transaction cancelled (unexpected): {', '.join(codes)}")
-        return refusals[0].item

@@ -8,14 +8,14 @@ redelivered message is counted again.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from functools import partial
 from typing import Any
 
 from sensor_digest.counting.base import TableCounter
 from sensor_digest.counting.outcomes import Group, GroupOutcome, write_chunks
 from sensor_digest.errors import StoreFault
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import day_writes, dynamo
+from sensor_digest.store import day_writes
+from sensor_digest.store.day_store import Action, DayStore, Refused
 from sensor_digest.store.day_view import DayKey, DayView, Kind, view_of
 from sensor_digest.store.guards import Anyway, Exists
 from sensor_digest.store.tally import Tally
@@ -37,7 +37,7 @@ class PlainCounter(TableCounter):
         """The group in one write, or in as few as its readings' statistics need (``write_chunks``)."""
         outcome, messages, view = GroupOutcome(), list(group.messages), self.view(group)
         for chunk in write_chunks(messages, len(messages), identities=False):
-            write = PlainWrite(self._client, self._table, group.key, chunk, outcome, view=view)
+            write = PlainWrite(self.store, group.key, chunk, outcome, view=view)
             try:
                 write.run(max_attempts=5, start=self.first_step(view.kind is Kind.MISSING))
             except StoreFault as fault:
@@ -54,8 +54,7 @@ class PlainCounter(TableCounter):
 class PlainWrite(ThreeStepUpsert):
     def __init__(
         self,
-        client: Any,
-        table: str,
+        store: DayStore,
         day: DayKey,
         messages: Sequence[SensorMessage],
         outcome: GroupOutcome,
@@ -64,37 +63,33 @@ class PlainWrite(ThreeStepUpsert):
     ) -> None:
         super().__init__()
         self.view = view
-        self._client = client
-        self._table = table
+        self._store = store
         self._day = day
         self._tally = Tally.of(messages)
         self._outcome = outcome
 
     def update_if_exists(self) -> Answer:
-        return self._send("UpdateItem", self._update(Exists()))
+        return self._send("Update", self._update(Exists()))
 
     def create_if_missing(self) -> Answer:
-        answer = self._send("PutItem", day_writes.create(self._table, self._day, self._tally))
+        answer = self._send("Put", day_writes.create(self._store.table, self._day, self._tally))
         self._outcome.insert_refused = answer is Answer.NEXT
         return answer
 
     def update_after_race(self) -> Answer:
-        return self._send("UpdateItem", self._update(Anyway()))
+        return self._send("Update", self._update(Anyway()))
 
     def _update(self, guard: Exists | Anyway) -> dict[str, Any]:
         view = self.view
-        return day_writes.update(self._table, self._day, self._tally, view.hours, guard, readings=view.readings)
+        return day_writes.update(self._store.table, self._day, self._tally, view.hours, guard, readings=view.readings)
 
     def _send(self, action: str, params: dict[str, Any]) -> Answer:
         """``DONE`` once written; ``AGAIN`` when the day item is there but the write rested on what it
         no longer is (its hours map, its readings: the same step again, on what it is); else ``NEXT``."""
-        self._outcome.requests += 1
-        call = self._client.update_item if action == "UpdateItem" else self._client.put_item
-        old = dynamo.conditional_write(action, partial(call, **params))
-        if old is None:
-            self.view = self.view.written(self._tally)
-            return Answer.DONE
-        self.view = view_of(old, identities=False)
-        if action == "UpdateItem" and old:
-            return Answer.AGAIN
-        return Answer.NEXT
+        try:
+            self._store.write([Action(action, params)], self._outcome)
+        except Refused as refused:
+            self.view = view_of(refused.item, identities=False)
+            return Answer.AGAIN if action == "Update" and refused.item else Answer.NEXT
+        self.view = self.view.written(self._tally)
+        return Answer.DONE

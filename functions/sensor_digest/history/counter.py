@@ -34,7 +34,8 @@ from sensor_digest.errors import RETRYABLE_FAULTS, Contention, MalformedItem, Re
 from sensor_digest.history.days import DayPlan, DayRows, DayState, LiveSide, Overlap, Piece, live_reports, state_of
 from sensor_digest.history.record import Figures
 from sensor_digest.history.spill import DayKey, Entry
-from sensor_digest.store import day_writes, dynamo, expressions, import_writes, repairs, schema, sizes
+from sensor_digest.store import day_writes, import_writes, repairs, schema, sizes
+from sensor_digest.store.day_store import Action, DayStore, Refused
 from sensor_digest.store.day_view import ImportView, Kind, ids_of, view_of
 from sensor_digest.store.identities import IMPORT_DAY_IDS, IMPORT_PAGE_IDS, import_page_id
 from sensor_digest.store.import_writes import Imported
@@ -68,6 +69,15 @@ class PartitionCount:
     days: int = 0
     writes: int = 0
     reads: int = 0
+
+    @property
+    def requests(self) -> int:
+        """The reads, as the store meters them (``store/day_store.py``'s ``Meter``)."""
+        return self.reads
+
+    @requests.setter
+    def requests(self, value: int) -> None:
+        self.reads = value
 
     def figures(self) -> Figures:
         """The partition's share of an import's figures (its refused rows are rejected)."""
@@ -103,9 +113,7 @@ class HistoryCounter:
         retry: RetryPolicy | None = None,
         overlap: Overlap = Overlap.REFUSE,
     ) -> None:
-        self.table = table_name
-        self.ledger = ledger_table_name
-        self.client = client
+        self.store = DayStore(client, table_name, ledger_table_name)
         self._max_workers = max_workers
         self._retry = retry or RetryPolicy()
         self._overlap = overlap
@@ -155,10 +163,7 @@ class HistoryCounter:
         days = sorted(wanted)
         found: dict[DayKey, dict[str, Any]] = {}
         for start in range(0, len(days), 100):
-            keys = [schema.day_key(*d) for d in days[start : start + 100]]
-            for item in dynamo.batch_get(self.client, self.table, keys, consistent=False):
-                found[(schema.sensor_of_item(item), schema.text_of(item, schema.DATE))] = item
-            result.reads += 1
+            found.update(self.store.find_days(days[start : start + 100], result))
         pages_named: set[tuple[DayKey, bytes]] = set()
         for day, item in found.items():
             try:
@@ -190,9 +195,8 @@ class HistoryCounter:
         for start in range(0, len(ordered), PAGES_A_REQUEST):
             group = ordered[start : start + PAGES_A_REQUEST]
             keys = [schema.import_page_key(*day, page) for day, page in group]
-            items = dynamo.batch_get(self.client, self.ledger, keys, consistent=True)
+            by_key = self.store.find_ledger(keys, None)
             requests += 1
-            by_key = {str(i[schema.LEDGER_KEY]["S"]): i for i in items}
             for (day, page), key in zip(group, keys, strict=True):
                 if (item := by_key.get(str(key[schema.LEDGER_KEY]["S"]))) is not None:
                     out.setdefault(day, {})[page] = frozenset(ids_of(item) & among.get(day, frozenset()))
@@ -229,9 +233,8 @@ class HistoryCounter:
             complete = view.hashed
             keys = [schema.id_page_key(*day, page) for page in range(1, view.page + 1)]
             for start in range(0, len(keys), 100):
-                got = dynamo.batch_get(self.client, self.ledger, keys[start : start + 100], consistent=True)
-                result.reads += 1
-                for page in got:
+                got = self.store.find_ledger(keys[start : start + 100], result)
+                for page in got.values():
                     hashes |= ids_of(page)
                 if len(got) < len(keys[start : start + 100]):
                     complete, why = False, "its live ledger's pages have expired (the marker lifetime)"
@@ -239,9 +242,7 @@ class HistoryCounter:
         wanted = sorted(event_ids)
         for start in range(0, len(wanted), 100):
             keys = [schema.ledger_key(schema.marker_id(day[0], e)) for e in wanted[start : start + 100]]
-            got = dynamo.batch_get(self.client, self.ledger, keys, consistent=True)
-            result.reads += 1
-            for marker in got:
+            for marker in self.store.find_ledger(keys, result).values():
                 event_id = str(marker[schema.LEDGER_KEY]["S"]).split("#", 2)[2]
                 markers[event_id] = str(marker.get(schema.MARKER_DAY, {}).get("S", ""))
         return LiveSide(True, frozenset(hashes), markers, complete, "" if complete else why)
@@ -332,12 +333,7 @@ class HistoryCounter:
         """Why DynamoDB refused a write as invalid without saying why, the day read again: the reading
         names whose statistics would need more than 38 digits with the rows still to write, or else the
         attribute those rows cannot be added to (``schema.check_day_item``: a count past 38 digits)."""
-        got = dynamo.call(
-            "GetItem",
-            lambda: self.client.get_item(TableName=self.table, Key=schema.day_key(*day), ConsistentRead=True),
-        )
-        out.reads += 1
-        item, entries = dict(got.get("Item") or {}), _first_of(rows, day, left)
+        item, entries = self.store.read_day(day, out), _first_of(rows, day, left)
         try:
             past = schema.readings_past_digits(item, entries)
         except MalformedItem:
@@ -352,12 +348,7 @@ class HistoryCounter:
 
     def _read_again(self, day: DayKey, rows: Rows, out: PartitionCount) -> DayState:
         """The day read strongly consistent, with what its state needs."""
-        got = dynamo.call(
-            "GetItem",
-            lambda: self.client.get_item(TableName=self.table, Key=schema.day_key(*day), ConsistentRead=True),
-        )
-        out.reads += 1
-        return self._state_after(dict(got.get("Item") or {}), day, rows, out)
+        return self._state_after(self.store.read_day(day, out), day, rows, out)
 
     def _state_after(self, item: dict[str, Any], day: DayKey, rows: Rows, out: PartitionCount) -> DayState:
         """The day as a refusal (or a read) returned it: its pages and its live side read again."""
@@ -433,13 +424,15 @@ class ImportWrite:
             pages = _pages(own + ids)
             added, moved = [], bool(own)
         if not state.exists:
-            params = import_writes.import_create(self._counter.table, self._day, tally, added=added, pages=list(pages))
-            action = "PutItem"
+            table = self._counter.store.table
+            params = import_writes.import_create(table, self._day, tally, added=added, pages=list(pages))
+            action = "Put"
         else:
             guard = Imported(state.imports.seq, state.count, added, list(pages), moved, compact=state.compact)
             view = state.view
-            params = day_writes.update(self._counter.table, self._day, tally, view.hours, guard, readings=view.readings)
-            action = "UpdateItem"
+            table = self._counter.store.table
+            params = day_writes.update(table, self._day, tally, view.hours, guard, readings=view.readings)
+            action = "Update"
         written, item = self._send(action, params, pages)
         if not written:
             self.refused = item
@@ -448,29 +441,19 @@ class ImportWrite:
         return True
 
     def _send(self, action: str, params: dict[str, Any], pages: Mapping[bytes, list[bytes]]) -> tuple[bool, Any]:
-        counter = self._counter
-        self.requests += 1
-        if not pages:
-            answer = dynamo.single_write(counter.client, action, params)
-            return answer.written, answer.item
-        day = expressions.put(params) if action == "PutItem" else expressions.update(params)
-        puts = [
-            expressions.put(import_writes.import_page_put(counter.ledger, self._day, page, ids))
-            for page, ids in pages.items()
-        ]
-        refusals = dynamo.transact_refusals(counter.client, [day, *puts])
-        if refusals is None:
-            return True, {}
-        fault = dynamo.cancellation_fault([r.code for r in refusals], [r.message for r in refusals])
-        if fault is not None:
-            raise fault
-        if refusals[0].code != dynamo.CONDITIONAL_CHECK_FAILED:  # only a page's: it is there, unnamed
-            raise RefusedWrite(
-                f"the ledger holds a page of imported rows of sensor {self._day[0]}, {self._day[1]} that its day "
-                "item does not name (put back by hand?)",
-                repair=repairs.day_item(*self._day, schema.IMPORT_PAGES),
-            )
-        return False, refusals[0].item
+        store = self._counter.store
+        puts = [Action.put(import_writes.import_page_put(store.ledger, self._day, p, ids)) for p, ids in pages.items()]
+        try:
+            store.write([Action(action, params), *puts], self)
+        except Refused as refused:
+            if not refused.failed(0):  # only a page's: it is there, unnamed
+                raise RefusedWrite(
+                    f"the ledger holds a page of imported rows of sensor {self._day[0]}, {self._day[1]} that its "
+                    "day item does not name (put back by hand?)",
+                    repair=repairs.day_item(*self._day, schema.IMPORT_PAGES),
+                ) from None
+            return False, refused.item
+        return True, {}
 
     def _after(
         self,
