@@ -23,10 +23,16 @@ from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
+from hypothesis import settings
 
 # The shared test code asserts too (the model's bounds, the delivery loop): pytest rewrites its
 # asserts as it does the tests' (registered before anything imports it).
 pytest.register_assert_rewrite("tests.support")
+
+# No test may rest on how fast a busy machine runs: Hypothesis's 200 ms deadline per example is off for
+# every property test (those that set their own keep it off too).
+settings.register_profile("sensor-digest", deadline=None)
+settings.load_profile("sensor-digest")
 
 from moto import mock_aws  # noqa: E402
 
