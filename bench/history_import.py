@@ -2,7 +2,7 @@
 
 Each figure on a DynamoDB Local of its own, metered (``instruments.metering``: write units as the engine
 and DynamoDB's rules charge them, read units from the requests), through the local import as
-``sensor-digest import FILE`` runs it (``ops/importer.py``):
+``sensor-digest import FILE`` runs it (``ops/history.py``):
 
 1. write units per report, digest and ledger tables together, of a history sorted by sensor and time
    with ``--per-day`` (>= 100) reports per sensor-day (goal: <= 0.05), and of the same reports in no
@@ -40,7 +40,7 @@ from sensor_digest.store.reads import day_counts
 from sensor_digest_tools.local.demo import send_traffic
 from sensor_digest_tools.local.history import HistoryTruth, write_history
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
-from sensor_digest_tools.ops.importer import FileImport
+from sensor_digest_tools.ops.history import FileImport
 
 
 def file_import(client: Any, tables: dict[str, str]) -> FileImport:

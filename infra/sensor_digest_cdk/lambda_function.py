@@ -52,10 +52,10 @@ SILENCE = FunctionKind("silence.handler.handler", names.SILENCE_SERVICE, fixed=(
 # core to read (an express child workflow: at most 5 minutes); a partition (about 200,000 rows, or one
 # sensor-day of up to a million) is counted in a standard child workflow, a full vCPU for its threads and
 # the identities it holds; the finish step reads the run's results
-IMPORT_PREPARE = FunctionKind("import_.handler.prepare", names.IMPORT_SERVICE, fixed=(900, 1769))
-IMPORT_READ = FunctionKind("import_.handler.read", names.IMPORT_SERVICE, fixed=(240, 1024))
-IMPORT_COUNT = FunctionKind("import_.handler.count", names.IMPORT_SERVICE, fixed=(900, 1769))
-IMPORT_FINISH = FunctionKind("import_.handler.finish", names.IMPORT_SERVICE, fixed=(900, 1024))
+IMPORT_PREPARE = FunctionKind("history.handler.prepare", names.IMPORT_SERVICE, fixed=(900, 1769))
+IMPORT_READ = FunctionKind("history.handler.read", names.IMPORT_SERVICE, fixed=(240, 1024))
+IMPORT_COUNT = FunctionKind("history.handler.count", names.IMPORT_SERVICE, fixed=(900, 1769))
+IMPORT_FINISH = FunctionKind("history.handler.finish", names.IMPORT_SERVICE, fixed=(900, 1024))
 
 
 def python_function(

@@ -109,7 +109,7 @@ def reachable(edges: dict[str, set[str]], start: str) -> set[str]:
 
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("handlers", ("ingest", "summary", "api", "silence", "import_")),  # functions/<name>/handler.py
+    ("handlers", ("ingest", "summary", "api", "silence", "history")),  # functions/<name>/handler.py
     ("the Lambda entry", ("sensor_digest.entry",)),
     (
         "services",

@@ -11,7 +11,7 @@ from sensor_digest.backoff import Backoff
 from sensor_digest.history.counter import Overlap
 from sensor_digest.store import schema
 from sensor_digest_tools.local.history import HistoryTruth
-from sensor_digest_tools.ops.importer import FileImport
+from sensor_digest_tools.ops.history import FileImport
 from tests.support.tables import Tables, day_counts, scan_all
 
 NO_WAIT = Backoff(attempts=3, base_seconds=0.0, least=1.0, sleep=lambda _: None)

@@ -17,7 +17,7 @@ from sensor_digest import names
 from tests.support.templates import actions, policy_of, resources
 
 Synth = Callable[..., tuple[Any, Template]]
-PREPARE, READ, COUNT, FINISH = (f"import_.handler.{step}" for step in ("prepare", "read", "count", "finish"))
+PREPARE, READ, COUNT, FINISH = (f"history.handler.{step}" for step in ("prepare", "read", "count", "finish"))
 
 
 def definition(template: Template) -> dict[str, Any]:

@@ -27,9 +27,9 @@ from sensor_digest.history.record import Before, Figures
 from sensor_digest.history.source import format_of
 from sensor_digest_tools.cli.options import PLAIN, AsJson, LedgerOpt, Region, Stack, TableOpt
 from sensor_digest_tools.cli.output import errors, fail, note, notes, print_json, resolve_target, say, told_on_stop
-from sensor_digest_tools.ops import import_stack
-from sensor_digest_tools.ops.importer import FileImport, Outcome, default_errors_path, scan_file
-from sensor_digest_tools.ops.importer import Progress as Done
+from sensor_digest_tools.ops import history_stack
+from sensor_digest_tools.ops.history import FileImport, Outcome, default_errors_path, scan_file
+from sensor_digest_tools.ops.history import Progress as Done
 
 commands = typer.Typer(**PLAIN)  # import, at the command line's top level (app.py)
 
@@ -97,7 +97,7 @@ def import_history(
             def tick(name: str, done: int, total: int) -> None:
                 progress.update(task, description=f"importing {name}", completed=done, total=total or None)
 
-            found = import_stack.run(
+            found = history_stack.run(
                 target,
                 source,
                 fmt=fmt,

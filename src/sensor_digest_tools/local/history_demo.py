@@ -20,7 +20,7 @@ from sensor_digest_tools.local.history import HistoryTruth, Order, write_history
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.readings_check import ReadBack, differences, read_back
 from sensor_digest_tools.local.traffic import DEMO_READINGS
-from sensor_digest_tools.ops.importer import FileImport
+from sensor_digest_tools.ops.history import FileImport
 
 
 @dataclass(frozen=True)

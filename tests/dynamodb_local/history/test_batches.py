@@ -1,4 +1,4 @@
-"""The deployed import's functions (``functions/import_/handler.py``: prepare, read, count, finish) in
+"""The deployed import's functions (``functions/history/handler.py``: prepare, read, count, finish) in
 its two Distributed Maps' item shapes, run by hand as the state machine runs them
 (``tests/support/distributed_map.py``). Engines: DynamoDB Local for every count; moto's S3 for the
 objects, the run's partitions and the reports."""
@@ -13,7 +13,7 @@ from typing import Any
 
 import boto3
 import pytest
-from import_ import handler as entry_points
+from history import handler as entry_points
 from moto import mock_aws
 
 from sensor_digest.config import ImportSettings
@@ -294,5 +294,5 @@ def test_every_dynamodb_action_the_map_steps_send_is_granted_to_their_roles(
     assert day_counts(ddb, tables.table) == dict(truth.counts)
     ledger = {str(i["pk"]["S"]).split("#")[0] for i in scan_all(ddb, tables.ledger)}
     assert {"IMPIDS", "IMPZONE"} <= ledger and ("dynamodb:GetItem", tables.table) in recorder.used
-    allowed = granted(template, tables, "import_.handler.read") | granted(template, tables, "import_.handler.count")
+    allowed = granted(template, tables, "history.handler.read") | granted(template, tables, "history.handler.count")
     assert recorder.used - allowed == set()

@@ -1,4 +1,4 @@
-"""The history import's counting, through the local import of a file (``ops/importer.py`` over
+"""The history import's counting, through the local import of a file (``ops/history.py`` over
 ``history/`` and ``counting/history.py``), on DynamoDB Local: exact counts and hours, a re-run that
 counts nothing twice and writes nothing, unsorted input past the day item's room for tokens, a killed
 import resumed, two imports of one file at once, an import racing live ingest, hostile rows.
@@ -24,7 +24,7 @@ from sensor_digest.registry import Registry
 from sensor_digest.store import schema
 from sensor_digest.store.identities import IMPORT_DAY_IDS
 from sensor_digest_tools.local.history import write_history
-from sensor_digest_tools.ops.importer import Progress
+from sensor_digest_tools.ops.history import Progress
 from tests.support.faults import Crash, FaultyClient
 from tests.support.history import assert_matches, file_import
 from tests.support.messages import FakeContext, QueuedMessage, sqs_event

@@ -1,8 +1,7 @@
 """Lambda entry points of the history import's state machine (docs/import.md, "On AWS"): ``prepare`` (the
 object read once: its identity, its record, its chunks), ``read`` (a chunk of the read map: its rows into
 partitions), ``count`` (a partition of the count map: its rows counted) and ``finish`` (the figures added
-up and checked, the error report, the record). The package is ``import_``: ``import`` is a Python
-keyword."""
+up and checked, the error report, the record)."""
 
 from __future__ import annotations
 

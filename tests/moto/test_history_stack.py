@@ -1,4 +1,4 @@
-"""``sensor-digest import ... --stack``'s side (ops/import_stack.py): a file put in the import bucket once,
+"""``sensor-digest import ... --stack``'s side (ops/history_stack.py): a file put in the import bucket once,
 one execution per object named after it, a second start following it, a failed one redriven, the
 Map run's progress, a refused object said in one line. Engines: moto's S3; Step Functions is a fake
 that answers as the service documents (an execution of a name that exists: ExecutionAlreadyExists)."""
@@ -16,7 +16,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from sensor_digest_tools.ops import import_stack
+from sensor_digest_tools.ops import history_stack
 from sensor_digest_tools.ops.targets import Target, TargetError
 
 BUCKET = "the-import-bucket"
@@ -80,10 +80,10 @@ def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 TARGET = Target(import_bucket=BUCKET, import_state_machine=MACHINE, origin="stack 'S'")
 
 
-def run(s3: Any, sfn: FakeStepFunctions, source: str, **given: Any) -> import_stack.StackImport:
-    made = import_stack.Clients(s3, sfn, sleep=lambda _: None)
+def run(s3: Any, sfn: FakeStepFunctions, source: str, **given: Any) -> history_stack.StackImport:
+    made = history_stack.Clients(s3, sfn, sleep=lambda _: None)
     options: dict[str, Any] = {"fmt": None, "again": False, "errors_to": None, "stack": "S", **given}
-    return import_stack.run(TARGET, source, made=made, **options)
+    return history_stack.run(TARGET, source, made=made, **options)
 
 
 def test_a_file_is_put_in_the_import_bucket_once_and_imported_by_one_execution(s3: Any, tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ def test_an_object_the_import_refuses_is_said_with_its_reason(s3: Any) -> None:
 
 def test_a_stack_without_the_import_is_told_how_to_deploy_it(s3: Any) -> None:
     with pytest.raises(TargetError, match="importEnabled=true"):
-        import_stack.run(Target(origin="stack 'S'"), "x.jsonl", fmt=None, again=False, errors_to=None, stack="S")
+        history_stack.run(Target(origin="stack 'S'"), "x.jsonl", fmt=None, again=False, errors_to=None, stack="S")
 
 
 def test_objects_imported_whole_before_are_apart_from_what_this_import_counted(s3: Any) -> None:
