@@ -342,6 +342,8 @@ class TableCounter(DayCounter):
         except MalformedItem as bad:
             outcome.reason = f"{outcome.reason}: {bad}"
             outcome.repair = repairs.day_item(*key, bad.attribute)
+            if bad.attribute == schema.READINGS:  # its readings, edited since this container read them
+                outcome.refused_by = schema.READINGS  # the reports without readings count at once
             return
         if past:
             outcome.reason = (

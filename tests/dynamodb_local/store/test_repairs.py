@@ -430,3 +430,31 @@ def test_a_statistic_dynamodb_cannot_add_to_within_38_digits_refuses_only_the_re
     assert "'temperature'" in str(kept.error) and "38 digits" in str(kept.error), kept.error
     assert "REMOVE Readings, ReadingsCover" in str(kept.error) and "mend the day item" not in str(kept.error)
     assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == count + 2
+
+
+def test_readings_edited_by_hand_after_a_container_read_them_still_count_the_reports_without_readings(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters
+) -> None:
+    # Given a day the container has read (one report with a temperature), whose sum of squares is then
+    # set by hand to one its values cannot give
+    first = {"sensor_id": 7, "timestamp": "2024-05-01T10:00:00Z", "event_id": "b-x", "readings": {"t": 2}}
+    ingest_handler(sqs_event([QueuedMessage(body=json.dumps(first))]), FakeContext())
+    ddb.update_item(
+        TableName=tables.table,
+        Key=schema.day_key(7, "2024-05-01"),
+        UpdateExpression="SET #r.#t.#q = :q",
+        ExpressionAttributeNames={"#r": schema.READINGS, "#t": "t", "#q": schema.READING_SQUARES},
+        ExpressionAttributeValues={":q": {"N": "9" * 38}},
+    )
+    hot = {"sensor_id": 7, "timestamp": "2024-05-01T10:10:00Z", "event_id": "b-0", "readings": {"t": 1.5}}
+    plain = {"sensor_id": 7, "timestamp": "2024-05-01T10:20:00Z", "event_id": "b-1"}
+    other = {"sensor_id": 7, "timestamp": "2024-05-01T10:30:00Z", "event_id": "b-2", "readings": {"h": 40}}
+
+    answer = ingest_handler(sqs_event([QueuedMessage(body=json.dumps(b)) for b in (hot, plain, other)]), FakeContext())
+
+    # Then the reports with readings are kept with the readings repair, and the one without counts
+    letters = dead_letters.drain()
+    assert answer == {"batchItemFailures": []}
+    assert sorted(json.loads(k.body)["event_id"] for k in letters) == ["b-0", "b-2"]
+    assert all("REMOVE Readings, ReadingsCover" in str(k.error) for k in letters)
+    assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == 2
