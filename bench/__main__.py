@@ -24,9 +24,7 @@ from sensor_digest_tools.local.pipeline import route_service_logs
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument(
-        "--quick", action="store_true", help="CI's smoke run: 1,000 messages of W1 and W4, a short sweep"
-    )
+    parser.add_argument("--quick", action="store_true", help="CI's smoke run: 500 messages a workload, a short sweep")
     parser.add_argument("--messages", type=int, default=20_000, help="messages per workload (default 20,000)")
     parser.add_argument("--workloads", default="W1,W2,W3,W4,F")
     parser.add_argument("--strategies", default="a,b,c,d,e,g")

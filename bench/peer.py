@@ -24,7 +24,7 @@ from typing import Any
 
 from bench import runner
 from bench.prices import PRICE_PER_MILLION, dollars_per_million
-from bench.workloads import Workload, fleet, peer
+from bench.workloads import QUICK_MESSAGES, Workload, fleet, peer
 from sensor_digest_cdk.shape import PipelineShape
 
 PHASES = ("new day", "day under way")
@@ -43,7 +43,7 @@ def settings_variants(settings: PipelineShape, quick: bool) -> list[tuple[str, P
 
 def run_peer(settings: PipelineShape, *, quick: bool = False, messages: int = 4_000) -> list[dict[str, Any]]:
     """(a), (b), (c) and (g) on both fleets, each phase, at each settings variant, under the latency model."""
-    n = 1_000 if quick else messages
+    n = QUICK_MESSAGES if quick else messages
     rows = []
     for workload in (peer(n), fleet(n)):
         for variant, at in settings_variants(settings, quick):

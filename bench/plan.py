@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bench.workloads import QUICK_MESSAGES
 from sensor_digest_cdk.context import shape_from_context
 from sensor_digest_cdk.shape import PipelineShape
 
@@ -43,7 +44,7 @@ class Run:
 
 @dataclass(frozen=True)
 class Plan:
-    """The command line's choices, resolved: ``--quick`` is 1,000 messages of W1 and W4."""
+    """The command line's choices, resolved: ``--quick`` is ``QUICK_MESSAGES`` of W1 and W4."""
 
     messages: int
     workloads: str  # comma-separated names, as given
@@ -75,7 +76,7 @@ class Plan:
         no_peer: bool = False,
         no_concurrency: bool = False,
     ) -> Plan:
-        n = 1_000 if quick else messages
+        n = QUICK_MESSAGES if quick else messages
         if quick:
             workloads = "W1,W4"
         overrides = dict(item.split("=", 1) for item in sets)

@@ -28,7 +28,7 @@ from typing import Any
 from bench import runner
 from bench.prices import dollars_per_million
 from bench.strategies import POLICY_STRATEGIES
-from bench.workloads import hot_sensor, realtime
+from bench.workloads import QUICK_MESSAGES, hot_sensor, realtime
 from sensor_digest_cdk.shape import PipelineShape
 
 RAISED = runner.RAISED_CONCURRENCY
@@ -37,8 +37,8 @@ RAISED = runner.RAISED_CONCURRENCY
 def configurations(quick: bool) -> list[tuple[str, Any, int]]:
     """(label, workload, concurrency) of each place a policy can act."""
     settings = PipelineShape()
-    w1 = realtime(1_000 if quick else runner.CONCURRENCY_MESSAGES)
-    w4 = hot_sensor(1_000 if quick else 5_000)
+    w1 = realtime(QUICK_MESSAGES if quick else runner.CONCURRENCY_MESSAGES)
+    w4 = hot_sensor(QUICK_MESSAGES if quick else 5_000)
     return [
         ("W1", w1, settings.ingest_max_concurrency),
         ("W1", w1, RAISED),

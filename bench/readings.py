@@ -21,7 +21,7 @@ from typing import Any
 
 from bench import runner
 from bench.prices import dollars_per_million
-from bench.workloads import Workload, fleet, realtime, shape, with_readings
+from bench.workloads import QUICK_MESSAGES, Workload, fleet, realtime, shape, with_readings
 from sensor_digest.store import schema
 from sensor_digest.store.identities import DAY_IDS, ID_BYTES
 from sensor_digest.store.sizes import WRITE_UNIT_BYTES, item_bytes
@@ -38,8 +38,8 @@ W1_MESSAGES = 20_000
 
 
 def variants(quick: bool) -> list[tuple[Workload, list[Workload]]]:
-    w1 = realtime(1_000 if quick else W1_MESSAGES)
-    f = fleet(1_000 if quick else 4_000)
+    w1 = realtime(QUICK_MESSAGES if quick else W1_MESSAGES)
+    f = fleet(QUICK_MESSAGES if quick else 4_000)
     return [(w1, [with_readings(w1, 1), with_readings(w1, 4)]), (f, [with_readings(f, 1), with_readings(f, 4)])]
 
 
@@ -62,7 +62,7 @@ def peer(quick: bool) -> list[dict[str, Any]]:
     """(a) the blog's flow, (b) Powertools' batch + idempotency, each writing the statistics their way
     (``strategies.readings_updates``), and (c), on the large fleet with one reading a report, on a new
     day and with the day under way: DynamoDB dollars per million messages, and (c)'s share of (b)'s."""
-    workload = with_readings(fleet(1_000 if quick else 4_000), 1)
+    workload = with_readings(fleet(QUICK_MESSAGES if quick else 4_000), 1)
     rows = []
     print(f"\n{workload.name} {workload.description}, latency model")
     print(f"{'phase':14} {'strategy':44} {'WRU/msg':>8} {'RRU/msg':>8} {'$/M':>7}  exact")
@@ -134,7 +134,7 @@ AGED_HISTORY_DAYS = 40
 def aged(quick: bool) -> list[dict[str, Any]]:
     """Ingest and its summary path at 3,000 sensors with history (``runner.run_aged``: (c) raw, the
     stream batch at the stack's size), without readings and with one a report."""
-    base = shape(3_000, 1_000 if quick else W1_MESSAGES)
+    base = shape(3_000, QUICK_MESSAGES if quick else W1_MESSAGES)
     rows = []
     print(f"\n{'3,000 sensors, 40 days of history':<34} {'ingest':>7} {'summary':>8} {'total':>7} {'x':>5}  exact")
     for workload in (base, with_readings(base, 1)):

@@ -20,7 +20,7 @@ from bench.esm import Drained, drain, drain_fifo, fifo_records
 from bench.meter import PeakRss
 from bench.plan import Plan
 from bench.strategies import FIFO_STRATEGIES, STRATEGIES
-from bench.workloads import Workload, realtime, seed_history, seed_summaries, warm_up
+from bench.workloads import QUICK_MESSAGES, Workload, realtime, seed_history, seed_summaries, warm_up
 from sensor_digest import summary
 from sensor_digest.config import SummarySettings
 from sensor_digest.store import schema
@@ -249,7 +249,7 @@ RAISED_CONCURRENCY = 10
 def run_concurrency(settings: PipelineShape, *, quick: bool = False) -> list[dict[str, Any]]:
     """(c) on W1 at the stack's ``ingest_max_concurrency`` and at 10 invocations at once (what a user
     who outgrows the default sets), under the latency model: what the raised setting costs."""
-    workload = realtime(1_000 if quick else CONCURRENCY_MESSAGES)
+    workload = realtime(QUICK_MESSAGES if quick else CONCURRENCY_MESSAGES)
     rows = []
     for concurrency in (settings.ingest_max_concurrency, RAISED_CONCURRENCY):
         result = run("c", workload, replace(settings, ingest_max_concurrency=concurrency), modeled=True)
