@@ -84,7 +84,6 @@ class OrderedCounter(TableCounter):
             policies=policies,
         )
         self._marker_backoff = marker_backoff
-        self._ledger = ledger_table_name
         self._ttl = marker_ttl_seconds
         self._max_receive_count = max_receive_count
         self._wall_clock = wall_clock
@@ -100,7 +99,7 @@ class OrderedCounter(TableCounter):
         """The tail markers of the redriven messages, then the day items this container does not know."""
         found = Lookup()
         keys = sorted({key for m in messages if (key := self.known_key(m)) is not None})
-        if keys and self._ledger:
+        if keys and self.store.ledger:
             # strongly consistent: a marker written a moment ago must be seen, nothing else guards
             items = self.store.find_ledger([schema.ledger_key(k) for k in keys], found, keys_only=True, expired=expired)
             found.counted_before = set(items)
@@ -115,14 +114,14 @@ class OrderedCounter(TableCounter):
     def last_chance(self, message: SensorMessage) -> bool:
         """Whether SQS may move ``message`` away after this receive (``maxReceiveCount - 1``
         receives or more, this one included): it is counted with its marker, in one transaction."""
-        return bool(self._ledger) and message.receive_count >= self._max_receive_count - 1
+        return bool(self.store.ledger) and message.receive_count >= self._max_receive_count - 1
 
     def marker_action(self, message: SensorMessage) -> Action:
         """The ``Put`` of ``message``'s marker (unconditional: a marker written twice is one)."""
         key = schema.tail_marker_id(message.sensor_id, message.origin_id)
         expires = int(self._wall_clock()) + self._ttl
         params = day_writes.marker(
-            self._ledger, key, day=message.day, count=message.count, expires_at=expires, if_absent=False
+            self.store.ledger, key, day=message.day, count=message.count, expires_at=expires, if_absent=False
         )
         return Action.put(params)
 
@@ -130,7 +129,7 @@ class OrderedCounter(TableCounter):
         """A marker for each of these counted messages (see the class), each on its own: one that
         is refused (throttled) is tried again, up to ``MARKER_ATTEMPTS`` times, and one refused every
         time does not keep the others from being written; ``TransientFault`` names how many."""
-        if not self._ledger:
+        if not self.store.ledger:
             return
         unwritten = 0
         for message in messages:

@@ -35,7 +35,7 @@ from sensor_digest.history.days import DayPlan, DayRows, DayState, LiveSide, Ove
 from sensor_digest.history.record import Figures
 from sensor_digest.history.spill import DayKey, Entry
 from sensor_digest.store import day_writes, import_writes, repairs, schema, sizes
-from sensor_digest.store.day_store import Action, DayStore, Refused
+from sensor_digest.store.day_store import Action, DayStore, Refused, Requests
 from sensor_digest.store.day_view import ImportView, Kind, ids_of, view_of
 from sensor_digest.store.identities import IMPORT_DAY_IDS, IMPORT_PAGE_IDS, import_page_id
 from sensor_digest.store.import_writes import Imported
@@ -190,17 +190,14 @@ class HistoryCounter:
         requests it took. Read strongly consistent: a page is written in the transaction that names it in
         its day item, and an eventually consistent read might not see it yet."""
         ordered = sorted(wanted)
+        keys = [schema.import_page_key(*day, page) for day, page in ordered]
+        meter = Requests()
+        by_key = self.store.find_ledger(keys, meter, per_request=PAGES_A_REQUEST)
         out: dict[DayKey, dict[bytes, frozenset[bytes]]] = {}
-        requests = 0
-        for start in range(0, len(ordered), PAGES_A_REQUEST):
-            group = ordered[start : start + PAGES_A_REQUEST]
-            keys = [schema.import_page_key(*day, page) for day, page in group]
-            by_key = self.store.find_ledger(keys, None)
-            requests += 1
-            for (day, page), key in zip(group, keys, strict=True):
-                if (item := by_key.get(str(key[schema.LEDGER_KEY]["S"]))) is not None:
-                    out.setdefault(day, {})[page] = frozenset(ids_of(item) & among.get(day, frozenset()))
-        return out, requests
+        for (day, page), key in zip(ordered, keys, strict=True):
+            if (item := by_key.get(str(key[schema.LEDGER_KEY]["S"]))) is not None:
+                out.setdefault(day, {})[page] = frozenset(ids_of(item) & among.get(day, frozenset()))
+        return out, meter.requests
 
     def _live_sides(
         self, days: AbstractSet[DayKey], items: Mapping[DayKey, Mapping[str, Any]], rows: Rows, result: PartitionCount

@@ -127,16 +127,12 @@ def counting_attributes(item: Mapping[str, Any]) -> None:
     reports were, nor add to it. Its readings are not judged here: a row without them still counts."""
     if not item:
         return
-    try:
-        schema.check_day_item(item, sizes.item_bytes(item))
-    except MalformedItem as bad:
-        if bad.attribute not in (schema.READINGS, schema.READINGS_REPAIRS):
-            raise
-    try:
-        view_of(item)
-    except MalformedItem as bad:
-        if bad.attribute not in (schema.READINGS, schema.READINGS_REPAIRS):
-            raise
+    for check in (lambda: schema.check_day_item(item, sizes.item_bytes(item)), lambda: view_of(item)):
+        try:
+            check()
+        except MalformedItem as bad:
+            if bad.attribute not in (schema.READINGS, schema.READINGS_REPAIRS):
+                raise
 
 
 def live_reports(item: Mapping[str, Any]) -> bool:

@@ -40,8 +40,11 @@ class Meter(Protocol):
     requests: int
 
 
-class _Unmetered:
-    requests = 0
+@dataclass
+class Requests:
+    """A meter of its own, for a caller that only wants the count."""
+
+    requests: int = 0
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ class DayStore:
     def write(self, actions: Sequence[Action], meter: Meter | None = None) -> dict[str, Any]:
         """``actions`` written, all or none (see the module): what a single write returned (its
         ``ReturnValues``), ``{}`` for a transaction; ``Refused`` when a condition failed."""
-        (meter or _Unmetered()).requests += 1
+        (meter or Requests()).requests += 1
         if len(actions) == 1:
             action = actions[0]
             answer = dynamo.single_write(self.client, f"{action.kind}Item", action.params)
@@ -139,7 +142,7 @@ class DayStore:
 
     def read_day(self, day: DayKey, meter: Meter | None = None) -> dict[str, Any]:
         """``day``'s item, strongly consistent (``{}``: none)."""
-        (meter or _Unmetered()).requests += 1
+        (meter or Requests()).requests += 1
         return reads.get_item(self.client, self.table, schema.day_key(*day)) or {}
 
     def find_ledger(
@@ -173,7 +176,7 @@ class DayStore:
         self, key: dict[str, Any], meter: Meter | None = None, *, consistent: bool = True
     ) -> dict[str, Any]:
         """One ledger item (``{}``: none)."""
-        (meter or _Unmetered()).requests += 1
+        (meter or Requests()).requests += 1
         return reads.get_item(self.client, self.ledger, key, consistent=consistent) or {}
 
 
