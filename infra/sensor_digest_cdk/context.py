@@ -36,7 +36,7 @@ STACK_NAME_RULE = Rule(
     "(CloudFormation's stack names; the tables are named after it)",
     lambda name: TABLE_NAME_MIN <= len(name) <= STACK_NAME_MAX and STACK_NAME.fullmatch(name) is not None,
 )
-STACK_NAME_MEANING = "stack name\nThe tables are named `<stackName>` and `<stackName>Ledger`."
+STACK_NAME_MEANING = "stack name (tables `<stackName>`, `<stackName>Ledger`)"
 
 
 @dataclass(frozen=True)
