@@ -39,8 +39,15 @@ def test_every_relative_link_in_the_readme_points_to_a_file_that_exists() -> Non
 
 def test_the_readme_links_into_the_site_by_its_markdown_sources() -> None:
     into_docs = [t.split("#")[0] for t in readme_links() if t.startswith("docs/") and t != "docs/"]
-    assert into_docs
-    assert all(t.endswith(".md") for t in into_docs)
+    pages = [t for t in into_docs if not t.endswith(".png")]
+    assert pages
+    assert all(t.endswith(".md") for t in pages)
+
+
+def test_the_readme_shows_a_picture_of_the_page() -> None:
+    # The landing page shows what `sensor-digest up` serves (a file of docs/, checked to exist above)
+    assert "![The page" in README.read_text(encoding="utf-8")
+    assert "docs/page.png" in readme_links()
 
 
 def test_the_readme_holds_the_two_commands_exactly_as_ci_runs_them() -> None:
