@@ -18,7 +18,6 @@ from sensor_digest.store.day_view import DayView
 from sensor_digest.store.expressions import (
     AFTER_APPLIED,
     AFTER_FIRST_RELEASES_PAIR,
-    HASHED_AS_READ,
     IDS_FIT,
     IMPORT_SEQ_AS_READ,
     IMPORT_SEQ_NONE,
@@ -73,14 +72,9 @@ class Compact:
         names["#page"], names["#hashed"] = schema.ID_PAGE, schema.HASHED_COUNT
         values[":page"] = {"N": str(view.page)}
         parts.conditions.append(ON_PAGE if view.page else ON_FIRST_PAGE)
-        if view.rebase is not None:  # from before HashedCount, hashed as read: set it, if still so
-            values[":hashed"], values[":seen"] = {"N": str(view.rebase + tally.count)}, {"N": str(view.rebase)}
-            parts.sets.append("#hashed = :hashed")
-            parts.conditions.append(HASHED_AS_READ)
-        else:
-            parts.adds.append("#hashed :n")
-            if view.hashed:
-                parts.conditions.append(STILL_HASHED)
+        parts.adds.append("#hashed :n")
+        if view.hashed:
+            parts.conditions.append(STILL_HASHED)
         if self.checked or self.added:
             names["#ids"] = schema.IDS
         parts.conditions += ids_new(self.checked, values)
