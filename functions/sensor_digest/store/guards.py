@@ -17,7 +17,6 @@ from sensor_digest.store import schema
 from sensor_digest.store.day_view import DayView
 from sensor_digest.store.expressions import (
     AFTER_APPLIED,
-    AFTER_FIRST_RELEASES_PAIR,
     IDS_FIT,
     IMPORT_SEQ_AS_READ,
     IMPORT_SEQ_NONE,
@@ -102,19 +101,11 @@ class AfterSequence:
     last: int
 
     def apply(self, parts: Parts, tally: Tally) -> None:
-        parts.names.update(
-            {
-                "#pk": schema.SENSOR_ID,
-                "#applied": schema.applied_sequence_name(self.source),
-                "#seq": schema.APPLIED_SEQUENCE,
-                "#src": schema.SEQUENCE_SOURCE,
-            }
-        )
+        parts.names.update({"#pk": schema.SENSOR_ID, "#applied": schema.applied_sequence_name(self.source)})
         parts.values[":last"] = {"S": schema.sequence_text(self.last)}
         parts.values[":first"] = {"S": schema.sequence_text(self.first)}
-        parts.values[":src"] = {"S": self.source}
         parts.sets.append("#applied = :last")
-        parts.conditions += [ITEM_EXISTS, AFTER_APPLIED, AFTER_FIRST_RELEASES_PAIR]
+        parts.conditions += [ITEM_EXISTS, AFTER_APPLIED]
 
 
 def imports_as_read(parts: Parts, seq: int) -> None:
