@@ -7,7 +7,9 @@ tests need no git history. ``PreviousRelease`` unpacks it once into a folder of 
 its ``ingest/handler.py`` in a child process whose import path holds that folder alone (the child
 checks it imported the old ``sensor_digest``, not this checkout's), with the environment a deployed
 function would have (``TABLE_NAME``, ``LEDGER_TABLE_NAME``, ``DLQ_URL``) and the engine's endpoint:
-exactly what a rollback deploys, against the same DynamoDB Local tables.
+exactly what a rollback deploys, against the same DynamoDB Local tables. Given ``dlq_url`` and
+``sqs_endpoint`` (moto's server, ``LocalSqs``), it writes the reports it rejects there, as its own
+dead letters; ``settings``: more of its environment (``UNKNOWN_SENSORS``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +56,17 @@ with open(answer, "w") as out:
 class PreviousRelease:
     """The previous release's ingest function, deployed over ``table`` and ``ledger`` (see the module)."""
 
-    def __init__(self, workdir: Path, *, table: str, ledger: str, endpoint: str) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        table: str,
+        ledger: str,
+        endpoint: str,
+        dlq_url: str | None = None,
+        sqs_endpoint: str | None = None,
+        settings: Mapping[str, str] | None = None,
+    ) -> None:
         self.root = workdir / f"release-{RELEASE}"
         if not (self.root / "functions").is_dir():
             with tarfile.open(ARCHIVE) as archive:
@@ -65,11 +77,14 @@ class PreviousRelease:
             "PYTHONPATH": str(self.root / "functions"),
             "TABLE_NAME": table,
             "LEDGER_TABLE_NAME": ledger,
-            "DLQ_URL": "http://127.0.0.1:9/000000000000/unused-dead-letters",  # valid reports only
+            # without a dead-letter queue of the test's: valid reports only
+            "DLQ_URL": dlq_url or "http://127.0.0.1:9/000000000000/unused-dead-letters",
             "AWS_ENDPOINT_URL_DYNAMODB": endpoint,
             "POWERTOOLS_METRICS_NAMESPACE": "SensorDigestPreviousRelease",
             "POWERTOOLS_LOG_LEVEL": "WARNING",
             "POWERTOOLS_TRACE_DISABLED": "true",
+            **({"AWS_ENDPOINT_URL_SQS": sqs_endpoint} if sqs_endpoint else {}),
+            **(settings or {}),
         }
 
     def ingest(self, messages: Iterable[QueuedMessage]) -> dict[str, Any]:

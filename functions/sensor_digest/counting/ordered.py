@@ -7,8 +7,8 @@ can remember the highest sequence number applied to it, and one ``UpdateItem`` c
 condition that its first number is above that one: ``ADD`` the group's count, ``SET`` its last
 number. Numbers of two queues do not compare, and while CloudFormation replaces the queue both
 deliver, so the day item keeps one number per queue (``AppliedSequence#<queue ARN>``, the queue
-being the message's ``source``); the condition also honours the single pair (``AppliedSequence``,
-``SequenceSource``) that the first ordered-mode release kept. When the condition fails, the item as
+being the message's ``source``; the single pair ordered mode's first release kept is rewritten so by
+``sensor-digest migrate sequences`` before an upgrade). When the condition fails, the item as
 it was (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) says what was applied: those messages are
 duplicates, the rest are written on the same condition. A missing day item takes the same three
 steps, the insert carrying the sequence number too. The writes, with the group's hours, are built by

@@ -376,7 +376,7 @@ def _first_of(rows: Rows, day: DayKey, identities: AbstractSet[bytes]) -> list[E
 
 def _kept_by(item: Mapping[str, Any]) -> str:
     """Which live writers may have counted on a day without leaving a hash of each report."""
-    if any(name.startswith(schema.APPLIED_SEQUENCE_PREFIX) or name == schema.APPLIED_SEQUENCE for name in item):
+    if any(name.startswith(schema.APPLIED_SEQUENCE_PREFIX) for name in item):
         return "ordered mode (a FIFO queue) keeps no identity of a live report"
     if schema.ID_PAGE in item or schema.HASHED_COUNT in item:
         return "some of its live reports left no hash (counted by ordered mode, at-least-once or a rollback)"

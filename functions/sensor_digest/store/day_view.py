@@ -9,10 +9,8 @@ retries blind: every write rests on a view, and a refusal corrects it.
 keeps no hashes (a release before the compact ledger, rolled back to; ordered mode; at least once)
 adds to ``DataCount`` alone; from then on a report's missing hash no longer proves it new there, and
 the ledger writes a marker for every report of the day too. A write that relies on hashes alone is
-conditioned on ``HashedCount = DataCount``. A compact day item of a release before ``HashedCount`` is
-hashed when its ``HourCounts`` hold all of its ``DataCount`` (those releases kept hours and hashes
-alike, the ones without hashes kept no hours): its first write sets ``HashedCount``, on condition
-that ``DataCount`` is still what was read (``DayView.rebase``).
+conditioned on ``HashedCount = DataCount``. Every compact day item this project writes holds
+``HashedCount``; one without it (written by hand) is not hashed.
 
 **Pages.** ``IdPage`` can only name a page the day's count can have filled (pages before it hold 72
 identities each, but for those a put-back day item moved past, counted in ``SkippedPages``): a day
@@ -182,7 +180,6 @@ class DayView:
     page_ids: int = 0
     skip_to: int = 0
     hashed: bool = True
-    rebase: int | None = None  # hashed as a release before ``HashedCount`` left it: its ``DataCount`` then
     hours: HoursMap = HoursMap.ADD
     readings: ReadingsView = field(default_factory=ReadingsView)
     imports: ImportView = field(default_factory=ImportView)
@@ -192,7 +189,7 @@ class DayView:
         """The view once a write of ``tally`` resting on it committed: the item there (a writer without
         identities created it: no ``IdPage``), its hours map and readings there."""
         kind = Kind.PER_MESSAGE if self.kind is Kind.MISSING else self.kind
-        return replace(self, kind=kind, rebase=None, hours=HoursMap.ADD, readings=self.readings.after(tally))
+        return replace(self, kind=kind, hours=HoursMap.ADD, readings=self.readings.after(tally))
 
     @property
     def next_page(self) -> int:
@@ -271,14 +268,8 @@ def _compact(item: Mapping[str, Any], seen: DayView) -> DayView:
             f"(0 to {highest})",
             schema.ID_PAGE,
         )
-    view = replace(seen, kind=Kind.COMPACT, page=page, day_ids=len(ids_of(item)))
-    if schema.HASHED_COUNT in item:
-        return replace(view, hashed=schema.number_of(item, schema.HASHED_COUNT) == count)
-    if schema.DATA_COUNT not in item:  # created empty by an earlier release, nothing counted yet
-        return view
-    if _hours_hold(item, count):
-        return replace(view, rebase=count)
-    return replace(view, hashed=False)
+    hashed = schema.HASHED_COUNT in item and schema.number_of(item, schema.HASHED_COUNT) == count
+    return replace(seen, kind=Kind.COMPACT, page=page, day_ids=len(ids_of(item)), hashed=hashed)
 
 
 def _imports_of(item: Mapping[str, Any]) -> tuple[ImportView, MalformedItem | None]:
@@ -287,15 +278,6 @@ def _imports_of(item: Mapping[str, Any]) -> tuple[ImportView, MalformedItem | No
         return ImportView.of_item(item), None
     except MalformedItem as bad:
         return ImportView(), bad
-
-
-def _hours_hold(item: Mapping[str, Any], count: int) -> bool:
-    """Whether a day item's ``HourCounts`` hold all of its ``count``."""
-    try:
-        hours = schema.hour_counts_of_item(item)
-    except MalformedItem:
-        return False
-    return hours is not None and sum(hours.values()) == count
 
 
 def has_hours(item: Mapping[str, Any]) -> bool:

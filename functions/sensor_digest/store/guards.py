@@ -17,8 +17,6 @@ from sensor_digest.store import schema
 from sensor_digest.store.day_view import DayView
 from sensor_digest.store.expressions import (
     AFTER_APPLIED,
-    AFTER_FIRST_RELEASES_PAIR,
-    HASHED_AS_READ,
     IDS_FIT,
     IMPORT_SEQ_AS_READ,
     IMPORT_SEQ_NONE,
@@ -73,14 +71,9 @@ class Compact:
         names["#page"], names["#hashed"] = schema.ID_PAGE, schema.HASHED_COUNT
         values[":page"] = {"N": str(view.page)}
         parts.conditions.append(ON_PAGE if view.page else ON_FIRST_PAGE)
-        if view.rebase is not None:  # from before HashedCount, hashed as read: set it, if still so
-            values[":hashed"], values[":seen"] = {"N": str(view.rebase + tally.count)}, {"N": str(view.rebase)}
-            parts.sets.append("#hashed = :hashed")
-            parts.conditions.append(HASHED_AS_READ)
-        else:
-            parts.adds.append("#hashed :n")
-            if view.hashed:
-                parts.conditions.append(STILL_HASHED)
+        parts.adds.append("#hashed :n")
+        if view.hashed:
+            parts.conditions.append(STILL_HASHED)
         if self.checked or self.added:
             names["#ids"] = schema.IDS
         parts.conditions += ids_new(self.checked, values)
@@ -108,19 +101,11 @@ class AfterSequence:
     last: int
 
     def apply(self, parts: Parts, tally: Tally) -> None:
-        parts.names.update(
-            {
-                "#pk": schema.SENSOR_ID,
-                "#applied": schema.applied_sequence_name(self.source),
-                "#seq": schema.APPLIED_SEQUENCE,
-                "#src": schema.SEQUENCE_SOURCE,
-            }
-        )
+        parts.names.update({"#pk": schema.SENSOR_ID, "#applied": schema.applied_sequence_name(self.source)})
         parts.values[":last"] = {"S": schema.sequence_text(self.last)}
         parts.values[":first"] = {"S": schema.sequence_text(self.first)}
-        parts.values[":src"] = {"S": self.source}
         parts.sets.append("#applied = :last")
-        parts.conditions += [ITEM_EXISTS, AFTER_APPLIED, AFTER_FIRST_RELEASES_PAIR]
+        parts.conditions += [ITEM_EXISTS, AFTER_APPLIED]
 
 
 def imports_as_read(parts: Parts, seq: int) -> None:

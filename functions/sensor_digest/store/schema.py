@@ -47,7 +47,8 @@ HOUR_COUNTS = "HourCounts"
 # sequence number of that queue applied to it: ``AppliedSequence#<queue ARN>`` (sequence numbers of
 # two queues do not compare, and during a queue replacement both queues deliver)
 APPLIED_SEQUENCE_PREFIX = "AppliedSequence#"
-# earlier versions kept one pair: the highest number applied and the queue it belongs to; still read
+# ordered mode's first release kept one pair: the highest number applied and the queue it belongs to;
+# read only by ``sensor-digest migrate sequences``, which moves it into the queue's own attribute
 APPLIED_SEQUENCE = "AppliedSequence"
 SEQUENCE_SOURCE = "SequenceSource"
 DAILY_COUNTS = "DailyCounts"
@@ -368,13 +369,9 @@ def applied_sequence_name(source: str) -> str:
 
 def applied_sequence_of_item(item: Mapping[str, Any], source: str) -> int | None:
     """The highest sequence number of queue ``source`` applied to a day item; ``None`` when none
-    was (no item, an item counted by the ledger, or one counted only from other queues). Reads the
-    queue's own attribute and the single pair earlier versions wrote, and takes the higher."""
-    found = [int(text) for text in (item.get(applied_sequence_name(source), {}).get("S"),) if text is not None]
-    legacy = item.get(APPLIED_SEQUENCE, {}).get("S")
-    if legacy is not None and item.get(SEQUENCE_SOURCE, {}).get("S", "") == source:
-        found.append(int(legacy))
-    return max(found, default=None)
+    was (no item, an item counted by the ledger, or one counted only from other queues)."""
+    text = item.get(applied_sequence_name(source), {}).get("S")
+    return None if text is None else int(text)
 
 
 def summary_item(sensor_id: int, month: str, counts: Mapping[str, int]) -> Item:

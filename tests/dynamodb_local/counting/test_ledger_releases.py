@@ -8,24 +8,37 @@ release), and CloudFormation's own rollback of a failed deploy. On each, a repor
 must find itself counted, whichever release counted it and whichever release meets it again. The
 previous release here is the real one (``tests/support/previous_release.py``: the last commit before
 the compact ledger, run as its Lambda handler in a process of its own), against the same tables.
+
+The items and dead letters of that release's layout that this one keeps reading are written here by
+that release's own code: days begun under markers, day items without ``HourCounts`` or
+``ReadingsCover``, day items it leaves empty (no ``DataCount``), and dead letters with the bare
+origin names (SQS there: moto's server, ``LocalSqs``). docs/changelog.md's table of compatibility
+paths names the test of each.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from sensor_digest import api, ingest
 from sensor_digest.config import ApiSettings, IngestSettings, LedgerMode
 from sensor_digest.dead_letter_format import Origin
+from sensor_digest.registry import Registry, SensorProfile
+from sensor_digest.silence.check import SilenceCheck
 from sensor_digest.store import schema
+from sensor_digest.stream_filter import day_count_of, matches_filter
 from sensor_digest_tools.aws.session import LocalSession
-from sensor_digest_tools.lambda_runtime.events import QueuedMessage, sqs_event
+from sensor_digest_tools.aws.sqs_server import LocalSqs
+from sensor_digest_tools.lambda_runtime.events import QueuedMessage, lambda_sqs_record, sqs_event
+from sensor_digest_tools.ops.dlq import list_dead_letters, redrive
 from tests.support.previous_release import PreviousRelease
 from tests.support.tables import Tables, day_counts
 
@@ -184,6 +197,11 @@ def test_a_day_the_previous_release_began_stays_exact_under_the_compact_ledger(
         comes_back_to(releases, "compact", form, range(12), ddb, tables)
     assert count(ddb, tables) == 12
 
+    # its HourCounts (the previous release wrote none) were created by this release's first write, and
+    # hold what this release counted
+    item = ddb.get_item(TableName=tables.table, Key=schema.day_key(SENSOR, DAY), ConsistentRead=True)["Item"]
+    assert schema.hour_counts_of_item(item) == {f"{n:02d}": 1 for n in range(8, 12)}
+
 
 def test_after_the_previous_release_counts_on_a_day_with_hours_the_read_api_calls_its_hours_incomplete(
     releases: Releases, ddb: Any, tables: Tables, session: LocalSession
@@ -219,3 +237,138 @@ def test_a_dead_letter_of_this_release_redriven_after_the_rollback_counts_once_o
     # day it was sent, not again on the redrive's day
     assert response == {"batchItemFailures": []}
     assert day_counts(ddb, tables.table) == {(SENSOR, DAY): 1}
+
+
+NEXT_DAY = "2024-05-02"
+NEXT_DAY_MS = SENT_MS + 86_400_000  # 2024-05-02T08:00:00Z
+
+
+def test_a_day_item_the_previous_release_left_empty_is_no_day_for_any_reader_of_this_one(
+    releases: Releases, ddb: Any, tables: Tables, session: LocalSession
+) -> None:
+    # Given a report naming an event_id but no timestamp, counted by the previous release on the day it
+    # was sent, whose producer sends it again the next day: the previous release creates that day's
+    # item empty (its key alone) before its marker finds the report counted, and leaves it so
+    body = json.dumps({"sensor_id": SENSOR, "event_id": "untimed"})
+    releases.run("previous", [QueuedMessage(body=body, message_id="m-untimed", sent_timestamp_ms=SENT_MS)])
+    again = QueuedMessage(body=body, message_id="resend-untimed", sent_timestamp_ms=NEXT_DAY_MS)
+    assert releases.run("previous", [again]) == {"batchItemFailures": []}
+    empty = ddb.get_item(TableName=tables.table, Key=schema.day_key(SENSOR, NEXT_DAY), ConsistentRead=True)["Item"]
+    assert set(empty) == {schema.SENSOR_ID, schema.DATE}
+    Registry(
+        table_name=tables.table,
+        ledger_table_name=tables.ledger,
+        client=ddb,
+        clock=lambda: dt.datetime(2024, 4, 1, tzinfo=dt.UTC),
+    ).register(SensorProfile(SENSOR, "roof", "SN-1"))
+
+    # When this release's readers read the sensor: the read API's days, the summary's stream filter
+    # (the item's INSERT as the stream carries it), the silence check two days later
+    reader = api.build_service(ApiSettings(table_name=tables.table), session)
+    insert = {"eventName": "INSERT", "dynamodb": {"Keys": schema.day_key(SENSOR, NEXT_DAY), "NewImage": empty}}
+    silence = SilenceCheck(
+        table_name=tables.table,
+        client=ddb,
+        default_hours=6,
+        default_zone=ZoneInfo("UTC"),
+        clock=lambda: dt.datetime(2024, 5, 3, 12, tzinfo=dt.UTC),
+    ).run()
+
+    # Then the empty item is no day: the API lists the day counted alone, the summary never sees it,
+    # and the sensor was last heard on the day the report was counted
+    assert reader.days(SENSOR, DAY, NEXT_DAY, None, None)["days"] == {DAY: 1}
+    assert (matches_filter(insert), day_count_of(insert)) == (False, None)
+    [silent] = silence.silent
+    assert silent.last_report_hour is not None and silent.last_report_hour.startswith(DAY)
+
+
+def with_readings(n: int) -> QueuedMessage:
+    """Report ``r<n>`` on ``DAY`` with the reading ``t`` of ``n``."""
+    body = {"sensor_id": SENSOR, "event_id": f"r{n}", "timestamp": f"{DAY}T10:00:00Z", "readings": {"t": n}}
+    return QueuedMessage(body=json.dumps(body), message_id=f"m-r{n}", sent_timestamp_ms=SENT_MS)
+
+
+def test_readings_of_a_day_the_previous_release_counted_say_they_do_not_hold_its_reports(
+    releases: Releases, tables: Tables, session: LocalSession
+) -> None:
+    # Given reports with readings that the previous release counted (it keeps no readings, and no
+    # ReadingsCover)
+    assert releases.run("previous", map(with_readings, range(3))) == {"batchItemFailures": []}
+    reader = api.build_service(ApiSettings(table_name=tables.table), session)
+
+    # When this release reads the day's readings by hour, then counts one more report with readings
+    before = reader.readings_hours(SENSOR, DAY)
+    assert releases.run("compact", [with_readings(3)]) == {"batchItemFailures": []}
+    after = reader.readings(SENSOR, DAY, DAY, None, None)
+
+    # Then neither passes the statistics off as the day's: before, no readings and not complete; after,
+    # the one report's, and the day named partial
+    assert (before["hours"], before["complete"]) == ({}, False)
+    assert after["days"][DAY]["t"]["count"] == 1 and after["partial_days"] == [DAY]
+
+
+@pytest.fixture
+def local_sqs() -> Iterator[LocalSqs]:
+    server = LocalSqs()
+    yield server
+    server.stop()
+
+
+def test_a_dead_letter_of_the_previous_release_redriven_after_the_upgrade_counts_once_on_its_own_day(
+    local_sqs: LocalSqs, ddb: Any, tables: Tables, engine_endpoint: str, tmp_path: Path
+) -> None:
+    # Given a report without event_id or timestamp (known by its message id, dated by its send time)
+    # that the previous release rejected (its sensor unregistered, UNKNOWN_SENSORS=reject): its own
+    # dead letter, its origin under the bare names that release writes
+    queues = local_sqs.create_queues("SensorDigestQueue", visibility_timeout=30, max_receive_count=5)
+    previous = PreviousRelease(
+        tmp_path,
+        table=tables.table,
+        ledger=tables.ledger,
+        endpoint=engine_endpoint,
+        dlq_url=queues.dlq_url,
+        sqs_endpoint=local_sqs.endpoint,
+        settings={"UNKNOWN_SENSORS": "reject", "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"},
+    )
+    first = QueuedMessage(body=json.dumps({"sensor_id": 9}), message_id="m-rejected", sent_timestamp_ms=SENT_MS)
+    assert previous.ingest([first]) == {"batchItemFailures": []}
+    sqs = local_sqs.client()
+    [letter] = list_dead_letters(sqs, queues.dlq_url)
+
+    # When, upgraded, the sensor is registered and this release's redrive sends the letter back, days
+    # later, to this release's ingest
+    Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb).register(
+        SensorProfile(9, "roof", "SN-9")
+    )
+    assert redrive(sqs, queues.dlq_url, queues.queue_url).moved == 1
+    got = sqs.receive_message(
+        QueueUrl=queues.queue_url, AttributeNames=["All"], MessageAttributeNames=["All"], MaxNumberOfMessages=10
+    )["Messages"]
+    settings = IngestSettings(
+        table_name=tables.table, ledger_table_name=tables.ledger, dlq_url=queues.dlq_url, timezone=ZoneInfo("UTC")
+    )
+    current = ingest.build_service(settings, LocalSession({"dynamodb": engine_endpoint, "sqs": local_sqs.endpoint}))
+    event = {
+        "Records": [
+            lambda_sqs_record(
+                message_id=m["MessageId"],
+                receipt_handle=m["ReceiptHandle"],
+                body=m["Body"],
+                attributes=m["Attributes"],
+                message_attributes=m.get("MessageAttributes"),
+            )
+            for m in got
+        ]
+    }
+    response = current.handle_event(event, 300_000).response()
+
+    # Then the report counts once, on the day it was first sent, not on the redrive's: the letter was
+    # read as the previous release wrote it, its origin the first message
+    assert response == {"batchItemFailures": []}
+    assert day_counts(ddb, tables.table) == {(9, DAY): 1}
+    assert (letter.source_message_id, letter.source_sent_timestamp, letter.stamped) == (
+        "m-rejected",
+        str(SENT_MS),
+        False,
+    )
+    assert "not registered" in str(letter.error)

@@ -21,6 +21,7 @@ from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_AT
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN
+from sensor_digest_tools.ops.sequences import migrate_sequences
 from tests.support.fifo import Sequencer, fifo_handler
 from tests.support.messages import FakeContext, QueuedMessage, sqs_event
 from tests.support.sqs import DeadLetters
@@ -236,8 +237,9 @@ def test_a_day_counted_by_the_ledger_or_from_another_queue_takes_the_fifo_count(
     # queue whose numbers are higher than the new queue's
     ddb.put_item(TableName=tables.table, Item=schema.day_item(16, DAY, 10))
     old = schema.day_item(17, DAY, 20)
-    old[schema.APPLIED_SEQUENCE] = {"S": schema.sequence_text(10**30)}
-    old[schema.SEQUENCE_SOURCE] = {"S": "arn:aws:sqs:us-east-1:000000000000:Old.fifo"}
+    old[schema.applied_sequence_name("arn:aws:sqs:us-east-1:000000000000:Old.fifo")] = {
+        "S": schema.sequence_text(10**30)
+    }
     ddb.put_item(TableName=tables.table, Item=old)
     seq = Sequencer()
 
@@ -279,16 +281,18 @@ def test_while_a_replaced_queue_and_its_successor_both_deliver_every_message_cou
     assert schema.applied_sequence_of_item(item, NEW_QUEUE) == int(later_new.sequence_number or 0)
 
 
-def test_the_single_pair_an_earlier_version_kept_still_holds_back_what_it_applied(
+def test_the_single_pair_of_the_first_release_migrated_still_holds_back_what_it_applied(
     handler: Any, ddb: Any, tables: Tables
 ) -> None:
-    # a day item written before the per-queue numbers: AppliedSequence and SequenceSource
+    # a day item written before the per-queue numbers: AppliedSequence and SequenceSource, migrated
+    # before the upgrade (sensor-digest migrate sequences)
     seq = Sequencer(start=100)
     applied = [seq.message(31, count=1) for _ in range(3)]
     item = schema.day_item(31, DAY, 3)
     item[schema.APPLIED_SEQUENCE] = {"S": schema.sequence_text(int(applied[-1].sequence_number or 0))}
     item[schema.SEQUENCE_SOURCE] = {"S": OLD_QUEUE}
     ddb.put_item(TableName=tables.table, Item=item)
+    assert migrate_sequences(ddb, tables.table).raised == 1
     fresh = seq.message(31, count=5)
 
     assert deliver_from(handler, OLD_QUEUE, [*applied, fresh]) == []  # redelivered after the upgrade

@@ -1,0 +1,155 @@
+"""``sensor-digest migrate sequences``: the day items of ordered mode's first release, rewritten.
+
+Ordered mode (a FIFO queue) keeps on each day item the highest SQS sequence number applied to it.
+Its first release kept one pair: ``AppliedSequence`` (the number) and ``SequenceSource`` (the ARN of
+the queue it belongs to). From ``923e4ec`` on, a day item keeps one attribute per queue,
+``AppliedSequence#<queue ARN>``; the previous release (``f127501``) read both and took the higher,
+this one reads the queue's own attribute alone. A day item can keep the pair for good (its day was
+last counted by the first release), so a FIFO stack that ever ran that release is migrated once,
+before the upgrade (docs/deploy.md): the pair's number moves into its queue's attribute where that
+holds less or nothing, and the pair is removed.
+
+One ``Scan`` of the digest table for items with ``AppliedSequence`` (an operator's command, never a
+Lambda's path), then one ``UpdateItem`` per such item, on condition that its pair is still what was
+read and its queue's attribute no higher than read. A refusal returns the item as it is
+(``ReturnValuesOnConditionCheckFailure=ALL_OLD``), which is migrated in turn: a counter meanwhile only
+raised the queue's attribute, a migration meanwhile removed the pair, a delete removed the item. Safe
+to repeat, and while either release runs: both read the higher of the pair and the queue's
+attribute until the pair is gone, and the queue's attribute is never lowered. A pair that is not as
+the first release wrote it (written by hand) is named and left alone.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sensor_digest.errors import Contention
+from sensor_digest.store import dynamo, schema
+
+SEQUENCE_TEXT = re.compile(rf"[0-9]{{{schema.SEQUENCE_DIGITS}}}")
+"""A sequence number as the first release stored it (``schema.sequence_text``)."""
+
+
+@dataclass
+class SequenceMigration:
+    """What a migration did: the items found with the pair, those whose pair it moved into its queue's
+    attribute (``raised``: the attribute held less or nothing) or removed (the attribute held as much
+    already), and each item it left alone, with the reason."""
+
+    found: int = 0
+    raised: int = 0
+    removed: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+def migrate_sequences(
+    client: Any,
+    table: str,
+    *,
+    max_attempts: int = 8,
+    sleep: Callable[[float], None] = time.sleep,
+) -> SequenceMigration:
+    """Migrate every day item of ``table`` that holds the first release's pair (see the module)."""
+    report = SequenceMigration()
+    for item in _items_with_pair(client, table):
+        report.found += 1
+        try:
+            _migrate(client, table, item, report, max_attempts=max_attempts, sleep=sleep)
+        except Contention as busy:  # another writer held it every time: named, the others go on
+            report.failed.append(f"{schema.describe(item)}: {busy}")
+    return report
+
+
+def _items_with_pair(client: Any, table: str) -> Iterator[schema.Item]:
+    pages = iter(
+        client.get_paginator("scan").paginate(
+            TableName=table,
+            FilterExpression="attribute_exists(#seq)",
+            ExpressionAttributeNames={"#seq": schema.APPLIED_SEQUENCE},
+            ConsistentRead=True,
+        )
+    )
+    while True:
+        page = dynamo.call("Scan", lambda: next(pages, None))
+        if page is None:
+            return
+        yield from page["Items"]
+
+
+def _text(item: Mapping[str, Any], name: str) -> str | None:
+    value = item.get(name)
+    text = value.get("S") if isinstance(value, Mapping) else None
+    return text if isinstance(text, str) else None
+
+
+def _migrate(
+    client: Any,
+    table: str,
+    item: schema.Item,
+    report: SequenceMigration,
+    *,
+    max_attempts: int,
+    sleep: Callable[[float], None],
+) -> None:
+    """One item: written, or refused and read again as it is, up to ``max_attempts`` times."""
+    for attempt in range(max_attempts):
+        if schema.APPLIED_SEQUENCE not in item:  # gone (another migration), or the item deleted
+            return
+        applied, source = _text(item, schema.APPLIED_SEQUENCE), _text(item, schema.SEQUENCE_SOURCE)
+        if applied is None or SEQUENCE_TEXT.fullmatch(applied) is None or not source:
+            report.failed.append(
+                f"{schema.describe(item)}: {schema.APPLIED_SEQUENCE} and {schema.SEQUENCE_SOURCE} are not the pair "
+                "ordered mode's first release wrote (a sequence number of 39 digits and a queue's ARN); left as is"
+            )
+            return
+        own = _text(item, schema.applied_sequence_name(source))
+        raise_own = own is None or own < applied
+        try:
+            written = dynamo.single_write(client, "UpdateItem", _update(table, item, applied, source, own, raise_own))
+        except Contention:
+            if attempt + 1 == max_attempts:
+                raise
+            sleep(0.05 * 2**attempt)
+            continue
+        if written.written:
+            if raise_own:
+                report.raised += 1
+            else:
+                report.removed += 1
+            return
+        item = written.item
+    report.failed.append(f"{schema.describe(item)}: changed on each of {max_attempts} attempts; run it again")
+
+
+def _update(
+    table: str, item: schema.Item, applied: str, source: str, own: str | None, raise_own: bool
+) -> dict[str, Any]:
+    """The pair removed (its number moved into its queue's attribute when ``raise_own``), on condition
+    that the pair and the queue's attribute are as read (the attribute may have grown past the pair)."""
+    names = {
+        "#seq": schema.APPLIED_SEQUENCE,
+        "#src": schema.SEQUENCE_SOURCE,
+        "#own": schema.applied_sequence_name(source),
+    }
+    values = {":seq": {"S": applied}, ":src": {"S": source}}
+    conditions = ["#seq = :seq", "#src = :src"]
+    expression = "REMOVE #seq, #src"
+    if raise_own:
+        expression = "SET #own = :seq " + expression
+        conditions.append("(attribute_not_exists(#own) OR #own < :seq)")
+    else:
+        values[":own"] = {"S": str(own)}
+        conditions.append("#own >= :own")
+    return {
+        "TableName": table,
+        "Key": {schema.SENSOR_ID: item[schema.SENSOR_ID], schema.DATE: item[schema.DATE]},
+        "UpdateExpression": expression,
+        "ConditionExpression": " AND ".join(conditions),
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values,
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
