@@ -18,8 +18,6 @@ import jsii
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigwv2
-from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
@@ -31,6 +29,7 @@ from constructs import Construct
 from sensor_digest.store import schema
 from sensor_digest_cdk import nag
 from sensor_digest_cdk.lambda_function import API, RETENTION, python_function
+from sensor_digest_cdk.monitoring import alarm
 from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
 
@@ -147,18 +146,13 @@ class ReadApi(Construct):
             access_log_settings=_AccessLogs(self.access_logs),
         )
         self.url = self.stage.url
-        self.server_errors_alarm = cloudwatch.Alarm(
+        self.server_errors_alarm = alarm(
             self,
             "ServerErrorsAlarm",
-            metric=self.api.metric_server_error(period=Duration.minutes(5), statistic="Sum"),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description="The read API answered 5xx: the query function failed, or DynamoDB throttled it",
+            self.api.metric_server_error(period=Duration.minutes(5), statistic="Sum"),
+            "The read API answered 5xx: the query function failed, or DynamoDB throttled it",
+            topic=alarm_topic,
         )
-        if alarm_topic is not None:
-            self.server_errors_alarm.add_alarm_action(actions.SnsAction(alarm_topic))
         self._suppress_nag_findings()
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
