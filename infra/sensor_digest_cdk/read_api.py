@@ -20,6 +20,7 @@ from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk.aws_apigatewayv2_authorizers import HttpIamAuthorizer
@@ -28,7 +29,7 @@ from constructs import Construct
 
 from sensor_digest.store import schema
 from sensor_digest_cdk import nag
-from sensor_digest_cdk.lambda_function import API, RETENTION, python_function
+from sensor_digest_cdk.lambda_function import API, RETENTION, FunctionKind, python_function
 from sensor_digest_cdk.monitoring import alarm
 from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
@@ -82,6 +83,31 @@ class _AccessLogs:
         return apigateway.AccessLogFormat.custom(ACCESS_LOG_FORMAT)
 
 
+def table_reader(
+    scope: Construct,
+    *,
+    shape: PipelineShape,
+    asset: Path,
+    kind: FunctionKind,
+    table: dynamodb.ITable,
+    actions: list[str],
+) -> lambda_.Function:
+    """A function (``Function`` in ``scope``) that only reads the digest table: ``actions`` on the table and its
+    Profiles index, and the silence check's environment (the read API's ``GET /silence`` is that check, with
+    the same default threshold). The read API's query function and the scheduled silence check's."""
+    function = python_function(
+        scope,
+        "Function",
+        shape=shape,
+        asset=asset,
+        kind=kind,
+        environment=shape.silence_environment(table=table.table_name),
+    )
+    index = f"{table.table_arn}/index/{schema.PROFILE_INDEX}"
+    function.add_to_role_policy(iam.PolicyStatement(actions=actions, resources=[table.table_arn, index]))
+    return function
+
+
 class ReadApi(Construct):
     def __init__(
         self,
@@ -95,20 +121,7 @@ class ReadApi(Construct):
         alarm_topic: sns.ITopic | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.function = python_function(
-            self,
-            "Function",
-            shape=shape,
-            asset=asset,
-            kind=API,
-            environment=shape.silence_environment(table=table.table_name),  # GET /silence: the default threshold
-        )
-        self.function.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=READ_ACTIONS,
-                resources=[table.table_arn, f"{table.table_arn}/index/{schema.PROFILE_INDEX}"],
-            )
-        )
+        self.function = table_reader(self, shape=shape, asset=asset, kind=API, table=table, actions=READ_ACTIONS)
         integration = HttpLambdaIntegration(
             "Query",
             self.function,

@@ -19,15 +19,14 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from sensor_digest import names
-from sensor_digest.store import schema
 from sensor_digest_cdk import nag
-from sensor_digest_cdk.lambda_function import SILENCE, python_function
+from sensor_digest_cdk.lambda_function import SILENCE
 from sensor_digest_cdk.monitoring import alarm
+from sensor_digest_cdk.read_api import table_reader
 from sensor_digest_cdk.shape import PipelineShape
 
 CHECK_EVERY = Duration.hours(1)
@@ -49,20 +48,7 @@ class SilenceCheck(Construct):
         alarm_topic: sns.ITopic,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.function = python_function(
-            self,
-            "Function",
-            shape=shape,
-            asset=asset,
-            kind=SILENCE,
-            environment=shape.silence_environment(table=table.table_name),
-        )
-        self.function.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=CHECK_ACTIONS,
-                resources=[table.table_arn, f"{table.table_arn}/index/{schema.PROFILE_INDEX}"],
-            )
-        )
+        self.function = table_reader(self, shape=shape, asset=asset, kind=SILENCE, table=table, actions=CHECK_ACTIONS)
         self.rule = events.Rule(
             self,
             "Schedule",
