@@ -106,14 +106,15 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if argv == ["--write"]:
+    from sensor_digest_cdk.props_writer import generated_main  # noqa: PLC0415
+
+    def text() -> str:
+        return render_options_table() + "\n\n" + render_details() + "\n"
+
+    def write() -> None:
         PAGE.write_text(with_table(PAGE.read_text(encoding="utf-8")), encoding="utf-8")
-    elif not argv:
-        sys.stdout.write(render_options_table() + "\n\n" + render_details() + "\n")
-    else:
-        sys.stderr.write("usage: python -m docs_hooks.context_options [--write]\n")
-        return 2
-    return 0
+
+    return generated_main(argv, "docs_hooks.context_options", text, write)
 
 
 if __name__ == "__main__":

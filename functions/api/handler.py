@@ -8,15 +8,13 @@ Same shape as ``ingest/handler.py`` (``sensor_digest/entry.py``); the routes are
 from __future__ import annotations
 
 from sensor_digest import names
-from sensor_digest.api import ApiService, build_service
+from sensor_digest.api import build_service
 from sensor_digest.config import ApiSettings
-from sensor_digest.entry import LambdaEntry
+from sensor_digest.entry import from_environment
 
 __all__ = ["build_service", "handler", "reset", "service"]
 
-entry: LambdaEntry[ApiService] = LambdaEntry(
-    names.API_SERVICE, lambda session: build_service(ApiSettings.from_env(), session), "request answered"
-)
+entry = from_environment(names.API_SERVICE, build_service, ApiSettings.from_env, "request answered")
 service = entry.service
 handler = entry.handler
 reset = entry.reset

@@ -7,24 +7,16 @@ from __future__ import annotations
 
 from sensor_digest import names
 from sensor_digest.config import ImportSettings
-from sensor_digest.entry import LambdaEntry
-from sensor_digest.history.service import CountService, ReadService, build_count, build_read
-from sensor_digest.history.steps import FinishService, PrepareService, build_finish, build_prepare
+from sensor_digest.entry import from_environment
+from sensor_digest.history.service import build_count, build_read
+from sensor_digest.history.steps import build_finish, build_prepare
 
 __all__ = ["count", "finish", "prepare", "read"]
 
-preparing: LambdaEntry[PrepareService] = LambdaEntry(
-    names.IMPORT_SERVICE, lambda session: build_prepare(ImportSettings.from_env(), session), "import prepared"
-)
-reading: LambdaEntry[ReadService] = LambdaEntry(
-    names.IMPORT_SERVICE, lambda session: build_read(ImportSettings.from_env(), session), "import chunk read"
-)
-counting: LambdaEntry[CountService] = LambdaEntry(
-    names.IMPORT_SERVICE, lambda session: build_count(ImportSettings.from_env(), session), "import partition counted"
-)
-finishing: LambdaEntry[FinishService] = LambdaEntry(
-    names.IMPORT_SERVICE, lambda session: build_finish(ImportSettings.from_env(), session), "import finished"
-)
+preparing = from_environment(names.IMPORT_SERVICE, build_prepare, ImportSettings.from_env, "import prepared")
+reading = from_environment(names.IMPORT_SERVICE, build_read, ImportSettings.from_env, "import chunk read")
+counting = from_environment(names.IMPORT_SERVICE, build_count, ImportSettings.from_env, "import partition counted")
+finishing = from_environment(names.IMPORT_SERVICE, build_finish, ImportSettings.from_env, "import finished")
 prepare = preparing.handler
 read = reading.handler
 count = counting.handler

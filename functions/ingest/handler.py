@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from sensor_digest import names
 from sensor_digest.config import IngestSettings
-from sensor_digest.entry import LambdaEntry
-from sensor_digest.ingest import IngestService, build_service
+from sensor_digest.entry import from_environment
+from sensor_digest.ingest import build_service
 
 __all__ = ["build_service", "handler", "reset", "service"]
 
-entry: LambdaEntry[IngestService] = LambdaEntry(
-    names.INGEST_SERVICE, lambda session: build_service(IngestSettings.from_env(), session), "batch done"
-)
+entry = from_environment(names.INGEST_SERVICE, build_service, IngestSettings.from_env, "batch done")
 service = entry.service
 handler = entry.handler
 reset = entry.reset

@@ -3,7 +3,7 @@ report published as metrics and one log line, the partial batch response returne
 
 ``ingest/handler.py`` and ``summary/handler.py`` are each one ``LambdaEntry``: a name, how to build
 the service (the module's ``build_service`` with settings from the environment and a default
-boto3 session), and the log line's message.
+boto3 session: ``from_environment``), and the log line's message.
 
 The service is built on the first invocation and kept while the environment it was built from
 stays the same: the settings' variables (``config.ENVIRONMENT_VARIABLES``) and botocore's
@@ -47,6 +47,7 @@ class Service(Protocol):
 
 
 S = TypeVar("S", bound=Service)
+T = TypeVar("T")
 
 
 class LambdaEntry(Generic[S]):
@@ -94,6 +95,14 @@ class LambdaEntry(Generic[S]):
             self.metrics.add_metric(name=metric, unit=MetricUnit.Count, value=value)
         self.logger.info(self._done, **loggable(report.log_fields()))
         return report.response()
+
+
+def from_environment(
+    name: str, build: Callable[[T, ClientSource], S], settings: Callable[[], T], done: str
+) -> LambdaEntry[S]:
+    """A handler module's entry: its service built by ``build`` with the settings ``settings`` reads from
+    the environment (a settings class's ``from_env``) and the session ``LambdaEntry`` gives it."""
+    return LambdaEntry(name, lambda session: build(settings(), session), done)
 
 
 RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from sensor_digest import names
 from sensor_digest.config import SilenceSettings
-from sensor_digest.entry import LambdaEntry
-from sensor_digest.silence.service import SilenceService, build_service
+from sensor_digest.entry import from_environment
+from sensor_digest.silence.service import build_service
 
 __all__ = ["build_service", "handler", "reset", "service"]
 
-entry: LambdaEntry[SilenceService] = LambdaEntry(
-    names.SILENCE_SERVICE, lambda session: build_service(SilenceSettings.from_env(), session), "silence checked"
-)
+entry = from_environment(names.SILENCE_SERVICE, build_service, SilenceSettings.from_env, "silence checked")
 service = entry.service
 handler = entry.handler
 reset = entry.reset

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import ArnFormat, Duration, Stack
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
@@ -47,6 +46,7 @@ from sensor_digest_cdk.lambda_function import (
     RETENTION,
     python_function,
 )
+from sensor_digest_cdk.monitoring import alarm
 from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
 
@@ -124,15 +124,11 @@ class HistoryImport(Construct):
                 include_execution_data=False,  # the rows are the fleet's data: the logs say what ran, not what it read
             ),
         )
-        self.alarm = cloudwatch.Alarm(
+        self.alarm = alarm(
             self,
             "FailedAlarm",
-            metric=self.state_machine.metric_failed(period=Duration.minutes(5), statistic="Sum"),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description="A history import failed: run `sensor-digest import` again with the same source to "
+            self.state_machine.metric_failed(period=Duration.minutes(5), statistic="Sum"),
+            "A history import failed: run `sensor-digest import` again with the same source to "
             "redrive it (its failed batches run again; nothing counts twice)",
         )
         self._suppress_nag_findings()

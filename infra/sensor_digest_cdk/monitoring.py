@@ -2,7 +2,8 @@
 
 ``PipelineMonitoring`` builds them in three steps, one method each: ``_alarm_topic`` (the topic and
 its key, which CloudWatch alarms may use), ``_alarms`` (one per way the pipeline can go wrong, each
-to the topic) and ``_dashboard``.
+to the topic) and ``_dashboard``. ``alarm`` is the shape of every alarm of the pipeline, the other
+constructs' (the read API's, the silence check's, the history import's) too.
 """
 
 from __future__ import annotations
@@ -26,6 +27,32 @@ from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
 
 PERIOD = Duration.minutes(5)
+
+
+def alarm(
+    scope: Construct,
+    construct_id: str,
+    metric: cloudwatch.IMetric,
+    description: str,
+    *,
+    threshold: float = 0,
+    topic: sns.ITopic | None = None,
+) -> cloudwatch.Alarm:
+    """One of the pipeline's alarms: ``metric`` above ``threshold`` in one period (no data: not breaching),
+    notifying ``topic`` when given."""
+    made = cloudwatch.Alarm(
+        scope,
+        construct_id,
+        metric=metric,
+        threshold=threshold,
+        evaluation_periods=1,
+        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarm_description=description,
+    )
+    if topic is not None:
+        made.add_alarm_action(actions.SnsAction(topic))
+    return made
 
 
 @dataclass(frozen=True)
@@ -157,21 +184,10 @@ class PipelineMonitoring(Construct):
                 "The summary gave up on stream records (see the stream failure queue)",
             ),
         }
-        created: dict[str, cloudwatch.Alarm] = {}
-        for name, (metric, threshold, description) in alarms.items():
-            alarm = cloudwatch.Alarm(
-                self,
-                f"{name}Alarm",
-                metric=metric,
-                threshold=threshold,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description=description,
-            )
-            alarm.add_alarm_action(actions.SnsAction(self.topic))
-            created[name] = alarm
-        return created
+        return {
+            name: alarm(self, f"{name}Alarm", metric, description, threshold=threshold, topic=self.topic)
+            for name, (metric, threshold, description) in alarms.items()
+        }
 
     def _dashboard(self) -> cloudwatch.Dashboard:
         """One dashboard: ingest outcomes, queues, summary, functions, write capacity."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
@@ -45,15 +46,24 @@ def render() -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str]) -> int:
+def generated_main(argv: list[str], module: str, text: Callable[[], str], write: Callable[[], object]) -> int:
+    """The command line of a file written from the tunables (``make generated``), ``python -m <module>``:
+    ``--write`` writes it (``write``), no argument prints what it would hold (``text``), anything else is
+    refused with the usage (exit code 2). This module's and ``docs_hooks.context_options``'s."""
     if argv == ["--write"]:
-        PROPS.write_text(render(), encoding="utf-8")
+        write()
     elif not argv:
-        sys.stdout.write(render())
+        sys.stdout.write(text())
     else:
-        sys.stderr.write("usage: python -m sensor_digest_cdk.props_writer [--write]\n")
+        sys.stderr.write(f"usage: python -m {module} [--write]\n")
         return 2
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return generated_main(
+        argv, "sensor_digest_cdk.props_writer", render, lambda: PROPS.write_text(render(), encoding="utf-8")
+    )
 
 
 if __name__ == "__main__":

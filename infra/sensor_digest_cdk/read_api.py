@@ -18,10 +18,9 @@ import jsii
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigwv2
-from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk.aws_apigatewayv2_authorizers import HttpIamAuthorizer
@@ -30,7 +29,8 @@ from constructs import Construct
 
 from sensor_digest.store import schema
 from sensor_digest_cdk import nag
-from sensor_digest_cdk.lambda_function import API, RETENTION, python_function
+from sensor_digest_cdk.lambda_function import API, RETENTION, FunctionKind, python_function
+from sensor_digest_cdk.monitoring import alarm
 from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
 
@@ -83,6 +83,31 @@ class _AccessLogs:
         return apigateway.AccessLogFormat.custom(ACCESS_LOG_FORMAT)
 
 
+def table_reader(
+    scope: Construct,
+    *,
+    shape: PipelineShape,
+    asset: Path,
+    kind: FunctionKind,
+    table: dynamodb.ITable,
+    actions: list[str],
+) -> lambda_.Function:
+    """A function (``Function`` in ``scope``) that only reads the digest table: ``actions`` on the table and its
+    Profiles index, and the silence check's environment (the read API's ``GET /silence`` is that check, with
+    the same default threshold). The read API's query function and the scheduled silence check's."""
+    function = python_function(
+        scope,
+        "Function",
+        shape=shape,
+        asset=asset,
+        kind=kind,
+        environment=shape.silence_environment(table=table.table_name),
+    )
+    index = f"{table.table_arn}/index/{schema.PROFILE_INDEX}"
+    function.add_to_role_policy(iam.PolicyStatement(actions=actions, resources=[table.table_arn, index]))
+    return function
+
+
 class ReadApi(Construct):
     def __init__(
         self,
@@ -96,20 +121,7 @@ class ReadApi(Construct):
         alarm_topic: sns.ITopic | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.function = python_function(
-            self,
-            "Function",
-            shape=shape,
-            asset=asset,
-            kind=API,
-            environment=shape.silence_environment(table=table.table_name),  # GET /silence: the default threshold
-        )
-        self.function.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=READ_ACTIONS,
-                resources=[table.table_arn, f"{table.table_arn}/index/{schema.PROFILE_INDEX}"],
-            )
-        )
+        self.function = table_reader(self, shape=shape, asset=asset, kind=API, table=table, actions=READ_ACTIONS)
         integration = HttpLambdaIntegration(
             "Query",
             self.function,
@@ -147,18 +159,13 @@ class ReadApi(Construct):
             access_log_settings=_AccessLogs(self.access_logs),
         )
         self.url = self.stage.url
-        self.server_errors_alarm = cloudwatch.Alarm(
+        self.server_errors_alarm = alarm(
             self,
             "ServerErrorsAlarm",
-            metric=self.api.metric_server_error(period=Duration.minutes(5), statistic="Sum"),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description="The read API answered 5xx: the query function failed, or DynamoDB throttled it",
+            self.api.metric_server_error(period=Duration.minutes(5), statistic="Sum"),
+            "The read API answered 5xx: the query function failed, or DynamoDB throttled it",
+            topic=alarm_topic,
         )
-        if alarm_topic is not None:
-            self.server_errors_alarm.add_alarm_action(actions.SnsAction(alarm_topic))
         self._suppress_nag_findings()
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:

@@ -16,18 +16,17 @@ from pathlib import Path
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from sensor_digest import names
-from sensor_digest.store import schema
 from sensor_digest_cdk import nag
-from sensor_digest_cdk.lambda_function import SILENCE, python_function
+from sensor_digest_cdk.lambda_function import SILENCE
+from sensor_digest_cdk.monitoring import alarm
+from sensor_digest_cdk.read_api import table_reader
 from sensor_digest_cdk.shape import PipelineShape
 
 CHECK_EVERY = Duration.hours(1)
@@ -49,20 +48,7 @@ class SilenceCheck(Construct):
         alarm_topic: sns.ITopic,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.function = python_function(
-            self,
-            "Function",
-            shape=shape,
-            asset=asset,
-            kind=SILENCE,
-            environment=shape.silence_environment(table=table.table_name),
-        )
-        self.function.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=CHECK_ACTIONS,
-                resources=[table.table_arn, f"{table.table_arn}/index/{schema.PROFILE_INDEX}"],
-            )
-        )
+        self.function = table_reader(self, shape=shape, asset=asset, kind=SILENCE, table=table, actions=CHECK_ACTIONS)
         self.rule = events.Rule(
             self,
             "Schedule",
@@ -77,47 +63,35 @@ class SilenceCheck(Construct):
             statistic="Maximum",
             period=CHECK_EVERY,
         )
-        self.alarm = cloudwatch.Alarm(
+        self.alarm = alarm(
             self,
             "SilentSensorsAlarm",
-            metric=self.metric,
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description="Registered sensors sent no report for longer than their silence threshold "
+            self.metric,
+            "Registered sensors sent no report for longer than their silence threshold "
             "(sensor-digest silence, or GET /silence, names them and since when)",
+            topic=alarm_topic,
         )
-        self.alarm.add_alarm_action(actions.SnsAction(alarm_topic))
-        self.unchecked_alarm = cloudwatch.Alarm(
+        self.unchecked_alarm = alarm(
             self,
             "UncheckedSensorsAlarm",
-            metric=cloudwatch.Metric(
+            cloudwatch.Metric(
                 namespace=names.METRICS_NAMESPACE,
                 metric_name=names.METRIC_SILENCE_UNCHECKED,
                 dimensions_map={"service": names.SILENCE_SERVICE, names.PIPELINE_DIMENSION: pipeline},
                 statistic="Maximum",
                 period=CHECK_EVERY,
             ),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description="The silence check could not decide some registered sensors: their reads failed "
+            "The silence check could not decide some registered sensors: their reads failed "
             "(the check's log line `silence checked` names them and why; the others were checked)",
+            topic=alarm_topic,
         )
-        self.unchecked_alarm.add_alarm_action(actions.SnsAction(alarm_topic))
-        self.errors_alarm = cloudwatch.Alarm(
+        self.errors_alarm = alarm(
             self,
             "SilenceCheckErrorsAlarm",
-            metric=self.function.metric_errors(period=CHECK_EVERY),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description="The silence check failed: silent sensors would go unreported",
+            self.function.metric_errors(period=CHECK_EVERY),
+            "The silence check failed: silent sensors would go unreported",
+            topic=alarm_topic,
         )
-        self.errors_alarm.add_alarm_action(actions.SnsAction(alarm_topic))
         self._suppress_nag_findings()
 
     def _suppress_nag_findings(self) -> None:

@@ -10,7 +10,6 @@ Engine: DynamoDB Local, started by the test from a folder of its own that links 
 from __future__ import annotations
 
 import http.client
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,7 @@ from sensor_digest_tools.aws.dynamodb_local import (
     fetch_engine,
     start_engine,
 )
-
-
-def reaches(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=2):
-            return True
-    except OSError:
-        return False
+from tests.support.ports import reaches
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@
 - ``workers``: code run in child processes (importable under the spawn method);
 - ``templates``: the synthesized stack and reading its template;
 - ``read_api``: requests to the read API's service, and the items they read;
-- ``browser``: the read API's page in headless Chromium, its DOM read back.
+- ``browser``: the read API's page in headless Chromium, its DOM read back;
+- ``ports``: whether an address's port answers (what listens on loopback alone).
 
 Test modules import shared code from here only, never from another test module or a conftest.
 """

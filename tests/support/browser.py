@@ -1,6 +1,7 @@
 """The read API's page in a real browser: headless Chromium (Debian's ``chromium``) loads a page and
-dumps the DOM its scripts drew (``render``), read back as a list of elements (``Dom``); or gives what a
-script finds on the page as laid out (``evaluate``: where labels are drawn, and how wide). Without
+dumps the DOM its scripts drew (``render``), read back as a list of elements (``Dom``: ``assert_drawn``
+when the page must have drawn); or gives what a script finds on the page as laid out (``evaluate``: where
+labels are drawn, and how wide). ``served`` puts the read API's service behind the local server. Without
 ``chromium`` a test that needs it fails and says how to install it (CI installs it: .ci/run)."""
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ import os
 import select
 import shutil
 import subprocess
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
+from sensor_digest_tools.local.api_server import LocalApi
 
 INSTALL = "apt-get update && apt-get install -y chromium"
 BROWSER_SECONDS = 180  # a bound on a slow shared machine, not a timing assertion
@@ -46,6 +51,22 @@ class Dom(HTMLParser):
 
     def find(self, tag: str, **attrs: str) -> list[dict[str, Any]]:
         return [e for e in self.elements if e["tag"] == tag and all(e["attrs"].get(k) == v for k, v in attrs.items())]
+
+
+def assert_drawn(dom: Dom) -> None:
+    """The page's scripts drew it (``data-state`` ready on its body); else its status line says why."""
+    assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
+
+
+@contextlib.contextmanager
+def served(service: Any) -> Iterator[LocalApi]:
+    """The read API's ``service`` behind the local server the page is loaded from, stopped after."""
+    local = LocalApi(lambda_handler(service))
+    local.start()
+    try:
+        yield local
+    finally:
+        local.stop()
 
 
 def chromium() -> str:

@@ -1,20 +1,29 @@
-"""What the history import's tests share: a ``FileImport`` over a test's tables (and its client, which
-a test may wrap in the fault layer), and the tables read back as the truth reads (counts, hours)."""
+"""What the history import's tests share: a generated history file and its truth (``history_file``), a
+``FileImport`` over a test's tables (and its client, which a test may wrap in the fault layer), and the
+tables read back as the truth reads (counts, hours)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from sensor_digest.backoff import Backoff
 from sensor_digest.history.counter import Overlap
 from sensor_digest.store import schema
-from sensor_digest_tools.local.history import HistoryTruth
+from sensor_digest_tools.local.history import HistoryTruth, write_history
 from sensor_digest_tools.ops.history import FileImport
 from tests.support.tables import Tables, day_counts, scan_all
 
 NO_WAIT = Backoff(attempts=3, base_seconds=0.0, least=1.0, sleep=lambda _: None)
+
+
+def history_file(folder: Path, name: str, **fleet: Any) -> tuple[Path, HistoryTruth]:
+    """The history ``folder / name`` written for ``fleet`` (``write_history``'s sensors, days, per_day,
+    order, fmt, poison, ...), and its truth."""
+    path = folder / name
+    return path, write_history(path, **fleet)
 
 
 def file_import(

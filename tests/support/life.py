@@ -110,3 +110,18 @@ class LostAnswerOutage:
             self.committed = True
             return "timeout_after"
         return "throttle"
+
+
+def answer_lost_into_the_dead_letter_queue(tables: Tables, endpoint: str) -> tuple[Pipeline, LostAnswerOutage, str]:
+    """Sensor 8's day under way (its report ``earlier`` counted), then an outage (``LostAnswerOutage``) in
+    which its next report, of 3 without event_id or timestamp, commits but loses its answer and fails
+    every later receive into the dead-letter queue: the pipeline, the outage (still on) and that report's
+    message id."""
+    outage = LostAnswerOutage(tables.ledger, sensor=8)
+    pipeline = Pipeline(tables, endpoint, rule=outage)
+    pipeline.send({"sensor_id": 8, "event_id": "earlier"})  # the day under way: its next write is the count's
+    pipeline.drain()
+    outage.on = True
+    original = pipeline.send({"sensor_id": 8, "count": 3})  # no event_id, no timestamp: its SQS id and send time
+    pipeline.drain()
+    return pipeline, outage, original

@@ -3,23 +3,27 @@
 ``SCRIPT`` is the fault rule their ingest services share: the faults the next write calls get, in
 order. ``Sent`` is what a machine sent; while a message is unacknowledged its write may or may not
 have committed, so each day count lies between what was acknowledged and that plus what is in doubt.
+``ModelMachine`` is what both machines share: their fresh tables, that invariant, the teardown.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from hypothesis import HealthCheck, settings
-from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from sensor_digest import ingest
 from sensor_digest.config import IngestSettings
 from sensor_digest_tools.aws.dynamodb_local import create_tables
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.faults import FaultySession
+from tests.support.tables import day_counts
 
 CONTEXT: dict[str, Any] = {}
 """What a machine's run gets from its test's fixtures (``machine_context``,
@@ -87,3 +91,48 @@ def assert_between_acknowledged_and_doubt(counts: dict[tuple[int, str], int], se
     low, doubt = model_counts(sent, acked), model_counts(sent, set(sent) - acked)
     for key in set(counts) | set(low) | set(doubt):
         assert low[key] <= counts.get(key, 0) <= low[key] + doubt[key], (key, counts.get(key), low[key], doubt[key])
+
+
+class ModelMachine(RuleBasedStateMachine):
+    """A machine of scenario 7: its ``@initialize`` calls ``start`` (fresh tables, the ingest handler on
+    them, nothing sent or acknowledged), its rules fill ``sent`` and ``acked``, and the day counts stay
+    between the two (``table_matches_model``). At the end the faults stop and ``settle`` (the machine's
+    own) delivers whatever is left and holds the tables to the model exactly."""
+
+    ddb: Any
+    table: str
+    ledger: str
+    ingest: Any
+    sent: Sent
+    acked: set[str]
+
+    def start(self, prefix: str, **options: Any) -> None:
+        self.ddb = CONTEXT["ddb"]
+        self.table, self.ledger, self.ingest = fresh_ingest(prefix, **options)
+        self.sent = {}
+        self.acked = set()
+
+    @invariant()
+    def table_matches_model(self) -> None:
+        if not hasattr(self, "table"):
+            return
+        assert_between_acknowledged_and_doubt(day_counts(self.ddb, self.table), self.sent, self.acked)
+
+    def teardown(self) -> None:
+        if not hasattr(self, "table"):
+            return
+        SCRIPT.queue.clear()
+        self.settle()
+
+    def settle(self) -> None:
+        raise NotImplementedError
+
+
+def fault_rule(faults: Sequence[str]) -> Callable[..., None]:
+    """A machine's rule that has the next write calls get one to three faults of ``faults`` (``SCRIPT``)."""
+
+    @rule(kind=st.sampled_from(faults), count=st.integers(1, 3))
+    def fault(self: ModelMachine, kind: str, count: int) -> None:
+        SCRIPT.queue.extend([kind] * count)
+
+    return fault

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sensor_digest.entry import LambdaEntry
+from sensor_digest.entry import LambdaEntry, from_environment
 from sensor_digest.errors import ConfigurationError
 from sensor_digest_tools.lambda_runtime.events import FakeContext
 
@@ -28,8 +28,13 @@ class Report:
 
 
 class Service:
+    """A fake service: every event answered with a ``report`` (a ``Report`` by default)."""
+
+    def __init__(self, report: type[Report] = Report) -> None:
+        self._report = report
+
     def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> Report:
-        return Report()
+        return self._report()
 
 
 def test_the_metrics_go_to_the_namespace_the_environment_names(
@@ -68,6 +73,29 @@ def test_the_service_is_kept_while_the_environment_stays_and_built_again_when_it
     entry.handler({"Records": []}, FakeContext())
 
     assert built == ["First", "Second", "Second", "Second"]
+
+
+def test_an_entry_from_the_environment_reads_its_settings_when_it_builds_its_service(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read: list[str | None] = []
+
+    def settings() -> str | None:  # as a settings class's from_env reads the environment
+        read.append(os.environ.get("TABLE_NAME"))
+        return read[-1]
+
+    def build(table: str | None, session: Any) -> Service:
+        assert table == read[-1] and session is not None
+        return Service()
+
+    entry = from_environment("sensor-digest-test", build, settings, "batch done")
+    assert read == []  # nothing read at import
+    monkeypatch.setenv("TABLE_NAME", "First")
+    entry.handler({"Records": []}, FakeContext())
+    monkeypatch.setenv("TABLE_NAME", "Second")
+    entry.handler({"Records": []}, FakeContext())
+
+    assert read == ["First", "Second"]
 
 
 def emitted_dimensions(out: str) -> list[tuple[list[str], dict[str, str]]]:
@@ -119,16 +147,11 @@ class NamedReport(Report):
         return {"name": "inputs/a.jsonl", "msg": "x", "levelname": "y", "rows": 3}
 
 
-class NamedService:
-    def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> Report:
-        return NamedReport()
-
-
 def test_a_field_named_as_a_log_records_own_attribute_is_logged_at_the_deployed_level(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "INFO")  # as the stack deploys the functions
-    entry = LambdaEntry("sensor-digest-named", lambda session: NamedService(), "step done")
+    entry = LambdaEntry("sensor-digest-named", lambda session: Service(NamedReport), "step done")
 
     response = entry.handler({}, FakeContext())
 

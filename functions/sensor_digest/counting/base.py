@@ -40,7 +40,7 @@ from sensor_digest.store import repairs, schema, sizes
 from sensor_digest.store.day_store import DayStore
 from sensor_digest.store.day_view import MISSING, UNSEEN, DayKey, DayView, ids_of, view_of
 from sensor_digest.store.identities import import_event_hash
-from sensor_digest.upsert import UpsertStep
+from sensor_digest.upsert import ThreeStepUpsert, UpsertStep
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -49,6 +49,7 @@ __all__ = [
     "BatchCount",
     "DayCounter",
     "DayKey",
+    "DayWrite",
     "Expired",
     "Group",
     "GroupOutcome",
@@ -423,3 +424,16 @@ class ImportedRows:
                 self.pages.keep(day, page, ids)
         held |= imports.ids
         return [m for m in named if import_event_hash(m.event_id) in held]
+
+
+class DayWrite(ThreeStepUpsert):
+    """A write of one day item through the three steps (each counter's own: ``PlainWrite``, ``LedgerWrite``,
+    ``OrderedWrite``): the store and the day it writes, the group's outcome it fills, and ``view``, what
+    the writes know of the item (following what each refusal shows)."""
+
+    def __init__(self, store: DayStore, day: DayKey, outcome: GroupOutcome, view: DayView) -> None:
+        super().__init__()
+        self.view = view
+        self._store = store
+        self._day = day
+        self._outcome = outcome

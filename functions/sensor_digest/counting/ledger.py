@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
-from sensor_digest.counting.base import Expired, ImportedRows, TableCounter
+from sensor_digest.counting.base import DayWrite, Expired, ImportedRows, TableCounter
 from sensor_digest.counting.memory import FrozenPages
 from sensor_digest.counting.outcomes import (
     Group,
@@ -54,7 +54,7 @@ from sensor_digest.store.dynamo import CONDITIONAL_CHECK_FAILED, Refusal
 from sensor_digest.store.guards import Compact, Exists
 from sensor_digest.store.identities import DAY_IDS, PAGE_IDS, WRITE_IDS, identity_hash
 from sensor_digest.store.tally import Tally
-from sensor_digest.upsert import Answer, ThreeStepUpsert, UpsertStep
+from sensor_digest.upsert import Answer, UpsertStep
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -294,7 +294,7 @@ class Role:
     message: SensorMessage | None = None
 
 
-class LedgerWrite(ThreeStepUpsert):
+class LedgerWrite(DayWrite):
     """A chunk of one group, through the three steps; ``pending`` loses each message found counted
     before, ``view`` follows what the refusals show."""
 
@@ -308,14 +308,10 @@ class LedgerWrite(ThreeStepUpsert):
         *,
         expired: Expired = None,
     ) -> None:
-        super().__init__()
+        super().__init__(counter.store, day, outcome, view)
         self._counter = counter
-        self._store = counter.store
         self._expired = expired
-        self._day = day
         self._key = schema.day_key(*day)
-        self._outcome = outcome
-        self.view = view
         self.pending = self._distinct(chunk)
         self._read_before_next_page = True
 

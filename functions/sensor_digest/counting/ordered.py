@@ -22,7 +22,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from sensor_digest.backoff import Backoff
-from sensor_digest.counting.base import Expired, ImportedRows, TableCounter
+from sensor_digest.counting.base import DayWrite, Expired, ImportedRows, TableCounter
 from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate, write_chunks
 from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import StoreFault, TransientFault
@@ -32,7 +32,7 @@ from sensor_digest.store.day_store import Action, Refused
 from sensor_digest.store.day_view import DayKey, DayView, Kind, applied_sequence_of, view_of
 from sensor_digest.store.guards import AfterSequence
 from sensor_digest.store.tally import Tally
-from sensor_digest.upsert import Answer, ThreeStepUpsert
+from sensor_digest.upsert import Answer
 
 MARKER_ATTEMPTS = 3
 MARKER_BACKOFF = Backoff(attempts=MARKER_ATTEMPTS, base_seconds=0.05)
@@ -166,7 +166,7 @@ class OrderedCounter(TableCounter):
         return outcome
 
 
-class OrderedWrite(ThreeStepUpsert):
+class OrderedWrite(DayWrite):
     """A group's guarded write through the three steps; ``pending``, sorted by sequence number,
     loses the messages each refusal shows were applied."""
 
@@ -178,13 +178,9 @@ class OrderedWrite(ThreeStepUpsert):
         outcome: GroupOutcome,
         view: DayView,
     ) -> None:
-        super().__init__()
-        self.view = view
+        super().__init__(counter.store, day, outcome, view)
         self._counter = counter
-        self._store = counter.store
-        self._day = day
         self.pending = pending
-        self._outcome = outcome
         self._source = pending[0].source if pending else ""
 
     def nothing_left(self) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from sensor_digest.counting.base import TableCounter
+from sensor_digest.counting.base import DayWrite, TableCounter
 from sensor_digest.counting.outcomes import Group, GroupOutcome, write_chunks
 from sensor_digest.errors import StoreFault
 from sensor_digest.messages import SensorMessage
@@ -19,7 +19,7 @@ from sensor_digest.store.day_store import Action, DayStore, Refused
 from sensor_digest.store.day_view import DayKey, DayView, Kind, view_of
 from sensor_digest.store.guards import Anyway, Exists
 from sensor_digest.store.tally import Tally
-from sensor_digest.upsert import Answer, ThreeStepUpsert
+from sensor_digest.upsert import Answer
 
 
 class PlainCounter(TableCounter):
@@ -51,7 +51,7 @@ class PlainCounter(TableCounter):
         return outcome
 
 
-class PlainWrite(ThreeStepUpsert):
+class PlainWrite(DayWrite):
     def __init__(
         self,
         store: DayStore,
@@ -61,12 +61,8 @@ class PlainWrite(ThreeStepUpsert):
         *,
         view: DayView,
     ) -> None:
-        super().__init__()
-        self.view = view
-        self._store = store
-        self._day = day
+        super().__init__(store, day, outcome, view)
         self._tally = Tally.of(messages)
-        self._outcome = outcome
 
     def update_if_exists(self) -> Answer:
         return self._send("Update", self._update(Exists()))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any
 
@@ -59,14 +59,8 @@ class Silent:
     registered_at: str | None = None  # ``YYYY-MM-DDTHH:MM:SSZ``; None: registered before times were kept
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "sensor_id": self.sensor_id,
-            "last_report_hour": self.last_report_hour,
-            "silent_hours": self.silent_hours,
-            "threshold_hours": self.threshold_hours,
-            "timezone": self.timezone,
-            "registered_at": self.registered_at,
-        }
+        """The ``GET /silence`` entry: every field, by its name, in this order."""
+        return asdict(self)
 
 
 def wording(entry: Mapping[str, Any]) -> str:

@@ -15,17 +15,16 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from sensor_digest import zones
-from sensor_digest.errors import UnknownTimeZone, UnreadableInput
+from sensor_digest.errors import UnreadableInput
 from sensor_digest.history.counter import Overlap
 from sensor_digest.history.record import Before, Figures
 from sensor_digest.history.source import format_of
-from sensor_digest_tools.cli.options import PLAIN, AsJson, LedgerOpt, Region, Stack, TableOpt
+from sensor_digest_tools.cli.options import PLAIN, AsJson, LedgerOpt, Region, Stack, TableOpt, parse_timezone
 from sensor_digest_tools.cli.output import errors, fail, note, notes, print_json, resolve_target, say, told_on_stop
 from sensor_digest_tools.ops import history_stack
 from sensor_digest_tools.ops.history import FileImport, Outcome, default_errors_path, scan_file
@@ -126,7 +125,7 @@ def import_history(
     _check_report_path(report, path)
     with errors():
         target = resolve_target(None, region, table=table, ledger=ledger).need("table", "ledger")
-        zone = _zone(timezone or target.timezone or "UTC")
+        zone = parse_timezone(timezone or target.timezone or "UTC", zones.load)
         reject = target.unknown_sensors == "reject"
         importer = FileImport.over(
             target.dynamodb(),
@@ -138,13 +137,6 @@ def import_history(
         )
         outcome = _run(importer, path, chosen, report, again)
     _show(str(path), outcome.figures, str(outcome.errors) if outcome.errors else None, as_json, before=outcome.before)
-
-
-def _zone(name: str) -> ZoneInfo:
-    try:
-        return zones.load(name)
-    except UnknownTimeZone as exc:
-        raise typer.BadParameter(exc.reason, param_hint="--timezone") from None
 
 
 def bar() -> Progress:

@@ -1,15 +1,20 @@
 """The options several commands share, defined once: where a command acts (a deployed stack, a
 region, or named resources), the sensor, ``--json``, and ``--yes`` and ``--dry-run`` of the
-commands that change things; the parsers of dates and months; and ``PLAIN``, the settings of every
-Typer application of the command line."""
+commands that change things; the parsers of dates, months and ``--timezone``; and ``PLAIN``, the
+settings of every Typer application of the command line."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
+
+from sensor_digest.errors import UnknownTimeZone
+
+T = TypeVar("T")
 
 # Plain Click output (``rich_markup_mode=None``): a usage error is one line on stderr, never a box
 # folded at 80 columns, and help texts are shown as written, never parsed as markup.
@@ -59,3 +64,12 @@ def parse_month(value: str | None) -> str | None:
         return date.fromisoformat(f"{value}-01").isoformat()[:7]
     except ValueError:
         raise typer.BadParameter(f"{value!r} is not a month (YYYY-MM)") from None
+
+
+def parse_timezone(name: str, read: Callable[[str], T]) -> T:
+    """``--timezone``'s value read by ``read`` (``zones.check``: the name; ``zones.load``: the zone), or the
+    option refused with the reason: a name the tzdata the functions ship does not hold."""
+    try:
+        return read(name)
+    except UnknownTimeZone as exc:
+        raise typer.BadParameter(exc.reason, param_hint="--timezone") from None

@@ -17,10 +17,10 @@ from rich.text import Text
 
 from sensor_digest import zones
 from sensor_digest.api import readings as statistics
-from sensor_digest.errors import MalformedItem, UnknownTimeZone
+from sensor_digest.errors import MalformedItem
 from sensor_digest.store import reads, repairs, schema
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.cli.options import PLAIN, AsJson, Region, Sensor, Stack, TableOpt, parse_date
+from sensor_digest_tools.cli.options import PLAIN, AsJson, Region, Sensor, Stack, TableOpt, parse_date, parse_timezone
 from sensor_digest_tools.cli.output import console, errors, fail, note, print_exact_json, resolve_target
 from sensor_digest_tools.cli.tables import hours_zone
 
@@ -73,10 +73,7 @@ def readings(
             raise typer.BadParameter("--hourly reads one day: give --day YYYY-MM-DD", param_hint="--day")
         if start is not None or end is not None:
             raise typer.BadParameter("--hourly reads one day (--day), not a range", param_hint="--from/--to")
-        try:
-            digest_zone = zones.check(timezone)
-        except UnknownTimeZone as exc:
-            raise typer.BadParameter(exc.reason, param_hint="--timezone") from None
+        digest_zone = parse_timezone(timezone, zones.check)
         _hours(sensor, day, digest_zone, stack, region, table, as_json=as_json)
         return
     if day is not None:

@@ -13,11 +13,10 @@ from typing import Annotated
 import typer
 
 from sensor_digest import zones
-from sensor_digest.errors import UnknownTimeZone
 from sensor_digest.silence.check import SilenceCheck
 from sensor_digest.silence.rules import MAX_HOURS, MIN_HOURS
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.cli.options import PLAIN, AsJson, Region, Stack, TableOpt
+from sensor_digest_tools.cli.options import PLAIN, AsJson, Region, Stack, TableOpt, parse_timezone
 from sensor_digest_tools.cli.output import console, errors, note, print_json, resolve_target
 
 commands = typer.Typer(**PLAIN)  # silence, at the command line's top level (app.py)
@@ -47,10 +46,7 @@ def silence(
     Exit code 0 whatever it finds (a note when none is silent); 1 on an error, and when a sensor
     could not be checked (its reads failed: named on stderr, after the others).
     """
-    try:
-        zone = zones.load(timezone)
-    except UnknownTimeZone as exc:
-        raise typer.BadParameter(exc.reason, param_hint="--timezone") from None
+    zone = parse_timezone(timezone, zones.load)
     with errors():
         target = resolve_target(stack, region, table=table).need("table")
         found = SilenceCheck(

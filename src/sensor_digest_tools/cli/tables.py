@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from sensor_digest import zones
-from sensor_digest.errors import MalformedItem, UnknownTimeZone
+from sensor_digest.errors import MalformedItem
 from sensor_digest.store import reads, repairs, schema
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.options import (
@@ -21,6 +21,7 @@ from sensor_digest_tools.cli.options import (
     TableOpt,
     parse_date,
     parse_month,
+    parse_timezone,
 )
 from sensor_digest_tools.cli.output import console, errors, fail, note, print_json, resolve_target
 
@@ -53,10 +54,7 @@ def counts(
     """
     if end < start:
         raise typer.BadParameter(f"--to {end} is before --from {start}", param_hint="--to")
-    try:
-        digest_zone = zones.check(timezone)
-    except UnknownTimeZone as exc:
-        raise typer.BadParameter(exc.reason, param_hint="--timezone") from None
+    digest_zone = parse_timezone(timezone, zones.check)
     with errors():
         target = resolve_target(stack, region, table=table).need("table")
         items = list(reads.sensor_items(target.dynamodb(), str(target.table), sensor, start, end))

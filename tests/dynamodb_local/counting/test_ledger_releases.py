@@ -113,6 +113,12 @@ def comes_back_to(
     assert count(ddb, tables) == before, f"{release} counted {list(reports)[:3]}... again"
 
 
+def comes_back_every_way_to(releases: Releases, release: str, reports: range, ddb: Any, tables: Tables) -> None:
+    """Every report of ``reports`` comes back to ``release`` each way a report comes back (``COMES_BACK``)."""
+    for again in COMES_BACK.values():
+        comes_back_to(releases, release, again, reports, ddb, tables)
+
+
 @pytest.mark.parametrize("form", sorted(COMES_BACK))
 def test_rolled_back_then_upgraded_again_in_two_steps_every_report_counts_once(
     releases: Releases, ddb: Any, tables: Tables, form: str
@@ -154,14 +160,12 @@ def test_cloudformation_rolling_back_either_step_of_the_upgrade_counts_nothing_t
     # counted comes back to it
     releases.run("previous", map(first_send, range(10)))
     releases.run("per-message", map(first_send, range(10, 20)))
-    for form in COMES_BACK.values():
-        comes_back_to(releases, "previous", form, range(20), ddb, tables)
+    comes_back_every_way_to(releases, "previous", range(20), ddb, tables)
 
     # The second step (compact) counts e20-e29, a hash alone each, then its deploy fails and
     # CloudFormation puts step 1 (per-message) back
     releases.run("compact", map(first_send, range(20, 30)))
-    for form in COMES_BACK.values():
-        comes_back_to(releases, "per-message", form, range(30), ddb, tables)
+    comes_back_every_way_to(releases, "per-message", range(30), ddb, tables)
     assert count(ddb, tables) == 30
 
 
@@ -177,8 +181,7 @@ def test_a_report_the_previous_release_counts_on_a_compact_day_is_known_by_its_m
 
     # When its producer resends them to the new release (first deliveries, looked up by no read),
     # and the new release counts more of that day
-    for form in COMES_BACK.values():
-        comes_back_to(releases, "compact", form, range(10), ddb, tables)
+    comes_back_every_way_to(releases, "compact", range(10), ddb, tables)
     releases.run("compact", map(first_send, range(10, 15)))
 
     # Then each counted once; the reports counted since left a marker beside their hash
@@ -193,8 +196,7 @@ def test_a_day_the_previous_release_began_stays_exact_under_the_compact_ledger(
     assert schema.ID_PAGE not in ddb.get_item(TableName=tables.table, Key=schema.day_key(SENSOR, DAY))["Item"]
 
     releases.run("compact", map(first_send, range(8, 12)))
-    for form in COMES_BACK.values():
-        comes_back_to(releases, "compact", form, range(12), ddb, tables)
+    comes_back_every_way_to(releases, "compact", range(12), ddb, tables)
     assert count(ddb, tables) == 12
 
     # its HourCounts (the previous release wrote none) were created by this release's first write, and

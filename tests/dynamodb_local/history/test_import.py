@@ -23,10 +23,9 @@ from sensor_digest.profiles import SensorProfile
 from sensor_digest.registry import Registry
 from sensor_digest.store import schema
 from sensor_digest.store.identities import IMPORT_DAY_IDS
-from sensor_digest_tools.local.history import write_history
 from sensor_digest_tools.ops.history import Progress
 from tests.support.faults import Crash, FaultyClient
-from tests.support.history import assert_matches, file_import
+from tests.support.history import assert_matches, file_import, history_file
 from tests.support.messages import FakeContext, QueuedMessage, sqs_event
 from tests.support.tables import Tables, day_counts, scan_all
 
@@ -38,8 +37,7 @@ def rejected_lines(path: Path) -> list[dict[str, Any]]:
 def test_a_sorted_history_counts_every_report_on_its_day_with_its_hours(
     ddb: Any, tables: Tables, tmp_path: Path
 ) -> None:
-    history = tmp_path / "fleet.jsonl"
-    truth = write_history(history, sensors=4, days=3, per_day=120, poison=6)
+    history, truth = history_file(tmp_path, "fleet.jsonl", sensors=4, days=3, per_day=120, poison=6)
 
     outcome = file_import(ddb, tables).run(history, "jsonl", tmp_path / "rejected.jsonl")
 
@@ -58,8 +56,7 @@ def test_a_sorted_history_counts_every_report_on_its_day_with_its_hours(
 def test_importing_the_file_again_counts_nothing_twice_and_writes_nothing(
     ddb: Any, tables: Tables, tmp_path: Path
 ) -> None:
-    history = tmp_path / "fleet.jsonl"
-    truth = write_history(history, sensors=3, days=2, per_day=150, poison=2)
+    history, truth = history_file(tmp_path, "fleet.jsonl", sensors=3, days=2, per_day=150, poison=2)
     first = file_import(ddb, tables).run(history, "jsonl", tmp_path / "r1.jsonl")
 
     again = file_import(ddb, tables).run(history, "jsonl", tmp_path / "r2.jsonl")  # rows were rejected: chunk by chunk
@@ -71,8 +68,7 @@ def test_importing_the_file_again_counts_nothing_twice_and_writes_nothing(
 
 
 def test_a_file_imported_whole_is_not_read_again(ddb: Any, tables: Tables, tmp_path: Path) -> None:
-    history = tmp_path / "clean.csv"
-    truth = write_history(history, sensors=2, days=2, per_day=50, fmt="csv")
+    history, truth = history_file(tmp_path, "clean.csv", sensors=2, days=2, per_day=50, fmt="csv")
     file_import(ddb, tables).run(history, "csv", tmp_path / "r.jsonl")
 
     again = file_import(ddb, tables).run(history, "csv", tmp_path / "r.jsonl")
@@ -83,8 +79,9 @@ def test_a_file_imported_whole_is_not_read_again(ddb: Any, tables: Tables, tmp_p
 
 
 def test_a_csv_history_counts_as_its_json_lines_twin(ddb: Any, tables: Tables, tmp_path: Path) -> None:
-    history = tmp_path / "fleet.csv"
-    truth = write_history(history, sensors=3, days=2, per_day=40, fmt="csv", poison=4, order="time")
+    history, truth = history_file(
+        tmp_path, "fleet.csv", sensors=3, days=2, per_day=40, fmt="csv", poison=4, order="time"
+    )
 
     outcome = file_import(ddb, tables, chunk_rows=100).run(history, "csv", tmp_path / "r.jsonl")
 
@@ -97,8 +94,9 @@ def test_an_unsorted_history_past_the_day_items_room_counts_exactly_and_once(
 ) -> None:
     # Given rows in no order, read in chunks so small that each sensor-day's rows are in many of them,
     # more rows a day than its day item keeps identities for
-    history = tmp_path / "shuffled.jsonl"
-    truth = write_history(history, sensors=2, days=1, per_day=IMPORT_DAY_IDS + 40, order="random")
+    history, truth = history_file(
+        tmp_path, "shuffled.jsonl", sensors=2, days=1, per_day=IMPORT_DAY_IDS + 40, order="random"
+    )
     importer = file_import(ddb, tables, chunk_rows=4)
 
     first = importer.run(history, "jsonl", tmp_path / "r.jsonl")
@@ -116,8 +114,7 @@ def test_an_unsorted_history_past_the_day_items_room_counts_exactly_and_once(
 
 
 def test_a_killed_import_resumed_counts_every_report_once(ddb: Any, tables: Tables, tmp_path: Path) -> None:
-    history = tmp_path / "fleet.jsonl"
-    truth = write_history(history, sensors=5, days=2, per_day=100, order="time")
+    history, truth = history_file(tmp_path, "fleet.jsonl", sensors=5, days=2, per_day=100, order="time")
     writes = {"n": 0}
 
     def crash_at_the_eighth_write(operation: str, kwargs: dict[str, Any]) -> str | None:
@@ -139,8 +136,9 @@ def test_an_import_whose_writes_time_out_after_committing_conflict_and_throttle_
 ) -> None:
     # Given rows in no order, more a day than the day item keeps (pages, in transactions), and one write
     # call in two failing: its answer lost after it committed, a conflict, or throttling
-    history = tmp_path / "shuffled.jsonl"
-    truth = write_history(history, sensors=2, days=2, per_day=IMPORT_DAY_IDS + 30, order="random")
+    history, truth = history_file(
+        tmp_path, "shuffled.jsonl", sensors=2, days=2, per_day=IMPORT_DAY_IDS + 30, order="random"
+    )
     calls = {"n": 0}
     faults = ("timeout_after", None, "conflict", None, "throttle", None)
 
@@ -159,8 +157,7 @@ def test_an_import_whose_writes_time_out_after_committing_conflict_and_throttle_
 def test_an_import_stopped_between_chunks_and_run_again_counts_exactly(
     ddb: Any, tables: Tables, tmp_path: Path
 ) -> None:
-    history = tmp_path / "fleet.jsonl"
-    truth = write_history(history, sensors=3, days=3, per_day=60)
+    history, truth = history_file(tmp_path, "fleet.jsonl", sensors=3, days=3, per_day=60)
     stop = threading.Event()
     told: list[int] = []
 
@@ -182,8 +179,7 @@ def test_an_import_stopped_between_chunks_and_run_again_counts_exactly(
 
 
 def test_two_imports_of_one_file_at_once_count_it_once(ddb: Any, tables: Tables, tmp_path: Path) -> None:
-    history = tmp_path / "fleet.jsonl"
-    truth = write_history(history, sensors=4, days=2, per_day=80, order="time")
+    history, truth = history_file(tmp_path, "fleet.jsonl", sensors=4, days=2, per_day=80, order="time")
     outcomes: list[Any] = []
 
     def run(name: str) -> None:
@@ -203,8 +199,7 @@ def test_an_import_racing_live_ingest_adds_up_exactly(
     ddb: Any, tables: Tables, tmp_path: Path, ingest_handler: Any
 ) -> None:
     # Given live reports of the same sensor-days as the history, each sent twice (a redelivery)
-    history = tmp_path / "fleet.jsonl"
-    truth = write_history(history, sensors=3, days=2, per_day=100, order="time")
+    history, truth = history_file(tmp_path, "fleet.jsonl", sensors=3, days=2, per_day=100, order="time")
     live = Counter[tuple[int, str]]()
     batches = []
     for b in range(6):

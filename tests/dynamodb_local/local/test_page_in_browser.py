@@ -26,9 +26,8 @@ from sensor_digest.silence.rules import wording
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.cli import render as cli_render
-from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.local.api_server import LocalApi
-from tests.support.browser import Dom, render
+from tests.support.browser import Dom, assert_drawn, render, served
 from tests.support.tables import Tables
 
 HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1">'
@@ -43,10 +42,8 @@ def server(ddb: Any, tables: Tables, session: LocalSession) -> Iterator[LocalApi
     for sensor, day, count in ((7, "2024-05-01", 3), (7, "2024-05-03", 12), (8, "2024-05-02", 1)):
         ddb.put_item(TableName=tables.table, Item=schema.day_item(sensor, day, count))
     ddb.put_item(TableName=tables.table, Item=schema.summary_item(7, "2024-05", {"2024-05-01": 3, "2024-05-03": 12}))
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
-    local.start()
-    yield local
-    local.stop()
+    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
+        yield local
 
 
 def test_the_page_draws_the_heatmap_and_the_months_from_the_api_with_names_as_text(
@@ -107,18 +104,14 @@ def test_the_page_opens_a_days_hours_with_its_counts_and_zone_and_says_a_silence
         table_name=tables.table, client=ddb, default_hours=None, default_zone=ZoneInfo("UTC"), clock=lambda: now
     )
     service = api.ApiService(table_name=tables.table, client=ddb, silence=check)
-    local = LocalApi(lambda_handler(service))
-    local.start()
-    try:
+    with served(service) as local:
         # When Chromium opens the page with that day's hours open (as a click on its cell leaves the
         # URL) and sensor 9's months
         query = "from=2024-05-01&to=2024-05-03&hsensor=9&hday=2024-05-03&sensor=9&mfrom=2024-05&mto=2024-05"
         dom = Dom(render(f"{local.url}/?{query}", tmp_path / "profile"))
-    finally:
-        local.stop()
 
     # Then the day's 24 hours are drawn, each count written in its hour, under the sensor's zone
-    assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
+    assert_drawn(dom)
     cells = [e for e in dom.elements if e["tag"] == "td" and "data-hour" in e["attrs"]]
     assert [c["text"] for c in cells] == [str(hours.get(f"{h:02d}", 0)) for h in range(24)]
     assert [th["text"] for th in dom.find("th", **{"class": "zone"})] == ["Europe/Paris"]
@@ -171,7 +164,7 @@ def test_the_page_says_a_days_hours_hold_only_some_of_its_reports_as_the_api_doe
     dom = Dom(render(f"{server.url}/?{query}", tmp_path / "profile"))
 
     # Then the hours are drawn, and the line under them says they are not the whole day
-    assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
+    assert_drawn(dom)
     [line] = dom.find("p", id="hours-title-line")
     assert line["text"] == (
         "Sensor 7, 2024-05-02, hours of its day in UTC: 152 report(s), last in hour 10:00\u201311:00."

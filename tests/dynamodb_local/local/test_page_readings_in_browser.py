@@ -26,9 +26,8 @@ from sensor_digest.config import ApiSettings
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest.store import schema
 from sensor_digest_tools.aws.session import LocalSession
-from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.local.api_server import LocalApi
-from tests.support.browser import Dom, render
+from tests.support.browser import Dom, assert_drawn, render, served
 from tests.support.counting import ingest
 from tests.support.tables import Tables
 
@@ -70,10 +69,8 @@ def server(ddb: Any, tables: Tables, session: LocalSession) -> Iterator[LocalApi
     ]
     ingest(ddb, tables, bodies)
     ddb.put_item(TableName=tables.table, Item=reading_item(8, "2024-05-02", HOSTILE, "3"))
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
-    local.start()
-    yield local
-    local.stop()
+    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
+        yield local
 
 
 def answer(server: LocalApi, path: str) -> Any:
@@ -96,7 +93,7 @@ def test_the_page_draws_a_readings_days_and_its_hours_from_the_api(server: Local
     dom = Dom(render(f"{server.url}/?{query}", tmp_path / "profile"))
 
     # Then each day with values is a mark, its mean, min and max the API's (2024-05-02 and -04 have none)
-    assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
+    assert_drawn(dom)
     answered = answer(server, "/sensors/7/readings?from=2024-05-01&to=2024-05-04")["days"]
     assert marks(dom) == [
         {"day": day, **{k: repr(answered[day]["temperature"][k]) for k in ("mean", "min", "max", "count")}}
@@ -159,17 +156,13 @@ def test_the_docs_readings_example_opens_onto_its_data(
     [send] = re.findall(r"sensor-digest send (--sensor 7 .*--reading temperature=21\.5)\n", DOCS)
     assert "--timestamp 2024-05-01T10:05:00Z" in send
     ingest(ddb, tables, ['{"sensor_id": 7, "timestamp": "2024-05-01T10:05:00Z", "readings": {"temperature": 21.5}}'])
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
-    local.start()
-    try:
+    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
         # When the page opens at the address the docs give for it
         [address] = [a for a in DOCS_ADDRESS.findall(DOCS) if "rsensor=" in a]
         dom = Dom(render(f"{local.url}{address}", tmp_path / "profile"))
-    finally:
-        local.stop()
 
     # Then it shows that day's temperature
-    assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
+    assert_drawn(dom)
     assert marks(dom) == [{"day": "2024-05-01", "mean": "21.5", "min": "21.5", "max": "21.5", "count": "1"}]
 
 
@@ -187,17 +180,13 @@ def test_a_reading_named_like_an_objects_own_property_is_shown_only_where_it_was
             '{"sensor_id": 9, "timestamp": "2024-05-03T09:30:00Z", "readings": {"temperature": 1}}',
         ],
     )
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
-    local.start()
-    try:
+    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
         # When the page shows "constructor" over the range, with 2024-05-01's hours open
         query = "from=2024-05-01&to=2024-05-04&sensors=9&rsensor=9&reading=constructor&hsensor=9&hday=2024-05-01"
         dom = Dom(render(f"{local.url}/?{query}", tmp_path / "profile"))
-    finally:
-        local.stop()
 
     # Then the chart holds the one day that has it, and the hours' rows the one hour
-    assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
+    assert_drawn(dom)
     assert [o["text"] for o in dom.find("option")] == ["constructor", "temperature"]
     assert marks(dom) == [{"day": "2024-05-01", "mean": "5", "min": "5", "max": "5", "count": "1"}]
     [line] = dom.find("p", id="readings-title-line")
@@ -233,9 +222,7 @@ def test_a_day_whose_readings_cannot_be_read_is_named_with_its_repair_as_text(
     )
     ddb.put_item(TableName=tables.table, Item=bad_readings_item(401, "2024-06-03", "24"))
     ddb.put_item(TableName=tables.table, Item=bad_readings_item(402, "2024-06-03", HOSTILE))
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
-    local.start()
-    try:
+    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
         # When Chromium opens each sensor's t over the range, with 2024-06-03's hours open
         query = "from=2024-06-01&to=2024-06-05&reading=t&hday=2024-06-03"
         bad = Dom(render(f"{local.url}/?sensors=401&rsensor=401&hsensor=401&{query}", tmp_path / "a"))
@@ -243,12 +230,10 @@ def test_a_day_whose_readings_cannot_be_read_is_named_with_its_repair_as_text(
         [named] = answer(local, "/sensors/401/readings?from=2024-06-01&to=2024-06-05")["malformed"]
         [named_hours] = answer(local, "/sensors/401/readings/hours?day=2024-06-03")["malformed"]
         [markup] = answer(local, "/sensors/402/readings?from=2024-06-01&to=2024-06-05")["malformed"]
-    finally:
-        local.stop()
 
     # Then the chart's line counts the good days and names the bad one with the API's error and repair
     assert (named["day"], "'24' is no hour" in named["error"]) == ("2024-06-03", True)
-    assert bad.find("body")[0]["attrs"].get("data-state") == "ready", bad.find("p", id="status")
+    assert_drawn(bad)
     [line] = bad.find("p", id="readings-title-line")
     assert line["text"].startswith("Sensor 401, t, 2024-06-01 to 2024-06-05: 2 day(s) with values, 2 value(s)")
     said = f"2024-06-03: cannot be read: {named['error']}. To mend it: {named['repair']}"

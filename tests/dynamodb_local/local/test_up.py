@@ -32,6 +32,7 @@ from sensor_digest_tools.aws.dynamodb_local import EngineError, free_port, start
 from sensor_digest_tools.aws.session import local_client
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.cli.local import CLIENT_NOTE
+from tests.support.ports import reaches
 
 runner = CliRunner()
 
@@ -255,14 +256,6 @@ def wait_for(check: Callable[[], Any], seconds: float = 30) -> Any:
             return value
         time.sleep(0.2)
     raise AssertionError("timed out")
-
-
-def reaches(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=2):
-            return True
-    except OSError:
-        return False
 
 
 def test_up_pins_its_ports_on_loopback_alone_reads_unknown_sensors_and_prints_only_the_client_settings(

@@ -28,13 +28,7 @@ import random
 
 import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    initialize,
-    invariant,
-    precondition,
-    rule,
-)
+from hypothesis.stateful import initialize, precondition, rule
 
 from sensor_digest.config import QueueType
 from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
@@ -42,31 +36,22 @@ from sensor_digest_tools.lambda_runtime.events import FIFO_QUEUE_ARN, FakeContex
 from tests.support.faults import Crash
 from tests.support.fifo import FIRST_SEQUENCE, Sequencer
 from tests.support.hours import hours_match_counts
-from tests.support.model import (
-    CONTEXT,
-    SCRIPT,
-    Sent,
-    assert_between_acknowledged_and_doubt,
-    fresh_ingest,
-    model_counts,
-    run_machine,
-)
+from tests.support.model import SCRIPT, ModelMachine, fault_rule, model_counts, run_machine
 from tests.support.tables import day_counts
 
 FAULTS = ("throttle", "timeout_after", "crash")
 MAX_RECEIVES = 5  # the stack's maxReceiveCount
 
 
-class FifoMachine(RuleBasedStateMachine):
+class FifoMachine(ModelMachine):
+    fault = fault_rule(FAULTS)
+
     @initialize()
     def fresh_tables(self) -> None:
-        self.ddb = CONTEXT["ddb"]
-        self.table, _, self.ingest = fresh_ingest("Fifo", queue_type=QueueType.FIFO)
+        self.start("Fifo", queue_type=QueueType.FIFO)  # the sent and acknowledged reports by message id
         self.sequencer = Sequencer()
         self.current = FIFO_QUEUE_ARN
         self.queues: dict[str, list[QueuedMessage]] = {self.current: []}  # each in send order
-        self.sent: Sent = {}  # message id -> (sensor, day, count)
-        self.acked: set[str] = set()
         self.dead: list[QueuedMessage] = []  # what SQS moved to the dead-letter queue
         self.origin: dict[str, str] = {}  # a redriven copy's id -> the message id it was sent as
         self.answer_lost: set[str] = set()  # sent ids in a delivery that lost a write's answer
@@ -163,20 +148,7 @@ class FifoMachine(RuleBasedStateMachine):
             if message.message_id in failed:
                 blocked.add(message.group_id)
 
-    @rule(kind=st.sampled_from(FAULTS), count=st.integers(1, 3))
-    def fault(self, kind: str, count: int) -> None:
-        SCRIPT.queue.extend([kind] * count)
-
-    @invariant()
-    def table_matches_model(self) -> None:
-        if not hasattr(self, "table"):
-            return
-        assert_between_acknowledged_and_doubt(day_counts(self.ddb, self.table), self.sent, self.acked)
-
-    def teardown(self) -> None:
-        if not hasattr(self, "table"):
-            return
-        SCRIPT.queue.clear()
+    def settle(self) -> None:
         self._move_exhausted()
         self.redrive()  # the operator redrives whatever SQS set aside
         for _ in range(200):  # SQS keeps delivering until every message is deleted

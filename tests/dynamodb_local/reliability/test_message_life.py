@@ -16,7 +16,7 @@ import pytest
 from sensor_digest.dead_letter_format import SOURCE_ID_ATTRIBUTE, SOURCE_SENT_ATTRIBUTE
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest_tools.ops.dlq import list_dead_letters
-from tests.support.life import DAY, MAY_1_10H, REDRIVES, LostAnswerOutage, Pipeline
+from tests.support.life import DAY, MAY_1_10H, REDRIVES, Pipeline, answer_lost_into_the_dead_letter_queue
 from tests.support.tables import Tables, day_counts, identities, markers, recorded
 
 
@@ -26,18 +26,12 @@ def test_a_committed_report_without_event_id_or_timestamp_counts_once_on_its_day
 ) -> None:
     # Given sensor 8's day under way, then an outage in which its next write commits but its answer
     # is lost, and every later call for it (the marker lookup included) fails, for longer than
-    # maxReceiveCount receives
-    outage = LostAnswerOutage(tables.ledger, sensor=8)
-    pipeline = Pipeline(tables, engine_endpoint, rule=outage)
-    pipeline.send({"sensor_id": 8, "event_id": "earlier"})
-    pipeline.drain()
-    outage.on = True
-    original = pipeline.send({"sensor_id": 8, "count": 3})  # no event_id, no timestamp: its SQS id and send time
-
-    # When it has failed its way into the dead-letter queue, and two days later it is redriven
-    pipeline.drain()
+    # maxReceiveCount receives: the report has failed its way into the dead-letter queue
+    pipeline, outage, original = answer_lost_into_the_dead_letter_queue(tables, engine_endpoint)
     [letter] = list_dead_letters(pipeline.sqs, pipeline.dlq)
     committed_during_outage = day_counts(ddb, tables.table)
+
+    # When two days later it is redriven
     pipeline.now += 2 * DAY
     outage.on = False
     REDRIVES[how](pipeline)

@@ -15,13 +15,7 @@ import random
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    initialize,
-    invariant,
-    precondition,
-    rule,
-)
+from hypothesis.stateful import initialize, precondition, rule
 
 from sensor_digest import summary
 from sensor_digest.config import SummarySettings
@@ -31,31 +25,22 @@ from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from tests.support.faults import Crash
 from tests.support.hours import hours_match_counts
-from tests.support.model import (
-    CONTEXT,
-    SCRIPT,
-    Sent,
-    assert_between_acknowledged_and_doubt,
-    fresh_ingest,
-    model_counts,
-    run_machine,
-)
+from tests.support.model import CONTEXT, ModelMachine, fault_rule, model_counts, run_machine
 from tests.support.tables import by_sensor, day_counts, summaries
 
 FAULTS = ("throttle", "timeout_after", "conflict", "crash")
 
 
-class PipelineMachine(RuleBasedStateMachine):
+class PipelineMachine(ModelMachine):
+    fault = fault_rule(FAULTS)
+
     @initialize()
     def fresh_tables(self) -> None:
-        self.ddb = CONTEXT["ddb"]
-        self.table, self.ledger, self.ingest = fresh_ingest("Model")
+        self.start("Model")  # the sent and acknowledged reports by event id
         self.summary = lambda_handler(summary.build_service(SummarySettings(table_name=self.table), CONTEXT["session"]))
         self.reader = StreamReader(CONTEXT["endpoint"], self.table)
         self.records: list[dict[str, Any]] = []
-        self.sent: Sent = {}  # event id -> (sensor, day, count)
         self.messages: list[QueuedMessage] = []
-        self.acked: set[str] = set()  # event ids acknowledged at least once
         self.pending: list[QueuedMessage] = []
         self.rng = random.Random(0)
 
@@ -106,10 +91,6 @@ class PipelineMachine(RuleBasedStateMachine):
         rng = random.Random(seed)
         self._deliver([rng.choice(self.messages) for _ in range(k)])
 
-    @rule(kind=st.sampled_from(FAULTS), count=st.integers(1, 3))
-    def fault(self, kind: str, count: int) -> None:
-        SCRIPT.queue.extend([kind] * count)
-
     @rule(seed=st.integers(0, 2**16))
     def replay_stream(self, seed: int) -> None:
         self.records += [r for r in self.reader.poll() if matches_filter(r)]
@@ -127,16 +108,7 @@ class PipelineMachine(RuleBasedStateMachine):
         current = summaries(self.ddb, self.table)
         return all(n <= counts.get((s, d), 0) for s, days in current.items() for d, n in days.items())
 
-    @invariant()
-    def table_matches_model(self) -> None:
-        if not hasattr(self, "table"):
-            return
-        assert_between_acknowledged_and_doubt(day_counts(self.ddb, self.table), self.sent, self.acked)
-
-    def teardown(self) -> None:
-        if not hasattr(self, "table"):
-            return
-        SCRIPT.queue.clear()
+    def settle(self) -> None:
         for _ in range(20):  # redeliver until nothing is in doubt
             if not self.pending:
                 break

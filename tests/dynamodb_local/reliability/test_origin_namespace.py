@@ -22,7 +22,7 @@ from sensor_digest.dead_letter_format import (
 )
 from sensor_digest.registry import Registry, SensorProfile
 from sensor_digest_tools.ops.dlq import list_dead_letters
-from tests.support.life import DAY, MAY_1_10H, REDRIVES, LostAnswerOutage, Pipeline
+from tests.support.life import DAY, MAY_1_10H, REDRIVES, Pipeline, answer_lost_into_the_dead_letter_queue
 from tests.support.tables import Tables, day_counts
 
 
@@ -102,13 +102,7 @@ def test_a_letter_an_earlier_version_stamped_counts_once_on_its_day_after_the_up
     # Given a report without event_id or timestamp whose write committed but whose answer was lost,
     # that then failed every receive into the dead-letter queue, and was stamped there by an earlier
     # version (its origin under the bare names)
-    outage = LostAnswerOutage(tables.ledger, sensor=8)
-    pipeline = Pipeline(tables, engine_endpoint, rule=outage)
-    pipeline.send({"sensor_id": 8, "event_id": "earlier"})  # the day under way: its next write is the count's
-    pipeline.drain()
-    outage.on = True
-    original = pipeline.send({"sensor_id": 8, "count": 3})
-    pipeline.drain()
+    pipeline, outage, original = answer_lost_into_the_dead_letter_queue(tables, engine_endpoint)
     stamp_as_an_earlier_version(pipeline)
     committed_during_outage = day_counts(ddb, tables.table)
     [letter] = list_dead_letters(pipeline.sqs, pipeline.dlq)  # read as an earlier version's letter
