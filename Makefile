@@ -16,6 +16,10 @@ export DYNAMODB_LOCAL_DIR := $(CURDIR)/.cache/dynamodb-local
 # `make test-unit-py313`: pyenv's 3.13.0 by default, or any 3.13 interpreter given as
 # `make test-unit-py313 PY313=/path/to/python3.13`.
 PY313 ?= $(shell pyenv prefix 3.13.0 2>/dev/null)/bin/python
+# The suite runs in this many pytest-xdist workers (each a process with its own DynamoDB Local):
+# one per core of the 2-core machine CI runs on; `make test WORKERS=0` runs it in this one process.
+WORKERS ?= 2
+PYTEST_WORKERS := -n $(WORKERS) --dist worksteal
 VENV313 ?= .venv-py313
 
 .PHONY: setup demo demo-import test test-unit test-unit-py313 lint generated docs docs-serve synth bootstrap deploy destroy bench bench-quick clean
@@ -58,11 +62,11 @@ demo-import: setup
 ## the read API page's browser tests need Debian's chromium (apt-get install -y chromium); it lists
 ## its 30 slowest tests at the end
 test: setup
-	$(PY) -m pytest --durations=30
+	$(PY) -m pytest $(PYTEST_WORKERS) --durations=30
 
 ## test-unit: the fast tier, no Java: tests/unit, both handlers end to end on moto (tests/moto) and docs/examples
 test-unit: $(VENV)/.installed
-	$(PY) -m pytest tests/unit tests/moto docs/examples
+	$(PY) -m pytest $(PYTEST_WORKERS) tests/unit tests/moto docs/examples
 
 # A virtualenv of its own on Python 3.13, with the same pinned requirements.
 $(VENV313)/.installed: requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
@@ -78,7 +82,7 @@ $(VENV313)/.installed: requirements.txt requirements-cli.txt requirements-dev.tx
 
 ## test-unit-py313: the fast tier on Python 3.13, the functions' Lambda runtime (its own virtualenv, .venv-py313)
 test-unit-py313: $(VENV313)/.installed
-	$(VENV313)/bin/python -m pytest tests/unit tests/moto docs/examples
+	$(VENV313)/bin/python -m pytest $(PYTEST_WORKERS) tests/unit tests/moto docs/examples
 
 ## lint: ruff (lint and format check), mypy, the docs site's strict build, and Checkov on the synthesized templates of both queue types and of the history import (.checkov.yaml)
 lint: setup $(CHECKOV)/.installed docs
