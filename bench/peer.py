@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from bench import runner
+from bench.goals import exactness
 from bench.prices import PRICE_PER_MILLION, dollars_per_million
 from bench.workloads import QUICK_MESSAGES, Workload, fleet, peer
 from sensor_digest_cdk.shape import PipelineShape
@@ -114,14 +115,11 @@ def peer_goals(rows: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
                 share <= target,
             )
         )
-    exact = [r for r in rows if r["strategy"] in "bcg"]
-    out.append(
-        (
-            "peer: (b), (c), (g) exact in every fleet, phase and setting",
-            ", ".join(f"{r['workload']}{r['strategy']} {r['overcount']}/{r['undercount']}" for r in exact),
-            all(r["overcount"] == r["undercount"] == 0 for r in exact),
-        )
+    measured, met = exactness(
+        [r for r in rows if r["strategy"] in "bcg"],
+        lambda r: f"{r['workload']}{r['strategy']} {r['variant']}, {r['phase']}",
     )
+    out.append(("peer: (b), (c), (g) exact in every fleet, phase and setting", measured, met))
     return out + fleet_goals(rows)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import pages
+from bench import goals, pages
 from docs_hooks import context_options
 from sensor_digest_cdk.context import CONTEXT_FIELDS, STACK_NAME_RULE
 from sensor_digest_cdk.rules import context_key
@@ -145,3 +145,11 @@ def test_writing_the_page_keeps_its_results_file_beside_it(tmp_path: Path) -> No
     page = pages.write_page(small_report(), tmp_path / "results.md")
     assert json.loads((tmp_path / "results.json").read_text(encoding="utf-8")) == small_report()
     assert "[`results.json`](results.json)" in page.read_text(encoding="utf-8")
+
+
+def test_an_exactness_goal_names_the_runs_that_missed_and_counts_the_rest() -> None:
+    # Given three runs of which one overcounted
+    runs = [{"workload": w, "overcount": o, "undercount": 0} for w, o in (("W1", 0), ("W2", 3), ("W3", 0))]
+    # Then the goal names that run, counts the others, and is missed; all exact, it says how many
+    assert goals.exactness(runs, lambda r: r["workload"]) == ("W2: 3/0, 0/0 over/under in the other 2 run(s)", False)
+    assert goals.exactness(runs[:1], lambda r: r["workload"]) == ("0/0 over/under in each of 1 run(s)", True)
