@@ -29,6 +29,7 @@ from typing import Any
 
 from sensor_digest.errors import Contention
 from sensor_digest.store import dynamo, schema
+from sensor_digest.store.day_store import Action, DayStore, Refused
 
 SEQUENCE_TEXT = re.compile(rf"[0-9]{{{schema.SEQUENCE_DIGITS}}}")
 """A sequence number as the first release stored it (``schema.sequence_text``)."""
@@ -109,19 +110,20 @@ def _migrate(
         own = _text(item, schema.applied_sequence_name(source))
         raise_own = own is None or own < applied
         try:
-            written = dynamo.single_write(client, "UpdateItem", _update(table, item, applied, source, own, raise_own))
+            DayStore(client, table).write([Action.update(_update(table, item, applied, source, own, raise_own))])
         except Contention:
             if attempt + 1 == max_attempts:
                 raise
             sleep(0.05 * 2**attempt)
             continue
-        if written.written:
-            if raise_own:
-                report.raised += 1
-            else:
-                report.removed += 1
-            return
-        item = written.item
+        except Refused as refused:
+            item = refused.item
+            continue
+        if raise_own:
+            report.raised += 1
+        else:
+            report.removed += 1
+        return
     report.failed.append(f"{schema.describe(item)}: changed on each of {max_attempts} attempts; run it again")
 
 
