@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sensor_digest_tools.lambda_runtime.events import FakeContext, lambda_sqs_record
+from sensor_digest_tools.lambda_runtime.events import FakeContext, received_sqs_event
 from sensor_digest_tools.lambda_runtime.invoke import Handler
 
 
@@ -81,20 +81,7 @@ class SqsEventSource:
         self.stats.batches += 1
         self.stats.deliveries += len(batch)
         self.stats.redeliveries += sum(int(m["Attributes"].get("ApproximateReceiveCount", "1")) > 1 for m in batch)
-        event = {
-            "Records": [
-                lambda_sqs_record(
-                    message_id=m["MessageId"],
-                    receipt_handle=m["ReceiptHandle"],
-                    body=m["Body"],
-                    attributes=m.get("Attributes", {}),
-                    message_attributes=m.get("MessageAttributes"),
-                    queue_arn=self.queue_arn,
-                    region=self._region,
-                )
-                for m in batch
-            ]
-        }
+        event = received_sqs_event(batch, self.queue_arn, self._region)
         try:
             response = self.handler(event, FakeContext())
         except Exception:  # Lambda retries the whole batch after the visibility timeout
