@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo
@@ -156,22 +156,18 @@ the cache until the container ran out of memory (about 22 MB of unregistered ids
 measured with tracemalloc)."""
 
 
+@dataclass(eq=False)
 class ProfileCache:
     """Per-container cache of sensors' registration and time zone, refreshed after ``ttl`` seconds,
     at most ``limit`` sensors (least recently used forgotten)."""
 
-    def __init__(
-        self,
-        registry: Profiles,
-        ttl: float = 60.0,
-        clock: Callable[[], float] = time.monotonic,
-        limit: int = PROFILES_KEPT,
-    ) -> None:
-        self._registry = registry
-        self._ttl = ttl
-        self._clock = clock
-        self._limit = limit
-        self._entries: OrderedDict[int, tuple[float, SensorProfile | None]] = OrderedDict()
+    registry: Profiles
+    ttl: float = 60.0
+    clock: Callable[[], float] = time.monotonic
+    limit: int = PROFILES_KEPT
+    _entries: OrderedDict[int, tuple[float, SensorProfile | None]] = field(
+        init=False, default_factory=OrderedDict, repr=False
+    )
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -179,7 +175,7 @@ class ProfileCache:
     def prefetch(self, sensor_ids: Iterable[int]) -> dict[int, SensorProfile | None]:
         """The profiles of these sensors (``None``: not registered), read with one ``BatchGetItem``
         per 100 that are not cached or have expired."""
-        now = self._clock()
+        now = self.clock()
         wanted = dict.fromkeys(sensor_ids)
         out: dict[int, SensorProfile | None] = {}
         stale: set[int] = set()
@@ -191,12 +187,12 @@ class ProfileCache:
                 self._entries.move_to_end(sensor_id)
                 out[sensor_id] = entry[1]
         if stale:
-            found = self._registry.get_many(stale)
+            found = self.registry.get_many(stale)
             for sensor_id in stale:
                 out[sensor_id] = found.get(sensor_id)
-                self._entries[sensor_id] = (now + self._ttl, out[sensor_id])
+                self._entries[sensor_id] = (now + self.ttl, out[sensor_id])
                 self._entries.move_to_end(sensor_id)
-            while len(self._entries) > self._limit:
+            while len(self._entries) > self.limit:
                 self._entries.popitem(last=False)
         return out
 

@@ -163,7 +163,7 @@ def test_the_stream_side_applies_the_stacks_filter(ddb: Any, engine_endpoint: st
     seen = [(r["eventName"], r["dynamodb"]["Keys"]["Date"]["S"]) for b in handler.batches for r in b]
     assert seen == [("INSERT", "2024-05-01")]
     assert source.stats.records_filtered_out == 2
-    assert handler.batches[0][0]["eventSourceARN"] == source._reader.stream_arn
+    assert handler.batches[0][0]["eventSourceARN"] == source.reader.stream_arn
 
 
 def test_the_stream_side_checkpoints_at_the_first_reported_failure(

@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections import defaultdict, deque
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sensor_digest.counting.memory import CreatedDays, FrozenPages, KnownDays
@@ -64,17 +65,15 @@ Expired = Callable[[], bool] | None
 """Whether the invocation's time is up (``None``: it never is)."""
 
 
+@dataclass(eq=False, kw_only=True)
 class DayCounter(ABC):
     """Counts the valid messages of a batch into day items; one subclass per mode (``ledger.py``,
     ``ordered.py``, ``plain.py``), chosen once by ``ingest/wiring.py``'s ``MODES``."""
 
-    def __init__(
-        self, *, max_workers: int = 8, clock: Callable[[], float] = time.monotonic, policies: Policies = ALL
-    ) -> None:
-        self._max_workers = max_workers
-        self._clock = clock
-        self.policies = policies
-        self.created_days = CreatedDays()
+    max_workers: int = 8
+    clock: Callable[[], float] = time.monotonic
+    policies: Policies = ALL
+    created_days: CreatedDays = field(init=False, default_factory=CreatedDays)
 
     @abstractmethod
     def identity(self, message: SensorMessage) -> Hashable | None:
@@ -203,7 +202,7 @@ class DayCounter(ABC):
                 with lock:
                     done.append((key, outcome))
 
-        workers = min(self._max_workers, len(pending))
+        workers = min(self.max_workers, len(pending))
         if workers <= 1:
             work()
         else:
@@ -217,13 +216,13 @@ class DayCounter(ABC):
         calls asks before its next one, so nothing of a batch runs on after its answer."""
         if deadline is None:
             return None
-        return lambda: self._clock() >= deadline
+        return lambda: self.clock() >= deadline
 
     def _safe_count(
         self, key: DayKey, messages: list[SensorMessage], missing: bool, deadline: float | None, may_defer: bool
     ) -> GroupOutcome:
         if (
-            deadline is not None and self._clock() >= deadline
+            deadline is not None and self.clock() >= deadline
         ):  # a batch item failure now rather than cut off by the timeout
             return GroupOutcome(failed=list(messages), reason="no time left in the invocation")
         # found missing, and likely created since by another invocation
@@ -280,23 +279,19 @@ class DayCounter(ABC):
         return outcome
 
 
+@dataclass(eq=False, kw_only=True)
 class TableCounter(DayCounter):
     """A counter of the digest table: it looks up the day items a batch needs that this container
     does not know to exist, and remembers those it wrote or saw."""
 
-    def __init__(
-        self,
-        *,
-        table_name: str,
-        client: DynamoDBClient,
-        ledger_table_name: str = "",
-        max_workers: int = 8,
-        clock: Callable[[], float] = time.monotonic,
-        policies: Policies = ALL,
-    ) -> None:
-        super().__init__(max_workers=max_workers, clock=clock, policies=policies)
-        self.store = DayStore(client, table_name, ledger_table_name)
-        self.known_days = KnownDays()
+    table_name: str
+    client: DynamoDBClient
+    ledger_table_name: str = ""
+    store: DayStore = field(init=False)
+    known_days: KnownDays = field(init=False, default_factory=KnownDays)
+
+    def __post_init__(self) -> None:
+        self.store = DayStore(self.client, self.table_name, self.ledger_table_name)
 
     def lookup(self, messages: Sequence[SensorMessage], expired: Expired = None) -> Lookup:
         return self.lookup_days(messages, Lookup(), expired)

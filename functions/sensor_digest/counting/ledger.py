@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import InitVar, dataclass, field, replace
+from typing import Any
 
 from sensor_digest.backoff import RetryPolicy
 from sensor_digest.config import LedgerMode
@@ -44,7 +44,6 @@ from sensor_digest.counting.outcomes import (
     share_leaders_fate,
     write_chunks,
 )
-from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, StoreFault, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, repairs, schema
@@ -55,9 +54,6 @@ from sensor_digest.store.guards import Compact, Exists
 from sensor_digest.store.identities import DAY_IDS, PAGE_IDS, WRITE_IDS, identity_hash
 from sensor_digest.store.tally import Tally
 from sensor_digest.upsert import Answer, UpsertStep
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 @dataclass(frozen=True)
@@ -78,53 +74,38 @@ def _ledger_key(message: SensorMessage) -> Hashable:
     return message.ledger_key
 
 
+@dataclass(eq=False, kw_only=True)
 class LedgerCounter(TableCounter):
-    """``DELIVERY_MODE=exactly-once`` on a standard queue (see the module)."""
+    """``DELIVERY_MODE=exactly-once`` on a standard queue (see the module).
 
-    def __init__(
-        self,
-        *,
-        table_name: str,
-        ledger_table_name: str,
-        client: DynamoDBClient,
-        marker_ttl_seconds: int,
-        mode: LedgerMode = LedgerMode.COMPACT,
-        max_workers: int = 8,
-        clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
-        retry: RetryPolicy | None = None,
-        hasher: Callable[[str], bytes] = identity_hash,
-        policies: Policies = ALL,
-    ) -> None:
-        """``mode``: how a new day item's reports are remembered (a day keeps the kind it began
-        with); ``retry``: how often a contended write is tried again inside the invocation, once it
-        has been deferred to the end of the batch, and how it waits (``RetryPolicy(attempts=0)``:
-        never; the group is redelivered); ``hasher``: a report's identity hash (tests force
-        collisions with it)."""
-        super().__init__(
-            table_name=table_name,
-            client=client,
-            ledger_table_name=ledger_table_name,
-            max_workers=max_workers,
-            clock=clock,
-            policies=policies,
-        )
-        self._ttl = marker_ttl_seconds
-        self._mode = mode
-        self._wall_clock = wall_clock
+    ``mode``: how a new day item's reports are remembered (a day keeps the kind it began with);
+    ``retry``: how often a contended write is tried again inside the invocation, once it has been
+    deferred to the end of the batch, and how it waits (``RetryPolicy(attempts=0)``: never; the
+    group is redelivered); ``hasher``: a report's identity hash (tests force collisions with it)."""
+
+    ledger_table_name: str
+    marker_ttl_seconds: int
+    mode: LedgerMode = LedgerMode.COMPACT
+    wall_clock: Callable[[], float] = time.time
+    retry: InitVar[RetryPolicy | None] = None
+    hasher: Callable[[str], bytes] = identity_hash
+    _retry: RetryPolicy = field(init=False, repr=False)
+    frozen: FrozenPages[int] = field(init=False, default_factory=FrozenPages)
+    imported: ImportedRows = field(init=False)
+
+    def __post_init__(self, retry: RetryPolicy | None) -> None:
+        super().__post_init__()
         self._retry = retry or RetryPolicy()
-        self._hash = hasher
-        self.frozen: FrozenPages[int] = FrozenPages()
         self.imported = ImportedRows(self.store)
 
     @property
     def creates_compact(self) -> bool:
         """Whether a day item created now keeps compact identities."""
-        return self._mode is LedgerMode.COMPACT
+        return self.mode is LedgerMode.COMPACT
 
     def expires_at(self) -> int:
         """When a ledger item written now may go (the table's TTL attribute)."""
-        return int(self._wall_clock()) + self._ttl
+        return int(self.wall_clock()) + self.marker_ttl_seconds
 
     def proof(self, message: SensorMessage, view: DayView) -> Proof:
         """What ``message`` leaves on a day of ``view``'s kind: on a per-message day, a marker; on a
@@ -135,7 +116,7 @@ class LedgerCounter(TableCounter):
         if view.kind is Kind.PER_MESSAGE:
             return Proof(message, None, True)
         marker = message.sent_again_elsewhere or not self.creates_compact or not view.hashed
-        return Proof(message, self._hash(message.event_id), marker)
+        return Proof(message, self.hasher(message.event_id), marker)
 
     def may_bet(self, messages: Sequence[SensorMessage]) -> bool:
         """On a compact day with no marker to write: the update is then one ``UpdateItem`` (where it
@@ -264,7 +245,7 @@ class LedgerCounter(TableCounter):
         """One chunk through the three steps, retried on contention; the day's view after it."""
         write = LedgerWrite(self, key, chunk, outcome, view, expired=self._expiry(deadline))
         for retry in range(self._retry.attempts + 1):
-            started = self._clock()
+            started = self.clock()
             step = UpsertStep.CREATE_IF_MISSING if write.view.kind is Kind.MISSING else UpsertStep.UPDATE_IF_EXISTS
             try:  # each attempt succeeds, drops at least one duplicate, or learns more of the day
                 write.run(max_attempts=len(chunk) + 7, start=step)  # the 7th: the read before a next page
@@ -274,8 +255,8 @@ class LedgerCounter(TableCounter):
             except Contention:  # nothing was written by that attempt: later, or again if time allows
                 if may_defer:
                     raise Deferred from None
-                delay = self._retry.delay(retry, floor=self._clock() - started)
-                if deadline is None or retry == self._retry.attempts or self._clock() + delay >= deadline:
+                delay = self._retry.delay(retry, floor=self.clock() - started)
+                if deadline is None or retry == self._retry.attempts or self.clock() + delay >= deadline:
                     raise
                 outcome.retries += 1
                 self._retry.sleep(delay)

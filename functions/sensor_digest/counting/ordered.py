@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sensor_digest.backoff import Backoff
 from sensor_digest.counting.base import DayWrite, Expired, ImportedRows, TableCounter
 from sensor_digest.counting.outcomes import Group, GroupOutcome, Lookup, leaders, share_leaders_fate, write_chunks
-from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import StoreFault, TransientFault
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, schema
@@ -46,6 +46,7 @@ def sequence_of(message: SensorMessage) -> int:
     return message.sequence
 
 
+@dataclass(eq=False, kw_only=True)
 class OrderedCounter(TableCounter):
     """``QUEUE_TYPE=fifo``: one conditional ``UpdateItem`` per sensor-day group, guarded by the
     sequence number of the queue the group came from.
@@ -61,32 +62,14 @@ class OrderedCounter(TableCounter):
     duplicate. The markers cost nothing while nothing fails: only such a message writes one, only a
     redriven message reads one."""
 
-    def __init__(
-        self,
-        *,
-        table_name: str,
-        client: Any,
-        ledger_table_name: str = "",
-        marker_ttl_seconds: int = 0,
-        max_receive_count: int = 5,
-        max_workers: int = 8,
-        clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
-        marker_backoff: Backoff = MARKER_BACKOFF,
-        policies: Policies = ALL,
-    ) -> None:
-        super().__init__(
-            table_name=table_name,
-            client=client,
-            ledger_table_name=ledger_table_name,
-            max_workers=max_workers,
-            clock=clock,
-            policies=policies,
-        )
-        self._marker_backoff = marker_backoff
-        self._ttl = marker_ttl_seconds
-        self._max_receive_count = max_receive_count
-        self._wall_clock = wall_clock
+    marker_ttl_seconds: int = 0
+    max_receive_count: int = 5
+    wall_clock: Callable[[], float] = time.time
+    marker_backoff: Backoff = MARKER_BACKOFF
+    imported: ImportedRows = field(init=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         self.imported = ImportedRows(self.store)
 
     lookup_guards = True  # nothing else tells a redriven message that was counted before
@@ -114,12 +97,12 @@ class OrderedCounter(TableCounter):
     def last_chance(self, message: SensorMessage) -> bool:
         """Whether SQS may move ``message`` away after this receive (``maxReceiveCount - 1``
         receives or more, this one included): it is counted with its marker, in one transaction."""
-        return bool(self.store.ledger) and message.receive_count >= self._max_receive_count - 1
+        return bool(self.store.ledger) and message.receive_count >= self.max_receive_count - 1
 
     def marker_action(self, message: SensorMessage) -> Action:
         """The ``Put`` of ``message``'s marker (unconditional: a marker written twice is one)."""
         key = schema.tail_marker_id(message.sensor_id, message.origin_id)
-        expires = int(self._wall_clock()) + self._ttl
+        expires = int(self.wall_clock()) + self.marker_ttl_seconds
         params = day_writes.marker(
             self.store.ledger, key, day=message.day, count=message.count, expires_at=expires, if_absent=False
         )
@@ -134,15 +117,15 @@ class OrderedCounter(TableCounter):
         unwritten = 0
         for message in messages:
             put = self.marker_action(message).params
-            for attempt in range(self._marker_backoff.attempts):
+            for attempt in range(self.marker_backoff.attempts):
                 try:
                     self.store.put(put)
                     break
                 except StoreFault:  # any failure, a refusal too: tried again, then named unwritten
-                    if attempt + 1 == self._marker_backoff.attempts:
+                    if attempt + 1 == self.marker_backoff.attempts:
                         unwritten += 1
                     else:
-                        self._marker_backoff.wait(attempt)
+                        self.marker_backoff.wait(attempt)
         if unwritten:
             raise TransientFault(f"{unwritten} of {len(messages)} markers could not be written")
 

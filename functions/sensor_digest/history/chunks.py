@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from zoneinfo import ZoneInfo
 
 from sensor_digest import zones
@@ -24,6 +24,7 @@ from sensor_digest.store import schema
 from sensor_digest.store.identities import import_event_hash, import_row_hash
 
 
+@dataclass(eq=False)
 class Dating:
     """A report's day and hour, in the zone its sensor's imported rows are dated in for good: the one
     its first import used (``pins``), which was its registered zone then, else the digest's
@@ -31,20 +32,12 @@ class Dating:
     so dates each row on the day it counted on, whatever changed in the profiles since. An
     unregistered sensor's rows are refused where ingest refuses its reports (``UNKNOWN_SENSORS=reject``)."""
 
-    def __init__(
-        self,
-        default_zone: ZoneInfo,
-        profiles: ProfileCache | None,
-        pins: ZonePins,
-        *,
-        reject_unknown: bool = False,
-        max_workers: int = 8,
-    ) -> None:
-        self._zone = default_zone
-        self._profiles = profiles
-        self._pins = pins
-        self._reject_unknown = reject_unknown
-        self._max_workers = max_workers
+    default_zone: ZoneInfo
+    profiles: ProfileCache | None
+    pins: ZonePins
+    _: KW_ONLY
+    reject_unknown: bool = False
+    max_workers: int = 8
 
     def prefetch(self, sensor_ids: Sequence[int]) -> None:
         """The profiles and pins of these sensors, read at once, and the pins of those that have none
@@ -52,34 +45,34 @@ class Dating:
         whose rows are refused gets no pin (``date`` says why)."""
         if not sensor_ids:
             return
-        if self._profiles is not None:
+        if self.profiles is not None:
             with contextlib.suppress(MalformedItem):  # ``date`` rejects its rows, with the reason
-                self._profiles.prefetch(sensor_ids)
-        self._pins.prefetch(sensor_ids)
+                self.profiles.prefetch(sensor_ids)
+        self.pins.prefetch(sensor_ids)
         unpinned = []
         for sensor_id in sensor_ids:
-            if self._pins.get(sensor_id) is None:
+            if self.pins.get(sensor_id) is None:
                 try:
                     unpinned.append((sensor_id, self._current(sensor_id).key))
                 except (RejectedMessage, MalformedItem):
                     continue
         if len(unpinned) <= 1:
             for sensor_id, zone in unpinned:
-                self._pins.pin(sensor_id, zone)
+                self.pins.pin(sensor_id, zone)
             return
-        with ThreadPoolExecutor(max_workers=min(self._max_workers, len(unpinned))) as pool:
-            list(pool.map(lambda pair: self._pins.pin(*pair), unpinned))
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(unpinned))) as pool:
+            list(pool.map(lambda pair: self.pins.pin(*pair), unpinned))
 
     def _current(self, sensor_id: int) -> ZoneInfo:
         """The zone the sensor's profile gives now, else the default; ``RejectedMessage`` for a sensor
         whose rows are refused, ``MalformedItem`` for a profile that cannot be read."""
-        return dating_zone(self._profiles, sensor_id, self._zone, reject_unknown=self._reject_unknown)
+        return dating_zone(self.profiles, sensor_id, self.default_zone, reject_unknown=self.reject_unknown)
 
     def zone_of(self, sensor_id: int) -> tuple[ZoneInfo, bool]:
         """The zone the sensor's rows are dated in, and whether it is kept from an earlier import while
         the profile (or the default) now gives another."""
         current = self._current(sensor_id)
-        pinned = self._pins.pin(sensor_id, current.key)
+        pinned = self.pins.pin(sensor_id, current.key)
         if pinned == current.key:
             return current, False
         try:

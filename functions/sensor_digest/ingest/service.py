@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import InitVar, dataclass, field, replace
 from datetime import tzinfo
 from typing import Any
 
@@ -49,27 +49,21 @@ ANSWER_RESERVE_SECONDS = 1.0
 """How long before Lambda's timeout the handler answers whatever a call still under way does."""
 
 
+@dataclass(eq=False, kw_only=True)
 class IngestService:
     """Validates, dates and counts one batch; the handler wires it to Lambda."""
 
-    def __init__(
-        self,
-        *,
-        counter: DayCounter,
-        dead_letters: DeadLetters,
-        default_zone: tzinfo,
-        ordering: Ordering | None = None,
-        profiles: ProfileCache | None = None,
-        reject_unknown: bool = False,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._counter = counter
-        self._dead_letters = dead_letters
-        self._zone = default_zone
-        self._ordering: Ordering = ordering or StandardOrdering()
-        self._profiles = profiles
-        self._reject_unknown = reject_unknown
-        self._clock = clock
+    counter: DayCounter
+    dead_letters: DeadLetters
+    default_zone: tzinfo
+    ordering: InitVar[Ordering | None] = None
+    profiles: ProfileCache | None = None
+    reject_unknown: bool = False
+    clock: Callable[[], float] = time.monotonic
+    _ordering: Ordering = field(init=False, repr=False)
+
+    def __post_init__(self, ordering: Ordering | None) -> None:
+        self._ordering = ordering or StandardOrdering()
 
     def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> BatchReport:
         """An SQS event in Lambda's shape: its records, processed as one batch. ``remaining_ms``
@@ -82,7 +76,7 @@ class IngestService:
         messages = [InboundMessage.from_record(r) for r in event.get("Records") or [] if isinstance(r, dict)]
         if remaining_ms is None:
             return self.process(messages)
-        deadline = self._clock() + remaining_ms / 1000 - DEADLINE_MARGIN_SECONDS
+        deadline = self.clock() + remaining_ms / 1000 - DEADLINE_MARGIN_SECONDS
         report = BatchReport()
         outcome: list[BatchReport | BaseException] = []
 
@@ -149,7 +143,7 @@ class IngestService:
         # for its fate, whichever day they name: two reports with one event_id are one report
         first, followers = leaders([m for m in dated if m.message_id not in held], key=self._identity)
         if first:
-            counted = self._counter.count_batch(first, deadline, on_outcome=lambda o: self._tally(o, report))
+            counted = self.counter.count_batch(first, deadline, on_outcome=lambda o: self._tally(o, report))
             with report.lock:
                 report.requests += counted.lookup_requests
                 report.groups = len({key for key, _ in counted.groups})  # a deferred group is written twice
@@ -191,10 +185,10 @@ class IngestService:
     def _prefetch_profiles(self, reports: list[tuple[InboundMessage, PendingMessage]], report: BatchReport) -> bool:
         """One ``BatchGetItem`` for the batch's sensors not cached yet; ``False`` when the profiles
         could not be read (without them no day can be trusted: the batch's reports are batch item failures)."""
-        if self._profiles is None:
+        if self.profiles is None:
             return True
         try:
-            self._profiles.prefetch(r.sensor_id for _, r in reports)
+            self.profiles.prefetch(r.sensor_id for _, r in reports)
         except StoreFault as fault:
             LOG.warning("profiles unavailable, the batch will be redelivered", reason=fault.reason)
             report.failed_ids.extend(inbound.message_id for inbound, _ in reports)
@@ -234,7 +228,7 @@ class IngestService:
 
     def _zone_of(self, sensor_id: int) -> tzinfo:
         """The sensor's registered zone, else the digest's; rejects an unknown sensor if told to."""
-        return dating_zone(self._profiles, sensor_id, self._zone, reject_unknown=self._reject_unknown)
+        return dating_zone(self.profiles, sensor_id, self.default_zone, reject_unknown=self.reject_unknown)
 
     @staticmethod
     def _unexpected(inbound: InboundMessage, exc: Exception) -> Rejection:
@@ -249,7 +243,7 @@ class IngestService:
             return
         for rejection in rejections:
             LOG.info("message rejected", message_id=rejection.message.message_id, reason=clip_reason(rejection.reason))
-        kept = self._dead_letters.send(rejections, deadline)
+        kept = self.dead_letters.send(rejections, deadline)
         report.end(rejected=[r.message.message_id for r in rejections if r.message.message_id in kept])
         with report.lock:
             report.failed_ids.extend(r.message.message_id for r in rejections if r.message.message_id not in kept)
@@ -257,7 +251,7 @@ class IngestService:
     # -- count -------------------------------------------------------------------------------
 
     def _identity(self, message: SensorMessage) -> Hashable | None:
-        return self._counter.identity(message)
+        return self.counter.identity(message)
 
     def _tally(self, outcome: GroupOutcome, report: BatchReport) -> None:
         """One group's outcome into the report, as soon as it is known (from the writing thread);
@@ -338,7 +332,7 @@ class IngestService:
         if not messages:
             return
         try:
-            self._counter.remember_counted(messages)
+            self.counter.remember_counted(messages)
         except StoreFault as fault:
             LOG.warning(
                 "counted messages that may come back could not be remembered; if SQS moves them to "

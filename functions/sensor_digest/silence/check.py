@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
@@ -91,23 +91,18 @@ def _add(total: SilencePage, page: SilencePage) -> None:
     total.unchecked += page.unchecked
 
 
+@dataclass(eq=False, kw_only=True)
 class SilenceCheck:
-    def __init__(
-        self,
-        *,
-        table_name: str,
-        client: DynamoDBClient,
-        default_hours: int | None,
-        default_zone: tzinfo,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        workers: int = READ_WORKERS,
-    ) -> None:
-        self._table = table_name
-        self._client = client
-        self._default = default_hours
-        self._zone = default_zone
-        self._clock = clock
-        self.days = DayReads(table_name=table_name, client=client, workers=workers)
+    table_name: str
+    client: DynamoDBClient
+    default_hours: int | None
+    default_zone: tzinfo
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    workers: InitVar[int] = READ_WORKERS  # the reads' (``days.workers``)
+    days: DayReads = field(init=False)
+
+    def __post_init__(self, workers: int) -> None:
+        self.days = DayReads(table_name=self.table_name, client=self.client, workers=workers)
 
     def run(self) -> SilencePage:
         """Every registered sensor, page by page: all the silent ones, how many were checked. Up to
@@ -144,7 +139,7 @@ class SilenceCheck:
     def _index(self, limit: int, after: int | str | None) -> SilencePage:
         """A page begun: the ``Profiles`` index's entries of at most ``limit`` sensors after ``after``."""
         out = SilencePage()
-        index = reads.profiles_page(self._client, self._table, limit=limit, after=after)
+        index = reads.profiles_page(self.client, self.table_name, limit=limit, after=after)
         out.requests += 1
         last = index.last_key and index.last_key.get(schema.SENSOR_ID, {}).get("N")
         out.after = (int(last) if last.isdigit() else last) if last else None
@@ -156,7 +151,7 @@ class SilenceCheck:
         watched = self._watched(out.entries, out)
         out.entries = []
         out.checked = len(watched)
-        now = self._clock()
+        now = self.clock()
         days = self._days(watched, now, out, queries)
         failed = {u.sensor_id for u in out.unchecked}
         for sensor in watched:
@@ -193,14 +188,14 @@ class SilenceCheck:
         if not zones_by_id:
             return []
         keys = [schema.profile_key(sensor) for sensor in sorted(zones_by_id)]
-        profiles = dynamo.batch_get(self._client, self._table, keys, consistent=False, projection=PROFILE_PROJECTION)
+        profiles = dynamo.batch_get(self.client, self.table_name, keys, consistent=False, projection=PROFILE_PROJECTION)
         out.requests += (len(keys) + 99) // 100
         own = {schema.sensor_of_item(item): item for item in profiles}
         return [
             Watched(
                 sensor,
                 zone,
-                threshold_of(own.get(sensor, {})) or self._default,
+                threshold_of(own.get(sensor, {})) or self.default_hours,
                 registration_time(own.get(sensor, {}).get(schema.REGISTERED_AT, {}).get("S")),
             )
             for sensor, zone in sorted(zones_by_id.items())
@@ -209,9 +204,9 @@ class SilenceCheck:
     def _zone_of(self, entry: Mapping[str, Any]) -> tzinfo:
         name = entry.get(schema.TIME_ZONE, {}).get("S")
         try:
-            return zones.load(str(name)) if name else self._zone
+            return zones.load(str(name)) if name else self.default_zone
         except UnknownTimeZone:
-            return self._zone  # ingest rejects that sensor's reports until its profile is mended
+            return self.default_zone  # ingest rejects that sensor's reports until its profile is mended
 
     def _days(
         self, watched: list[Watched], now: datetime, out: SilencePage, queries: Executor | None

@@ -40,6 +40,8 @@ from sensor_digest_tools.ops.dlq import (
 
 dlq_app = typer.Typer(help="Inspect the dead-letter queue, or redrive it to the queue.", no_args_is_help=True, **PLAIN)
 
+Limit = Annotated[int, typer.Option(min=1, help="At most this many messages.")]  # redrive's and stamp's
+
 
 @dlq_app.command("list")
 def dlq_list(
@@ -82,7 +84,7 @@ def dlq_list(
 
 @dlq_app.command("redrive")
 def dlq_redrive(
-    limit: Annotated[int, typer.Option(min=1, help="At most this many messages.")] = 10_000,
+    limit: Limit = 10_000,
     only_moved_by_sqs: Annotated[
         bool,
         typer.Option(
@@ -139,7 +141,7 @@ def dlq_redrive(
 
 @dlq_app.command("stamp")
 def dlq_stamp(
-    limit: Annotated[int, typer.Option(min=1, help="At most this many messages.")] = 10_000,
+    limit: Limit = 10_000,
     stack: Stack = None,
     region: Region = None,
     dlq_url: DlqUrl = None,

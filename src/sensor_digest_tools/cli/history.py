@@ -24,7 +24,7 @@ from sensor_digest.errors import UnreadableInput
 from sensor_digest.history.counter import Overlap
 from sensor_digest.history.record import Before, Figures
 from sensor_digest.history.source import format_of
-from sensor_digest_tools.cli.options import PLAIN, AsJson, LedgerOpt, Region, Stack, TableOpt, parse_timezone
+from sensor_digest_tools.cli.options import PLAIN, AsJson, Days, LedgerOpt, Region, Stack, TableOpt, parse_timezone
 from sensor_digest_tools.cli.output import errors, fail, note, notes, print_json, resolve_target, say, told_on_stop
 from sensor_digest_tools.ops import history_stack
 from sensor_digest_tools.ops.history import FileImport, Outcome, default_errors_path, scan_file
@@ -268,7 +268,7 @@ def _show(
 @commands.command("import-demo")
 def import_demo(
     sensors: Annotated[int, typer.Option(min=1, max=10_000, help="Distinct sensors.")] = 10,
-    days: Annotated[int, typer.Option(min=1, max=3650, help="Distinct days.")] = 3,
+    days: Days = 3,
     per_day: Annotated[int, typer.Option(min=1, max=100_000, help="Reports per sensor-day.")] = 150,
     poison: Annotated[int, typer.Option(min=0, max=10_000, help="Rows the import must reject.")] = 5,
     fmt: Annotated[str, typer.Option("--format", help="jsonl or csv.")] = "jsonl",

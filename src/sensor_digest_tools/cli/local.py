@@ -19,7 +19,7 @@ from sensor_digest.errors import UnknownTimeZone
 from sensor_digest.silence.rules import wording
 from sensor_digest_tools.aws.session import LOCAL_CREDENTIALS, LOCAL_REGION
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.cli.options import PLAIN
+from sensor_digest_tools.cli.options import PLAIN, Days
 from sensor_digest_tools.cli.output import console, errors, fail, note, notes, stopped_by_signals
 from sensor_digest_tools.ops.dlq import queue_depth
 from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, running_local, save_local
@@ -30,12 +30,14 @@ if TYPE_CHECKING:
 
 commands = typer.Typer(**PLAIN)  # demo, up and env, at the command line's top level (app.py)
 
+Verbose = Annotated[bool, typer.Option(help="Show the handlers' logs.")]  # demo's and up's
+
 
 @commands.command()
 def demo(
     messages: Annotated[int, typer.Option(min=1, help="Sensor reports to send.")] = 5000,
     sensors: Annotated[int, typer.Option(min=1, help="Distinct sensors.")] = 20,
-    days: Annotated[int, typer.Option(min=1, max=3650, help="Distinct days.")] = 3,
+    days: Days = 3,
     duplicate_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of deliveries SQS repeats.")] = 0.1,
     poison_rate: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Share of reports that break the schema.")
@@ -50,7 +52,7 @@ def demo(
         typer.Option(help="standard, or fifo: ordered mode (a group per sensor, batches of at most 10, no ledger)."),
     ] = QueueType.STANDARD,
     batch_size: Annotated[int, typer.Option(min=1, max=10_000, help="SQS batch size (fifo: at most 10).")] = 100,
-    verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
+    verbose: Verbose = False,
 ) -> None:
     """Run the whole pipeline locally on synthetic traffic and check every count against the truth."""
 
@@ -169,7 +171,7 @@ def up(
         float,
         typer.Option(metavar="SECONDS", help="Run the silence check this often: 0 (never), or 1 to 86,400."),
     ] = 60,
-    verbose: Annotated[bool, typer.Option(help="Show the handlers' logs.")] = False,
+    verbose: Verbose = False,
 ) -> None:
     """Keep a local pipeline running (engine, queue, both handlers, the read API) for send/counts/summary/dlq.
 

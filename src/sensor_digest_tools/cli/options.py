@@ -1,7 +1,8 @@
 """The options several commands share, defined once: where a command acts (a deployed stack, a
 region, or named resources), the sensor, ``--json``, and ``--yes`` and ``--dry-run`` of the
-commands that change things; the parsers of dates, months and ``--timezone``; and ``PLAIN``, the
-settings of every Typer application of the command line."""
+commands that change things, ``--timezone`` of the commands that read hours (``--hourly``), and
+``--days`` of the demos' generated traffic; the parsers of dates, months and ``--timezone``; and
+``PLAIN``, the settings of every Typer application of the command line."""
 
 from __future__ import annotations
 
@@ -48,6 +49,11 @@ Yes = Annotated[
     ),
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Only say what would be done; change nothing.")]
+HourlyZone = Annotated[
+    str,
+    typer.Option(help="With --hourly: the zone of a sensor registered without one (the stack's digestTimezone)."),
+]
+Days = Annotated[int, typer.Option(min=1, max=3650, help="Distinct days.")]
 
 
 def parse_date(value: str) -> str:

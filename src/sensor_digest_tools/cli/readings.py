@@ -20,7 +20,17 @@ from sensor_digest.api import readings as statistics
 from sensor_digest.errors import MalformedItem
 from sensor_digest.store import reads, repairs, schema
 from sensor_digest_tools.cli import render
-from sensor_digest_tools.cli.options import PLAIN, AsJson, Region, Sensor, Stack, TableOpt, parse_date, parse_timezone
+from sensor_digest_tools.cli.options import (
+    PLAIN,
+    AsJson,
+    HourlyZone,
+    Region,
+    Sensor,
+    Stack,
+    TableOpt,
+    parse_date,
+    parse_timezone,
+)
 from sensor_digest_tools.cli.output import console, errors, fail, note, print_exact_json, resolve_target
 from sensor_digest_tools.cli.tables import hours_zone
 
@@ -56,10 +66,7 @@ def readings(
     day: Annotated[
         str | None, typer.Option("--day", callback=_optional_date, help="With --hourly: the day, YYYY-MM-DD.")
     ] = None,
-    timezone: Annotated[
-        str,
-        typer.Option(help="With --hourly: the zone of a sensor registered without one (the stack's digestTimezone)."),
-    ] = "UTC",
+    timezone: HourlyZone = "UTC",
 ) -> None:
     """A sensor's readings' statistics per day over a date range: count, sum, minimum, maximum (exact),
     mean and population standard deviation, per reading name; with --hourly --day, one day's per hour

@@ -15,6 +15,7 @@ from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.options import (
     PLAIN,
     AsJson,
+    HourlyZone,
     Region,
     Sensor,
     Stack,
@@ -41,10 +42,7 @@ def counts(
     hourly: Annotated[
         bool, typer.Option("--hourly", help="Each day's counts per hour of the sensor's own day (HourCounts) too.")
     ] = False,
-    timezone: Annotated[
-        str,
-        typer.Option(help="With --hourly: the zone of a sensor registered without one (the stack's digestTimezone)."),
-    ] = "UTC",
+    timezone: HourlyZone = "UTC",
 ) -> None:
     """A sensor's day counts over a date range (with --hourly, each day's hours too, in the zone
     of the sensor's day: its registered zone, else --timezone).

@@ -92,6 +92,27 @@ def lambda_sqs_record(
     }
 
 
+def received_sqs_event(
+    messages: Iterable[Mapping[str, Any]], queue_arn: str = QUEUE_ARN, region: str = REGION
+) -> dict[str, Any]:
+    """Lambda's SQS event for messages as ``ReceiveMessage`` returns them (``AttributeNames`` and
+    ``MessageAttributeNames`` ``All``), from the queue ``queue_arn``."""
+    return {
+        "Records": [
+            lambda_sqs_record(
+                message_id=m["MessageId"],
+                receipt_handle=m["ReceiptHandle"],
+                body=m["Body"],
+                attributes=m.get("Attributes", {}),
+                message_attributes=m.get("MessageAttributes"),
+                queue_arn=queue_arn,
+                region=region,
+            )
+            for m in messages
+        ]
+    }
+
+
 def sqs_record(message: QueuedMessage, queue_arn: str | None = None) -> dict[str, Any]:
     """The record Lambda would hand over for this queued message, received now (from the FIFO
     queue when the message has a sequence number, unless ``queue_arn`` says otherwise)."""

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sensor_digest_tools.lambda_runtime.events import FakeContext, lambda_sqs_record
+from sensor_digest_tools.lambda_runtime.events import FakeContext, received_sqs_event
 from sensor_digest_tools.lambda_runtime.invoke import Handler
 
 
@@ -32,37 +32,31 @@ class SqsSourceStats:
     done_at: dict[str, float] = field(default_factory=dict)  # messageId -> when a batch reported it done
 
 
+@dataclass(eq=False, kw_only=True)
 class SqsEventSource:
-    def __init__(
-        self,
-        *,
-        sqs: Any,
-        queue_url: str,
-        handler: Handler,
-        batch_size: int = 100,
-        batching_window: float = 0.2,
-        duplicate_rate: float = 0.0,
-        seed: int = 0,
-    ) -> None:
-        self._sqs = sqs
-        self._url = queue_url
-        self._handler = handler
-        self._batch_size = batch_size
-        self._window = batching_window
-        self._duplicate_rate = duplicate_rate
-        self._rng = random.Random(seed)
-        attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]
-        self.queue_arn: str = attributes["QueueArn"]
+    sqs: Any
+    queue_url: str
+    handler: Handler
+    batch_size: int = 100
+    batching_window: float = 0.2
+    duplicate_rate: float = 0.0
+    seed: int = 0
+    queue_arn: str = field(init=False)
+    stats: SqsSourceStats = field(init=False, default_factory=SqsSourceStats)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+        attributes = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]
+        self.queue_arn = attributes["QueueArn"]
         self._region = self.queue_arn.split(":")[3]
-        self.stats = SqsSourceStats()
 
     def _gather(self) -> list[dict[str, Any]]:
         batch: list[dict[str, Any]] = []
         deadline: float | None = None
-        while len(batch) < self._batch_size:
-            got = self._sqs.receive_message(
-                QueueUrl=self._url,
-                MaxNumberOfMessages=min(10, self._batch_size - len(batch)),
+        while len(batch) < self.batch_size:
+            got = self.sqs.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=min(10, self.batch_size - len(batch)),
                 AttributeNames=["All"],
                 MessageAttributeNames=["All"],
                 WaitTimeSeconds=0,
@@ -70,7 +64,7 @@ class SqsEventSource:
             now = time.monotonic()
             if got:
                 batch.extend(got)
-                deadline = deadline or now + self._window
+                deadline = deadline or now + self.batching_window
             elif not batch:
                 return []
             if deadline is not None and now >= deadline:
@@ -87,22 +81,9 @@ class SqsEventSource:
         self.stats.batches += 1
         self.stats.deliveries += len(batch)
         self.stats.redeliveries += sum(int(m["Attributes"].get("ApproximateReceiveCount", "1")) > 1 for m in batch)
-        event = {
-            "Records": [
-                lambda_sqs_record(
-                    message_id=m["MessageId"],
-                    receipt_handle=m["ReceiptHandle"],
-                    body=m["Body"],
-                    attributes=m.get("Attributes", {}),
-                    message_attributes=m.get("MessageAttributes"),
-                    queue_arn=self.queue_arn,
-                    region=self._region,
-                )
-                for m in batch
-            ]
-        }
+        event = received_sqs_event(batch, self.queue_arn, self._region)
         try:
-            response = self._handler(event, FakeContext())
+            response = self.handler(event, FakeContext())
         except Exception:  # Lambda retries the whole batch after the visibility timeout
             self.stats.handler_errors += 1
             return len(batch)
@@ -115,22 +96,22 @@ class SqsEventSource:
                 continue
             self.stats.done_at.setdefault(message["MessageId"], now)
             first_delivery = message["Attributes"].get("ApproximateReceiveCount") == "1"
-            if first_delivery and self._rng.random() < self._duplicate_rate:
+            if first_delivery and self._rng.random() < self.duplicate_rate:
                 self.stats.duplicates_injected += 1  # the delete is lost: SQS will deliver it again
                 continue
             to_delete.append(message)
         for start in range(0, len(to_delete), 10):
             chunk = to_delete[start : start + 10]
-            self._sqs.delete_message_batch(
-                QueueUrl=self._url,
+            self.sqs.delete_message_batch(
+                QueueUrl=self.queue_url,
                 Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
             )
         return len(batch)
 
     def in_queue(self) -> int:
         """Messages visible or in flight (SQS's approximate counters; exact on moto)."""
-        attributes = self._sqs.get_queue_attributes(
-            QueueUrl=self._url,
+        attributes = self.sqs.get_queue_attributes(
+            QueueUrl=self.queue_url,
             AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
         )["Attributes"]
         return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])

@@ -31,39 +31,30 @@ class StreamSourceStats:
     cycles: list[tuple[float, float]] = field(default_factory=list)  # (poll started, all handled)
 
 
+@dataclass(eq=False, kw_only=True)
 class StreamEventSource:
-    def __init__(
-        self,
-        *,
-        reader: Any,
-        handler: Handler,
-        batch_size: int = 100,
-        max_retries: int = 10,
-        retry_delay: float = 0.05,
-        pattern: dict[str, Any] = DAY_ITEM_FILTER,
-    ) -> None:
-        self._reader = reader
-        self._handler = handler
-        self._batch_size = batch_size
-        self._max_retries = max_retries
-        self._retry_delay = retry_delay
-        self._pattern = pattern
-        self._pending: list[dict[str, Any]] = []
-        self.on_failure: list[dict[str, Any]] = []
-        self.stats = StreamSourceStats()
+    reader: Any
+    handler: Handler
+    batch_size: int = 100
+    max_retries: int = 10
+    retry_delay: float = 0.05
+    pattern: dict[str, Any] = field(default_factory=lambda: DAY_ITEM_FILTER)
+    on_failure: list[dict[str, Any]] = field(init=False, default_factory=list)
+    stats: StreamSourceStats = field(init=False, default_factory=StreamSourceStats)
+    _pending: list[dict[str, Any]] = field(init=False, default_factory=list, repr=False)
 
     def poll_once(self) -> int:
         """Read what is new, hand it over batch by batch. Returns the records handled."""
         started = time.monotonic()
-        records = self._reader.poll()
+        records = self.reader.poll()
         self.stats.records_read += len(records)
-        selected = [r for r in records if matches_filter(r, self._pattern)]
+        selected = [r for r in records if matches_filter(r, self.pattern)]
         self.stats.records_filtered_out += len(records) - len(selected)
         self._pending.extend(selected)
         handled = 0
         attempts = 0
         while self._pending:
-            batch = self._pending[: self._batch_size]
+            batch = self._pending[: self.batch_size]
             done = self._invoke(batch)
             if done == len(batch):
                 self._pending = self._pending[done:]
@@ -74,14 +65,14 @@ class StreamEventSource:
             handled += done
             attempts += 1
             self.stats.retries += 1
-            if attempts > self._max_retries:
-                failed = self._pending[: self._batch_size]
+            if attempts > self.max_retries:
+                failed = self._pending[: self.batch_size]
                 self.on_failure.append({"records": len(failed), "first": failed[0]["dynamodb"]["SequenceNumber"]})
                 self.stats.sent_to_on_failure += len(failed)
                 self._pending = self._pending[len(failed) :]
                 attempts = 0
                 continue
-            time.sleep(self._retry_delay * attempts)
+            time.sleep(self.retry_delay * attempts)
         self.stats.cycles.append((started, time.monotonic()))
         return handled
 
@@ -89,7 +80,7 @@ class StreamEventSource:
         """How many leading records of the batch are done."""
         self.stats.batches += 1
         try:
-            response = self._handler(stream_event(batch, self._reader.stream_arn), FakeContext())
+            response = self.handler(stream_event(batch, self.reader.stream_arn), FakeContext())
         except Exception:
             self.stats.handler_errors += 1
             return 0

@@ -223,8 +223,16 @@ def chunks_of(rows: Iterator[Row], size: int = CHUNK_ROWS) -> Iterator[tuple[int
         yield index, list(group)
 
 
+@dataclass(eq=False, kw_only=True)
 class FileImport:
     """One file into one pair of tables (see the module)."""
+
+    counter: HistoryCounter
+    records: Records
+    dating: Dating
+    chunk_rows: int = CHUNK_ROWS
+    retry: Backoff = RETRY
+    folder: Path | None = None
 
     @classmethod
     def over(
@@ -261,23 +269,6 @@ class FileImport:
         records = Records(ledger, client)
         return cls(counter=counter, records=records, dating=dating, chunk_rows=chunk_rows, retry=retry, folder=folder)
 
-    def __init__(
-        self,
-        *,
-        counter: HistoryCounter,
-        records: Records,
-        dating: Dating,
-        chunk_rows: int = CHUNK_ROWS,
-        retry: Backoff = RETRY,
-        folder: Path | None = None,
-    ) -> None:
-        self._counter = counter
-        self._records = records
-        self._dating = dating
-        self._chunk_rows = chunk_rows
-        self._retry = retry
-        self._folder = folder
-
     def run(
         self,
         path: Path,
@@ -293,18 +284,18 @@ class FileImport:
         step could not be done after its tries; ``KeyboardInterrupt`` through ``stop``)."""
         scanned = scanned or scan_file(path)
         source = scanned.source
-        record = self._tried(lambda: self._records.get(source))
+        record = self._tried(lambda: self.records.get(source))
         if record is not None and record.done and not again:
             before = Before()
             before.add(record.figures, record.finished_at)
             return Outcome(source, Figures(), before=before)
         report = ErrorReport(errors, path)  # refused before anything is written
-        self._tried(lambda: self._records.start(source))
+        self._tried(lambda: self.records.start(source))
         progress = Progress(total=scanned.lines)
         told = on_progress or (lambda _: None)
         skipped = Skipped()
         try:
-            with tempfile.TemporaryDirectory(prefix="sensor-digest-import-", dir=self._folder) as folder:
+            with tempfile.TemporaryDirectory(prefix="sensor-digest-import-", dir=self.folder) as folder:
                 partitions = Partitions(Path(folder), partitions_for(scanned.lines))
                 self._read(path, scanned, fmt, source, partitions, report, progress, skipped, told, stop)
                 progress.phase, progress.lines, progress.total = "counting", 0, partitions.entries
@@ -313,7 +304,7 @@ class FileImport:
                     if stop is not None and stop.is_set():
                         raise KeyboardInterrupt
                     rows = partitions.rows(partition)
-                    counted: PartitionCount = self._tried(lambda: self._counter.count(rows))  # noqa: B023
+                    counted: PartitionCount = self._tried(lambda: self.counter.count(rows))  # noqa: B023
                     report.refused(refused_rows(counted.refused))
                     progress.figures.add(counted.figures())  # its rejected rows: the report's, at the end
                     progress.lines += counted.counted + counted.already + counted.duplicates + len(counted.refused)
@@ -322,7 +313,7 @@ class FileImport:
             progress.figures.rejected = report.rows
             report.close()
         progress.figures.blank = skipped.blank
-        self._tried(lambda: self._records.finish(source, progress.figures))
+        self._tried(lambda: self.records.finish(source, progress.figures))
         return Outcome(source, progress.figures, errors if report.rows else None)
 
     def _read(
@@ -344,10 +335,10 @@ class FileImport:
             if stamp_of(stream) != scanned.stamp:
                 raise UnreadableInput(CHANGED)
             rows = rows_of(lines_of(iter(lambda: stream.read(BLOCK_BYTES), b"")), fmt, skipped)
-            for _, chunk in chunks_of(rows, self._chunk_rows):
+            for _, chunk in chunks_of(rows, self.chunk_rows):
                 if stop is not None and stop.is_set():
                     raise KeyboardInterrupt
-                read = self._tried(lambda: read_rows(source.object_id, chunk, fmt, self._dating))  # noqa: B023
+                read = self._tried(lambda: read_rows(source.object_id, chunk, fmt, self.dating))  # noqa: B023
                 if stamp_of(stream) != scanned.stamp:  # its rows may be the new content's: none is counted
                     raise UnreadableInput(f"{CHANGED} (nothing of it was counted)")
                 report.write(read.rejected)
@@ -359,13 +350,13 @@ class FileImport:
         partitions.flush()
 
     def _tried(self, work: Callable[[], T]) -> T:
-        for attempt in range(self._retry.attempts):
+        for attempt in range(self.retry.attempts):
             try:
                 return work()
             except StoreFault:  # any failure of the store, a refusal too, is tried again before it ends the import
-                if attempt + 1 >= self._retry.attempts:
+                if attempt + 1 >= self.retry.attempts:
                     raise
-                self._retry.wait(attempt)
+                self.retry.wait(attempt)
         raise AssertionError("unreachable")  # pragma: no cover
 
 

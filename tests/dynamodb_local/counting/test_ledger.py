@@ -631,7 +631,7 @@ def test_a_write_dynamodb_refuses_as_invalid_rejects_its_group_with_the_reason_a
     report = service.process([inbound(8, "2024-05-01", mid="bad"), inbound(1, "2024-05-01", mid="ok")])
 
     assert (report.failed_ids, report.rejected, report.counted) == ([], 1, 1)
-    [(message_id, reason)] = service._dead_letters.kept
+    [(message_id, reason)] = service.dead_letters.kept
     assert message_id == "bad"
     assert reason.startswith("the day item of sensor 8 on 2024-05-01 cannot take this count (")
     assert "ValidationException" in reason and reason.endswith("then redrive")

@@ -433,7 +433,7 @@ def test_a_write_the_real_engine_refuses_inside_a_transaction_rejects_its_group_
     result = service.process([report("bad"), report("ok", sensor=2)])
 
     assert (result.failed_ids, result.rejected, result.counted) == ([], 1, 1)
-    [(message_id, reason)] = service._dead_letters.kept  # type: ignore[attr-defined]
+    [(message_id, reason)] = service.dead_letters.kept  # type: ignore[attr-defined]
     assert message_id == "m-bad-1" and "ValidationError" in reason
 
 
@@ -509,7 +509,7 @@ def test_a_day_item_whose_id_page_was_edited_by_hand_rejects_its_reports_alone_w
     # Then sensor 2 is counted, and sensor 1's reports are kept with what is wrong and how to mend it
     assert day_counts(ddb, tables.table) == {(1, DAY): 3, (2, DAY): 1}
     assert result.failed_ids == []
-    reasons = dict(service._dead_letters.kept)  # type: ignore[attr-defined]
+    reasons = dict(service.dead_letters.kept)  # type: ignore[attr-defined]
     assert set(reasons) == {"m-a-1", "m-b-2"}
     assert all("IdPage" in reason and "then redrive" in reason for reason in reasons.values())
 
@@ -573,7 +573,7 @@ def test_a_hand_written_id_page_no_day_can_reach_is_refused_before_any_page_is_r
     # and no page of the day was read
     assert day_counts(ddb, tables.table) == {(1, DAY): 50, (2, DAY): 1}
     assert (result.counted, result.failed_ids) == (1, [])
-    reasons = dict(service._dead_letters.kept)  # type: ignore[attr-defined]
+    reasons = dict(service.dead_letters.kept)  # type: ignore[attr-defined]
     assert set(reasons) == {"m-e3-2", "m-new-1"}
     for reason in reasons.values():
         assert "IdPage 1000000 is no page a day of 50 reports can have (0 to 1)" in reason

@@ -37,7 +37,7 @@ from sensor_digest.store import schema
 from sensor_digest.stream_filter import day_count_of, matches_filter
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.sqs_server import LocalSqs
-from sensor_digest_tools.lambda_runtime.events import QueuedMessage, lambda_sqs_record, sqs_event
+from sensor_digest_tools.lambda_runtime.events import QueuedMessage, received_sqs_event, sqs_event
 from sensor_digest_tools.ops.dlq import list_dead_letters, redrive
 from tests.support.previous_release import PreviousRelease
 from tests.support.tables import Tables, day_counts
@@ -350,19 +350,7 @@ def test_a_dead_letter_of_the_previous_release_redriven_after_the_upgrade_counts
         table_name=tables.table, ledger_table_name=tables.ledger, dlq_url=queues.dlq_url, timezone=ZoneInfo("UTC")
     )
     current = ingest.build_service(settings, LocalSession({"dynamodb": engine_endpoint, "sqs": local_sqs.endpoint}))
-    event = {
-        "Records": [
-            lambda_sqs_record(
-                message_id=m["MessageId"],
-                receipt_handle=m["ReceiptHandle"],
-                body=m["Body"],
-                attributes=m["Attributes"],
-                message_attributes=m.get("MessageAttributes"),
-            )
-            for m in got
-        ]
-    }
-    response = current.handle_event(event, 300_000).response()
+    response = current.handle_event(received_sqs_event(got), 300_000).response()
 
     # Then the report counts once, on the day it was first sent, not on the redrive's: the letter was
     # read as the previous release wrote it, its origin the first message

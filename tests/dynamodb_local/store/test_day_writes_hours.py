@@ -136,7 +136,7 @@ def test_a_day_item_from_before_hours_read_before_the_write_gets_its_map_without
     ddb.put_item(TableName=tables.table, Item=schema.day_item(6, DAY, 40))
     service = ingest.build_service(replace(ingest_settings, **MODES[mode]), session)
     writes: list[str] = []
-    service._counter.store.client.meta.events.register(  # type: ignore[attr-defined]
+    service.counter.store.client.meta.events.register(  # type: ignore[attr-defined]
         "before-call.dynamodb.*",
         lambda model, **_: writes.append(model.name) if model.name in WRITES else None,
     )

@@ -7,6 +7,7 @@ Every test here writes the bad item by hand with ``PutItem``, as an operator's m
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from decimal import Context, Decimal, localcontext
 from typing import Any
 
@@ -20,6 +21,7 @@ from sensor_digest.store.sizes import item_bytes
 from sensor_digest.summary import SummaryWriter
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
+from sensor_digest_tools.ops.dlq import DeadLetter
 from sensor_digest_tools.ops.rebuild import rebuild
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts
@@ -59,6 +61,28 @@ def registry(ddb: Any, tables: Tables) -> Registry:
     return Registry(table_name=tables.table, ledger_table_name=tables.ledger, client=ddb)
 
 
+KeptBesideAnother = Callable[[dict[str, Any]], DeadLetter]
+
+
+@pytest.fixture
+def kept_beside_another(ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters) -> KeptBesideAnother:
+    """Sends a report of sensor 7 (its body) in one batch with one of sensor 8 on 2024-05-01: the batch
+    lists no failure, sensor 8's report counts (it is not held back), and sensor 7's is the one dead
+    letter, returned."""
+
+    def send(body: dict[str, Any]) -> DeadLetter:
+        report = QueuedMessage(body=json.dumps(body))
+        other = QueuedMessage(body=json.dumps({"sensor_id": 8, "timestamp": "2024-05-01T12:00:00Z"}))
+        response = ingest_handler(sqs_event([report, other]), FakeContext())
+        [kept] = dead_letters.drain()
+        assert response == {"batchItemFailures": []}
+        assert day_counts(ddb, tables.table)[(8, "2024-05-01")] == 1
+        assert kept.source_message_id == report.message_id
+        return kept
+
+    return send
+
+
 def test_a_malformed_profile_is_named_left_out_of_the_list_and_can_be_deleted(
     ddb: Any, tables: Tables, registry: Registry
 ) -> None:
@@ -92,24 +116,14 @@ def test_a_malformed_profile_is_named_left_out_of_the_list_and_can_be_deleted(
     ],
 )
 def test_a_report_of_a_sensor_whose_profile_is_malformed_is_kept_with_the_way_to_mend_it(
-    ddb: Any,
-    tables: Tables,
-    ingest_handler: Any,
-    dead_letters: DeadLetters,
-    broken: dict[str, Any],
-    said: str,
+    ddb: Any, tables: Tables, kept_beside_another: KeptBesideAnother, broken: dict[str, Any], said: str
 ) -> None:
     # Given sensor 7's profile with a wrong-typed or missing attribute (read as UTC until now)
     put(ddb, tables.table, profile(7, **broken))
-    report = QueuedMessage(body=json.dumps({"sensor_id": 7, "timestamp": "2024-05-01T23:30:00"}))
-    other = QueuedMessage(body=json.dumps({"sensor_id": 8, "timestamp": "2024-05-01T23:30:00"}))
 
-    response = ingest_handler(sqs_event([report, other]), FakeContext())
+    kept = kept_beside_another({"sensor_id": 7, "timestamp": "2024-05-01T23:30:00"})
 
-    [kept] = dead_letters.drain()
-    assert response == {"batchItemFailures": []}
-    assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 1}  # the other sensor is not held back
-    assert kept.source_message_id == report.message_id
+    assert day_counts(ddb, tables.table) == {(8, "2024-05-01"): 1}  # sensor 7's report counted nowhere
     assert said in str(kept.error) and "sensor-digest sensors delete --sensor 7" in str(kept.error)
 
 
@@ -260,8 +274,7 @@ ANY_REPAIR = "its attributes as the contract gives them"  # the repair of an ite
 def test_a_day_item_a_count_cannot_be_added_to_names_its_wrong_attribute_and_that_ones_repair(
     ddb: Any,
     tables: Tables,
-    ingest_handler: Any,
-    dead_letters: DeadLetters,
+    kept_beside_another: KeptBesideAnother,
     broken: dict[str, Any],
     said: str,
     repair: str,
@@ -270,17 +283,10 @@ def test_a_day_item_a_count_cannot_be_added_to_names_its_wrong_attribute_and_tha
     # Given sensor 7's day item with an attribute written by hand that a count cannot be added to (of
     # another type, past the item's room, or a count DynamoDB cannot add a report to)
     put(ddb, tables.table, compact_day(7, **broken))
-    body = {"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "x" * 100}  # hour 09
-    report = QueuedMessage(body=json.dumps(body))
-    other = QueuedMessage(body=json.dumps({"sensor_id": 8, "timestamp": "2024-05-01T12:00:00Z"}))
 
-    response = ingest_handler(sqs_event([report, other]), FakeContext())
+    # Then its report (hour 09) is kept with what is wrong and what mends that attribute
+    kept = kept_beside_another({"sensor_id": 7, "timestamp": "2024-05-01T09:30:00Z", "event_id": "x" * 100})
 
-    # Then its report is kept with what is wrong and what mends that attribute; the other counts
-    [kept] = dead_letters.drain()
-    assert response == {"batchItemFailures": []}
-    assert day_counts(ddb, tables.table)[(8, "2024-05-01")] == 1
-    assert kept.source_message_id == report.message_id
     assert said in str(kept.error) and repair in str(kept.error), kept.error
     assert unsaid not in str(kept.error)
 
