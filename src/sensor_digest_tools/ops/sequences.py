@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sensor_digest.errors import Contention
+from sensor_digest.errors import ConfigurationError, Contention, StoreFault
 from sensor_digest.store import dynamo, schema
 from sensor_digest.store.day_store import Action, DayStore, Refused
 
@@ -55,14 +55,26 @@ def migrate_sequences(
     sleep: Callable[[float], None] = time.sleep,
 ) -> SequenceMigration:
     """Migrate every day item of ``table`` that holds the first release's pair (see the module)."""
+    _check_digest_table(client, table)
     report = SequenceMigration()
     for item in _items_with_pair(client, table):
         report.found += 1
         try:
             _migrate(client, table, item, report, max_attempts=max_attempts, sleep=sleep)
-        except Contention as busy:  # another writer held it every time: named, the others go on
-            report.failed.append(f"{schema.describe(item)}: {busy}")
+        except StoreFault as fault:  # refused, or held by another writer every time: named, the others go on
+            report.failed.append(f"{schema.describe(item)}: {fault}; left as is")
     return report
+
+
+def _check_digest_table(client: Any, table: str) -> None:
+    """``ConfigurationError`` unless ``table`` is keyed as the digest table (``SensorId``, ``Date``)."""
+    described = dynamo.call("DescribeTable", lambda: client.describe_table(TableName=table))["Table"]
+    keys = [k["AttributeName"] for k in sorted(described["KeySchema"], key=lambda k: k["KeyType"])]
+    if keys != [schema.SENSOR_ID, schema.DATE]:
+        raise ConfigurationError(
+            f"{table} is no digest table (its key is {', '.join(keys)}, not {schema.SENSOR_ID}, {schema.DATE}): "
+            "name the pipeline's table with --table or --stack"
+        )
 
 
 def _items_with_pair(client: Any, table: str) -> Iterator[schema.Item]:
@@ -79,6 +91,18 @@ def _items_with_pair(client: Any, table: str) -> Iterator[schema.Item]:
         if page is None:
             return
         yield from page["Items"]
+
+
+def _shown(text: str | None) -> str:
+    """A value for a person: quoted, a long one by its ends (``None``: not a string)."""
+    if text is None:
+        return "(no string)"
+    return repr(text if len(text) <= 80 else f"{text[:40]}...{text[-20:]}")
+
+
+def _sequence(text: str | None) -> bool:
+    """Whether ``text`` is a sequence number as the releases store it: 39 digits, at most 2**128 - 1."""
+    return text is not None and SEQUENCE_TEXT.fullmatch(text) is not None and int(text) < 2**128
 
 
 def _text(item: Mapping[str, Any], name: str) -> str | None:
@@ -101,13 +125,18 @@ def _migrate(
         if schema.APPLIED_SEQUENCE not in item:  # gone (another migration), or the item deleted
             return
         applied, source = _text(item, schema.APPLIED_SEQUENCE), _text(item, schema.SEQUENCE_SOURCE)
-        if applied is None or SEQUENCE_TEXT.fullmatch(applied) is None or not source:
+        own = _text(item, schema.applied_sequence_name(source)) if source else None
+        held = schema.applied_sequence_name(source) in item if source else False
+        if applied is None or not source or not _sequence(applied) or (held and not _sequence(own)):
+            seen = f"{schema.APPLIED_SEQUENCE} {_shown(applied)}, {schema.SEQUENCE_SOURCE} {_shown(source)}"
+            if held:
+                seen += f", {schema.applied_sequence_name(str(source))[:60]}... {_shown(own)}"
             report.failed.append(
                 f"{schema.describe(item)}: {schema.APPLIED_SEQUENCE} and {schema.SEQUENCE_SOURCE} are not the pair "
-                "ordered mode's first release wrote (a sequence number of 39 digits and a queue's ARN); left as is"
+                "ordered mode's first release wrote (a sequence number of 39 digits, at most 2**128 - 1, and a "
+                f"queue's ARN), or its queue's own attribute is no such number ({seen}); left as is"
             )
             return
-        own = _text(item, schema.applied_sequence_name(source))
         raise_own = own is None or own < applied
         try:
             DayStore(client, table).write([Action.update(_update(table, item, applied, source, own, raise_own))])

@@ -137,3 +137,55 @@ def test_a_pair_not_as_the_first_release_wrote_it_is_named_and_left(ddb: Any, ta
     assert sequences_of(ddb, tables)[1] == {schema.APPLIED_SEQUENCE: "500"}
     assert sequences_of(ddb, tables)[2] == {schema.APPLIED_SEQUENCE: "12", schema.SEQUENCE_SOURCE: QUEUE}
     assert sequences_of(ddb, tables)[3] == {schema.applied_sequence_name(QUEUE): "500"}
+
+
+def test_a_number_past_128_bits_or_a_queue_attribute_of_another_shape_is_named_and_left(
+    ddb: Any, tables: Tables
+) -> None:
+    # Given a pair whose number no SQS sequence number can be (39 nines, past 2**128 - 1); a pair
+    # whose queue's own attribute was written by hand as no sequence number; and a good one
+    past = first_release_day(1, 500)
+    past[schema.APPLIED_SEQUENCE] = {"S": "9" * 39}
+    odd_own = first_release_day(2, 500)
+    odd_own[schema.applied_sequence_name(QUEUE)] = {"S": "zzz"}
+    for item in (past, odd_own, first_release_day(3, 500)):
+        ddb.put_item(TableName=tables.table, Item=item)
+
+    # When the migration runs
+    result = invoke("migrate", "sequences", "--table", tables.table)
+
+    # Then only the good one is migrated; the two are named and keep their pair (the real number
+    # is not lost behind a hand-written attribute)
+    assert result.exit_code == 1
+    assert "1 moved into their queue's attribute" in result.stdout
+    assert "9" * 39 in result.stderr and "zzz" in result.stderr
+    assert sequences_of(ddb, tables)[1][schema.APPLIED_SEQUENCE] == "9" * 39
+    assert sequences_of(ddb, tables)[2][schema.APPLIED_SEQUENCE] == "500"
+
+
+def test_an_item_dynamodb_refuses_to_write_is_named_and_the_others_are_migrated(ddb: Any, tables: Tables) -> None:
+    # Given a pair whose queue name is past DynamoDB's 64 KB attribute name, first in the scan's way
+    huge = first_release_day(1, 500, source="arn:aws:sqs:us-east-1:000000000000:" + "q" * 70_000)
+    for item in (huge, first_release_day(2, 500), first_release_day(3, 500)):
+        ddb.put_item(TableName=tables.table, Item=item)
+
+    # When the migration runs
+    result = invoke("migrate", "sequences", "--table", tables.table)
+
+    # Then the two others are migrated and the one DynamoDB refused is named, its pair kept
+    assert result.exit_code == 1
+    assert "2 moved into their queue's attribute" in result.stdout
+    assert "SensorId '1'" in result.stderr and "left as is" in result.stderr, result.stderr
+    assert schema.APPLIED_SEQUENCE in sequences_of(ddb, tables)[1]
+
+
+def test_a_table_that_is_no_digest_table_is_refused_in_one_line(ddb: Any, tables: Tables) -> None:
+    # Given a table keyed otherwise (the ledger)
+    ddb.put_item(TableName=tables.ledger, Item={"pk": {"S": "x"}, schema.APPLIED_SEQUENCE: {"S": "1"}})
+
+    # When the migration is pointed at it
+    result = invoke("migrate", "sequences", "--table", tables.ledger)
+
+    # Then it says so in one line and writes nothing
+    assert result.exit_code == 1
+    assert result.stderr.strip().count("\n") == 0 and "no digest table" in result.stderr, result.stderr
