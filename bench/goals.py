@@ -4,13 +4,14 @@ can tell (W1 unless named; at the stack's defaults; speed under the latency mode
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bench.prices import dollars_per_million
 from sensor_digest_cdk.shape import PipelineShape
 
 
-def exactness(runs: list[dict[str, Any]], name: Any) -> tuple[str, bool]:
+def exactness(runs: list[dict[str, Any]], name: Callable[[dict[str, Any]], str]) -> tuple[str, bool]:
     """Over/under of ``runs`` in a few words: the runs that missed by name (``name(run)``), the rest
     counted; and whether every run was exact."""
     missed = [r for r in runs if r["overcount"] or r["undercount"]]

@@ -14,9 +14,10 @@ Lambda's path), then one ``UpdateItem`` per such item, on condition that its pai
 read and its queue's attribute no higher than read. A refusal returns the item as it is
 (``ReturnValuesOnConditionCheckFailure=ALL_OLD``), which is migrated in turn: a counter meanwhile only
 raised the queue's attribute, a migration meanwhile removed the pair, a delete removed the item. Safe
-to repeat, and while either release runs: both read the higher of the pair and the queue's
-attribute until the pair is gone, and the queue's attribute is never lowered. A pair that is not as
-the first release wrote it (written by hand) is named and left alone.
+to repeat, and while the pipeline runs on ``f127501`` or later (the first release itself would write
+the pair again); the queue's attribute is never lowered. A pair that is not as the first release wrote
+it (a number past 2^128 - 1, no queue) or whose queue's attribute is no such number (written by hand)
+is named and left alone; so is an item DynamoDB refuses to write, and the others go on.
 """
 
 from __future__ import annotations
@@ -56,11 +57,12 @@ def migrate_sequences(
 ) -> SequenceMigration:
     """Migrate every day item of ``table`` that holds the first release's pair (see the module)."""
     _check_digest_table(client, table)
+    store = DayStore(client, table)
     report = SequenceMigration()
     for item in _items_with_pair(client, table):
         report.found += 1
         try:
-            _migrate(client, table, item, report, max_attempts=max_attempts, sleep=sleep)
+            _migrate(store, item, report, max_attempts=max_attempts, sleep=sleep)
         except StoreFault as fault:  # refused, or held by another writer every time: named, the others go on
             report.failed.append(f"{schema.describe(item)}: {fault}; left as is")
     return report
@@ -93,16 +95,19 @@ def _items_with_pair(client: Any, table: str) -> Iterator[schema.Item]:
         yield from page["Items"]
 
 
+def _clipped(text: str) -> str:
+    """A long text by its ends, so a line stays one line a person reads."""
+    return text if len(text) <= 80 else f"{text[:40]}...{text[-20:]}"
+
+
 def _shown(text: str | None) -> str:
     """A value for a person: quoted, a long one by its ends (``None``: not a string)."""
-    if text is None:
-        return "(no string)"
-    return repr(text if len(text) <= 80 else f"{text[:40]}...{text[-20:]}")
+    return "(no string)" if text is None else repr(_clipped(text))
 
 
 def _sequence(text: str | None) -> bool:
     """Whether ``text`` is a sequence number as the releases store it: 39 digits, at most 2**128 - 1."""
-    return text is not None and SEQUENCE_TEXT.fullmatch(text) is not None and int(text) < 2**128
+    return text is not None and SEQUENCE_TEXT.fullmatch(text) is not None and int(text) <= schema.MAX_SEQUENCE_NUMBER
 
 
 def _text(item: Mapping[str, Any], name: str) -> str | None:
@@ -112,8 +117,7 @@ def _text(item: Mapping[str, Any], name: str) -> str | None:
 
 
 def _migrate(
-    client: Any,
-    table: str,
+    store: DayStore,
     item: schema.Item,
     report: SequenceMigration,
     *,
@@ -125,12 +129,13 @@ def _migrate(
         if schema.APPLIED_SEQUENCE not in item:  # gone (another migration), or the item deleted
             return
         applied, source = _text(item, schema.APPLIED_SEQUENCE), _text(item, schema.SEQUENCE_SOURCE)
-        own = _text(item, schema.applied_sequence_name(source)) if source else None
-        held = schema.applied_sequence_name(source) in item if source else False
+        own_name = schema.applied_sequence_name(source) if source else None
+        own = _text(item, own_name) if own_name else None
+        held = own_name in item if own_name else False
         if applied is None or not source or not _sequence(applied) or (held and not _sequence(own)):
             seen = f"{schema.APPLIED_SEQUENCE} {_shown(applied)}, {schema.SEQUENCE_SOURCE} {_shown(source)}"
             if held:
-                seen += f", {schema.applied_sequence_name(str(source))[:60]}... {_shown(own)}"
+                seen += f", {_clipped(str(own_name))} {_shown(own)}"
             report.failed.append(
                 f"{schema.describe(item)}: {schema.APPLIED_SEQUENCE} and {schema.SEQUENCE_SOURCE} are not the pair "
                 "ordered mode's first release wrote (a sequence number of 39 digits, at most 2**128 - 1, and a "
@@ -139,7 +144,7 @@ def _migrate(
             return
         raise_own = own is None or own < applied
         try:
-            DayStore(client, table).write([Action.update(_update(table, item, applied, source, own, raise_own))])
+            store.write([Action.update(_update(store.table, item, applied, source, own, raise_own))])
         except Contention:
             if attempt + 1 == max_attempts:
                 raise
