@@ -7,7 +7,7 @@ DynamoDB Local) and under the latency model of a networked DynamoDB
 (``sensor_digest_tools.instruments.latency``). Prints messages per second, requests and write units per
 message (ingest and summary apart), messages listed for a retry, over- and undercount, and ratios
 against (a); then the summary path, the batch-size sweep with its table and plot, and the goals.
-Nothing here asserts on speed; ``--quick`` is CI's smoke run.
+Nothing here asserts on speed; ``--quick`` is a smoke run.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sensor_digest_tools.local.pipeline import route_service_logs
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="CI's smoke run: 500 messages a workload, a short sweep")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 500 messages a workload, a short sweep")
     parser.add_argument("--messages", type=int, default=20_000, help="messages per workload (default 20,000)")
     parser.add_argument("--workloads", default="W1,W2,W3,W4,F")
     parser.add_argument("--strategies", default="a,b,c,d,e,g")

@@ -26,7 +26,7 @@ from sensor_digest_tools.local.traffic import reports
 
 DAY = date(2024, 5, 31)  # the last day of a month: with a year of history, its month item is full
 QUICK_MESSAGES = 500
-"""Messages a workload of ``--quick`` (CI's smoke run) sends: its figures only show that each run works."""
+"""Messages a workload of ``--quick`` (a smoke run) sends: its figures only show that each run works."""
 
 TODAY, YESTERDAY = DAY.isoformat(), (DAY - timedelta(days=1)).isoformat()
 

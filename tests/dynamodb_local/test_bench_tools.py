@@ -1,5 +1,5 @@
 """The benchmark's instruments: the latency model, the request meter, the backlog event source, and
-the silence benchmark's three ways of checking one fleet.
+the silence benchmark's three ways of checking one fleet; and its command, run at its smallest.
 
 Engine: DynamoDB Local (the meter reads what the engine reports; the latency model's delay is
 measured around real requests). A wrong instrument would print wrong figures in docs/benchmarks.md.
@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.__main__ import main as bench_main
 from bench.esm import drain, drain_fifo, fifo_records
 from bench.silence import DAYS_AGO, REGISTERED, day_item, put_all, summary_items, timed_check
 from bench.sweep import batch_fill, batch_lag, interpolate
@@ -259,3 +261,29 @@ def test_the_silence_benchmark_checks_one_fleet_three_ways_and_the_summaries_cut
     assert before["requests"] == threads["requests"] == 2 * 4 + 150  # two pages: index, profiles, today, yesterday
     assert now["requests"] == 2 * 7  # and the summaries of both months, and the day items they name
     assert now["read_units"] > before["read_units"]
+
+
+def test_the_benchmark_command_runs_its_workload_and_records_each_strategys_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the benchmark's command at its smallest: 60 messages of W4 (5% delivered twice), the
+    # blog's flow (a) beside SensorDigest exactly-once (c), on this machine's DynamoDB Local as is
+    out = tmp_path / "results.json"
+    argv = ["--messages", "60", "--workloads", "W4", "--strategies", "a,c", "--modes", "raw"]
+    argv += ["--no-sweep", "--no-peer", "--no-concurrency", "--out", str(out)]
+
+    # When it runs
+    code = bench_main(argv)
+
+    # Then it records each strategy's row, (c) exact and the blog's flow counting the redeliveries again
+    record = json.loads(out.read_text())
+    rows = {(r["strategy"], r["history"]): r for r in record["results"]}
+    assert {strategy for strategy, _ in rows} == {"a", "c"} and all(r["messages"] == 60 for r in rows.values())
+    assert all(r["overcount"] == r["undercount"] == 0 for (s, _), r in rows.items() if s == "c")
+    assert rows[("a", False)]["overcount"] > 0
+    # and its goals, and it leaves the results page to a whole run
+    met = {g["goal"]: g["met"] for g in record["goals"]}
+    assert met["(c) exact on every workload"] is True
+    printed = capsys.readouterr().out
+    assert code == 0 and "W4 hot sensor: 60 messages" in printed
+    assert printed.rstrip().endswith("results page left as it is (not a whole run)")

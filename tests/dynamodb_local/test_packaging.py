@@ -38,7 +38,7 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(
     assert {f"sensor_digest_tools/local/page/{f}" for f in page} <= set(names)
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=tmp_path, env=env)
-    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", wheel, cwd=tmp_path, env=env)
+    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-compile", wheel, cwd=tmp_path, env=env)
     # and DynamoDB Local in the user's cache (where a first run would fetch it with npm)
     cache = tmp_path / "xdg-cache"
     (cache / "sensor-digest").mkdir(parents=True)
@@ -59,6 +59,16 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(
     refused = run(venv / "bin" / "sensor-digest", "up", "--duration", "1", cwd=elsewhere, env=env, code=1)
     assert refused.strip().splitlines() == [f"error: {LOCAL_EXTRA_HINT}"]
     # which, installed, makes it start (and stop after its duration, its engine with it)
-    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"{wheel}[local]", cwd=tmp_path, env=env)
+    run(
+        venv / "bin" / "python",
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-compile",
+        f"{wheel}[local]",
+        cwd=tmp_path,
+        env=env,
+    )
     started = run(venv / "bin" / "sensor-digest", "up", "--duration", "2", cwd=elsewhere, env=env)
     assert "local pipeline up" in started

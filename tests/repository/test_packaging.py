@@ -105,7 +105,7 @@ def synth_foreign_app(tmp: Path, wheel: Path) -> tuple[Path, str]:
     venv = tmp / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=tmp, env=env)
     python = venv / "bin" / "python"
-    run(python, "-m", "pip", "install", "--quiet", f"{wheel}[cdk]", cwd=tmp, env=env)
+    run(python, "-m", "pip", "install", "--quiet", "--no-compile", f"{wheel}[cdk]", cwd=tmp, env=env)
     app_dir = tmp / "my-app"
     app_dir.mkdir()
     shutil.copy(FOREIGN_APP, app_dir / "app.py")
