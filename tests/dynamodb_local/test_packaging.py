@@ -38,7 +38,8 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(
     assert {f"sensor_digest_tools/local/page/{f}" for f in page} <= set(names)
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=tmp_path, env=env)
-    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-compile", wheel, cwd=tmp_path, env=env)
+    pip_install = (venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-compile")
+    run(*pip_install, wheel, cwd=tmp_path, env=env)
     # and DynamoDB Local in the user's cache (where a first run would fetch it with npm)
     cache = tmp_path / "xdg-cache"
     (cache / "sensor-digest").mkdir(parents=True)
@@ -59,16 +60,6 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(
     refused = run(venv / "bin" / "sensor-digest", "up", "--duration", "1", cwd=elsewhere, env=env, code=1)
     assert refused.strip().splitlines() == [f"error: {LOCAL_EXTRA_HINT}"]
     # which, installed, makes it start (and stop after its duration, its engine with it)
-    run(
-        venv / "bin" / "python",
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--no-compile",
-        f"{wheel}[local]",
-        cwd=tmp_path,
-        env=env,
-    )
+    run(*pip_install, f"{wheel}[local]", cwd=tmp_path, env=env)
     started = run(venv / "bin" / "sensor-digest", "up", "--duration", "2", cwd=elsewhere, env=env)
     assert "local pipeline up" in started
