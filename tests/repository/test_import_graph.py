@@ -3,7 +3,8 @@
 modules import only their own layer and those below it (``LAYERS``: handlers, the Lambda entry,
 services, counting, the domain, the store, the base); and the construct reaches nothing of the
 Lambda core's counting, ingest or store, so that the deployment shape loads no more than it needs (no
-botocore, no Powertools). Engine: none (reads the sources with ``ast``; one import of the shape in
+botocore, no Powertools); and mypy follows every ``aws_cdk`` module they import (pyproject.toml
+skips the rest). Engine: none (reads the sources with ``ast``; one import of the shape in
 a fresh interpreter)."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import ast
 import json
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -217,3 +219,32 @@ def test_importing_the_shape_loads_no_counting_ingest_store_botocore_or_powertoo
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
+
+
+def cdk_modules_imported(tree: ast.AST) -> Iterator[str]:
+    """The ``aws_cdk`` modules a source imports (``import aws_cdk.x``, ``from aws_cdk import x``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.split(".")[0] == "aws_cdk")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "aws_cdk":
+            yield node.module
+            if node.module == "aws_cdk":
+                yield from (f"aws_cdk.{a.name}" for a in node.names if a.name.startswith("aws_"))
+
+
+def test_mypy_follows_every_aws_cdk_module_the_checked_code_imports() -> None:
+    # Given mypy's settings: aws-cdk-lib skipped (read as Any) but for the modules named followed
+    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    followed = {m for o in mypy["overrides"] if o["follow_imports"] == "normal" for m in o["module"]}
+    # When every aws_cdk module the packages mypy checks import is listed
+    sources = [
+        path
+        for package in mypy["packages"]
+        for root in mypy["mypy_path"]
+        if (ROOT / root / package).is_dir()
+        for path in (ROOT / root / package).rglob("*.py")
+    ]
+    imports = {m for path in sources for m in cdk_modules_imported(ast.parse(path.read_text(encoding="utf-8")))}
+    # Then each is followed, so that a new one is checked rather than silently Any
+    assert sources and "aws_cdk.aws_lambda" in imports
+    assert sorted(imports - followed) == []
