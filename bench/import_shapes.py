@@ -29,7 +29,7 @@ from typing import Any
 
 from bench import runner
 from bench.history_import import file_import, peak_memory
-from sensor_digest.store import schema, sizes
+from sensor_digest.store import schema, sizes, tally
 from sensor_digest.store.reads import day_counts, scan_all
 
 NAMES = ("temperature", "humidity", "pressure", "voltage", "current", "co2", "pm25", "noise")
@@ -76,8 +76,8 @@ def exact(client: Any, table: str, truth: Truth) -> bool:
         if found is None:
             continue
         sensor, day, _ = found
-        for name, kept in schema.readings_of_item(item).items():
-            if sum((h[1] for h in kept.hours.values()), Decimal(0)) != truth.sums[(sensor, day, name)]:
+        for name, kept in tally.readings_of_item(item).items():
+            if kept.day().total != truth.sums[(sensor, day, name)]:
                 return False
     return True
 

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.messages import SensorMessage, read_pending
-from sensor_digest.store import schema
+from sensor_digest.store import schema, tally
 from sensor_digest.store.reads import scan_all
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage
 
@@ -92,7 +92,7 @@ def readings_read(client: Any, table: str) -> dict[ReadingKey, tuple]:
         if schema.DATA_COUNT not in item or schema.READINGS not in item:
             continue
         sensor, day = schema.sensor_of_item(item), schema.text_of(item, schema.DATE)
-        for name, kept in schema.readings_of_item(item).items():
+        for name, kept in tally.readings_of_item(item).items():
             for hour, stats in kept.hours.items():
-                found[(sensor, day, hour, name)] = stats
+                found[(sensor, day, hour, name)] = (stats.count, *stats.values())
     return found

@@ -21,7 +21,7 @@ from sensor_digest.store.day_store import Action, DayStore, Refused
 from sensor_digest.store.day_view import DayView, HoursMap, Kind, ids_of, view_of
 from sensor_digest.store.guards import Compact, Exists
 from sensor_digest.store.identities import DAY_IDS, PAGE_IDS
-from sensor_digest.store.tally import Tally
+from sensor_digest.store.tally import HourStats, Tally
 
 __all__ = [
     "test_a_compact_update_is_refused_for_an_identity_the_day_holds_and_lands_without_it",
@@ -204,5 +204,7 @@ def test_readings_statistics_add_exactly_and_an_hour_seen_moved_on_refuses_the_w
         store.write([Action.update(params)])
 
     after = view_of(refused.value.item)
-    assert after.readings.hours[("t", "09")] == (Decimal("-3.25"), Decimal("21.500000000001"))
+    assert after.readings.hours[("t", "09")] == HourStats(
+        2, Decimal("18.250000000001"), Decimal("-3.25"), Decimal("21.500000000001")
+    )
     assert schema.number_of(refused.value.item, schema.DATA_COUNT) == 2

@@ -17,7 +17,7 @@ from sensor_digest.store import day_writes, expressions
 from sensor_digest.store.day_view import NOT_THERE, UNSEEN, HoursMap, ReadingsView
 from sensor_digest.store.guards import Anyway, Compact, Exists
 from sensor_digest.store.identities import identity_hash
-from sensor_digest.store.tally import Tally
+from sensor_digest.store.tally import HourStats, Tally
 
 OPERATORS = re.compile(
     r"\b(attribute_exists|attribute_not_exists|attribute_type|begins_with|contains|size|AND|OR|NOT|BETWEEN|IN)\b"
@@ -70,7 +70,7 @@ def test_a_write_that_fits_stays_inside_dynamodbs_limits_knowing_nothing_of_the_
     # the most a write of it can say: every name's map there, every hour holding several values
     # whose bounds the tally's pass (both set, both checked), every identity checked, the largest
     # sensor id
-    wide = (Decimal("1E+10"), Decimal("-1E+10"))
+    wide = HourStats(2, Decimal(0), Decimal("1E+10"), Decimal("-1E+10"))
     pairs = {(name, hour): wide for name, r in tally.readings.items() for hour in r.hours}
     unknown = ReadingsView(there=True, names=frozenset(tally.readings), hours=pairs)
     checked = [identity_hash(f"e{i}") for i in range(ids)]
@@ -100,9 +100,11 @@ def test_the_readings_part_writes_each_hour_by_what_is_known_of_it() -> None:
         there=True,
         names=frozenset({"t"}),
         hours={
-            ("t", "09"): (Decimal("19"), Decimal("25")),  # several values: 20 lies within them
-            ("t", "10"): (Decimal("31"), Decimal("29")),  # 30 below the known minimum, above the maximum
-            ("t", "11"): Decimal("6"),  # one value: the hour becomes a list of two
+            ("t", "09"): HourStats(2, Decimal(44), Decimal(19), Decimal(25)),  # several values: 20 lies within them
+            ("t", "10"): HourStats(
+                2, Decimal(60), Decimal(31), Decimal(29)
+            ),  # 30 below the known minimum, above the maximum
+            ("t", "11"): HourStats.one(Decimal(6)),  # one value: the hour becomes a list of two
         },
     )
     params: dict[str, Any] = day_writes.update("T", (1, "2024-05-01"), tally, HoursMap.ADD, Anyway(), readings=known)

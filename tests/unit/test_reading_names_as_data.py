@@ -13,7 +13,7 @@ import pytest
 
 from sensor_digest.errors import RejectedMessage
 from sensor_digest.messages import read_pending
-from sensor_digest.store import schema
+from sensor_digest.store import schema, tally
 from sensor_digest_tools.cli import readings, render
 
 HOSTILE_NAMES = [
@@ -65,7 +65,7 @@ def shown(table: object) -> str:
 
 def test_the_readings_tables_show_a_name_written_by_hand_as_text() -> None:
     days, partial = readings.by_day(7, [hand_written_item()])
-    hours = readings.statistics.hour_statistics(schema.readings_of_item(hand_written_item()))
+    hours = readings.statistics.hour_statistics(tally.readings_of_item(hand_written_item()))
 
     for text in (shown(readings.days_table("t", days, partial)), shown(readings.hours_table("t", hours))):
         assert MARKUP_NAME in text  # markup is shown as written, never applied

@@ -1,12 +1,12 @@
-"""Readings' statistics as the read API answers them, from what a day item keeps (``schema.readings_of_item``).
+"""Readings' statistics as the read API answers them, from what a day item keeps
+(``tally.readings_of_item``).
 
-A day item keeps, per reading name, each hour's count, sum, minimum and maximum, and the day's sum of
-squares (``store/tally.py``). The day's count, sum, minimum and maximum are its hours', added up
-exactly; its mean is ``sum / count`` and its population standard deviation
-``sqrt(count * squares - sum^2) / count``, both computed in decimal to 100 digits and answered as
-JSON numbers (exact to within 1e-15 relative, the contract's 1e-12 with room). An hour answers its
-count, sum, minimum, maximum and mean (no standard deviation: the day item keeps no sum of squares per
-hour, docs/readings.md says why).
+A day item keeps, per reading name, each hour's count and statistics (``tally.HourStats``: sum,
+minimum, maximum), and the day's sum of squares. A day's are its hours', merged exactly; its mean is
+``sum / count`` and its population standard deviation ``sqrt(count * squares - sum^2) / count``,
+both computed in decimal to 100 digits and answered as JSON numbers (exact to within 1e-15
+relative, the contract's 1e-12 with room). An hour answers its count, statistics and mean (no
+standard deviation: the day item keeps no sum of squares per hour, docs/readings.md says why).
 """
 
 from __future__ import annotations
@@ -16,45 +16,37 @@ from decimal import Context, Decimal, localcontext
 from typing import Any
 
 from sensor_digest.store import schema
+from sensor_digest.store.tally import STATISTICS, HourStats, ReadingTally
 
 PRECISE = Context(prec=100)
 """Enough that count * squares - sum^2 is exact (38-digit sums, counts of 20 digits): no cancellation."""
 
 
-def day_statistics(kept: Mapping[str, schema.KeptReading]) -> dict[str, dict[str, Any]]:
-    """Per reading name, the day's ``count``, ``sum``, ``min``, ``max``, ``mean`` and ``stddev``."""
+def day_statistics(kept: Mapping[str, ReadingTally]) -> dict[str, dict[str, Any]]:
+    """Per reading name, the day's ``count``, each statistic (``sum``, ``min``, ``max``), ``mean`` and ``stddev``."""
     answer: dict[str, dict[str, Any]] = {}
     with localcontext(PRECISE):
         for name, reading in kept.items():
-            hours = reading.hours.values()
-            count = sum(n for n, _, _, _ in hours)
-            total = sum((s for _, s, _, _ in hours), Decimal(0))
-            variance = max(Decimal(0), count * reading.squares - total * total) / (count * count)
-            answer[name] = {
-                "count": count,
-                "sum": total.normalize(),
-                "min": min(low for _, _, low, _ in hours).normalize(),
-                "max": max(high for _, _, _, high in hours).normalize(),
-                "mean": float(total / count),
-                "stddev": float(variance.sqrt()),
-            }
+            day = reading.day()
+            variance = max(Decimal(0), day.count * reading.squares - day.total * day.total) / (day.count * day.count)
+            answer[name] = {**_answered(day), "stddev": float(variance.sqrt())}
     return answer
 
 
-def hour_statistics(kept: Mapping[str, schema.KeptReading]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per hour (``HH``) with values, per reading name: ``count``, ``sum``, ``min``, ``max``, ``mean``."""
+def hour_statistics(kept: Mapping[str, ReadingTally]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per hour (``HH``) with values, per reading name: ``count``, each statistic, ``mean``."""
     answer: dict[str, dict[str, dict[str, Any]]] = {}
     with localcontext(PRECISE):
         for name, reading in kept.items():
-            for hour, (count, total, low, high) in reading.hours.items():
-                answer.setdefault(hour, {})[name] = {
-                    "count": count,
-                    "sum": total.normalize(),
-                    "min": low.normalize(),
-                    "max": high.normalize(),
-                    "mean": float(total / count),
-                }
+            for hour, stats in reading.hours.items():
+                answer.setdefault(hour, {})[name] = _answered(stats)
     return dict(sorted(answer.items()))
+
+
+def _answered(stats: HourStats) -> dict[str, Any]:
+    """``count``, each statistic by its answer's name (``tally.STATISTICS``), exactly, and ``mean``."""
+    named = {s.answer: getattr(stats, s.name).normalize() for s in STATISTICS}
+    return {"count": stats.count, **named, "mean": float(stats.total / stats.count)}
 
 
 def complete(item: Mapping[str, Any]) -> bool:

@@ -43,7 +43,7 @@ from sensor_digest.api import exact_json, readings, rules, tokens
 from sensor_digest.errors import BadRequest, MalformedItem, RefusedWrite, TransientFault, UnknownTimeZone
 from sensor_digest.logs import LOG
 from sensor_digest.silence.check import SilenceCheck
-from sensor_digest.store import dynamo, reads, repairs, schema
+from sensor_digest.store import dynamo, reads, repairs, schema, tally
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -209,7 +209,7 @@ class ApiService:
             if day not in with_reports:
                 continue
             try:
-                kept = schema.readings_of_item(item)
+                kept = tally.readings_of_item(item)
             except MalformedItem as bad:
                 malformed.append(
                     {"day": day, "error": str(bad), "repair": repairs.day_item(sensor, day, bad.attribute)}
@@ -234,7 +234,7 @@ class ApiService:
         if not counted:  # no day with reports: none, a count of 0, or one that cannot be read
             return answer
         try:
-            answer["hours"] = readings.hour_statistics(schema.readings_of_item(item))
+            answer["hours"] = readings.hour_statistics(tally.readings_of_item(item))
         except MalformedItem as bad:
             _note_malformed(
                 answer, [{"day": wanted, "error": str(bad), "repair": repairs.day_item(sensor, wanted, bad.attribute)}]

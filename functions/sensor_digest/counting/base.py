@@ -37,7 +37,7 @@ from sensor_digest.counting.policies import ALL, Policies
 from sensor_digest.errors import MalformedItem, RefusedWrite, StoreFault
 from sensor_digest.logs import LOG
 from sensor_digest.messages import SensorMessage
-from sensor_digest.store import repairs, schema, sizes
+from sensor_digest.store import repairs, schema, sizes, tally
 from sensor_digest.store.day_store import DayStore
 from sensor_digest.store.day_view import MISSING, UNSEEN, DayKey, DayView, ids_of, view_of
 from sensor_digest.store.identities import import_event_hash
@@ -332,7 +332,7 @@ class TableCounter(DayCounter):
         try:
             item = self.store.read_day(key)
             schema.check_day_item(item, sizes.item_bytes(item), sum(m.count for m in outcome.rejected))
-            past = schema.readings_past_digits(item, outcome.rejected)
+            past = tally.readings_past_digits(item, outcome.rejected)
         except StoreFault:
             return
         except MalformedItem as bad:

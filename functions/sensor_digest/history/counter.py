@@ -39,7 +39,7 @@ from sensor_digest.store.day_store import Action, DayStore, Refused, Requests
 from sensor_digest.store.day_view import ImportView, Kind, ids_of, view_of
 from sensor_digest.store.identities import IMPORT_DAY_IDS, IMPORT_PAGE_IDS, import_page_id
 from sensor_digest.store.import_writes import Imported
-from sensor_digest.store.tally import Tally
+from sensor_digest.store.tally import Tally, readings_past_digits
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -329,19 +329,21 @@ class HistoryCounter:
     ) -> tuple[list[str], MalformedItem | None]:
         """Why DynamoDB refused a write as invalid without saying why, the day read again: the reading
         names whose statistics would need more than 38 digits with the rows still to write, or else the
-        attribute those rows cannot be added to (``schema.check_day_item``: a count past 38 digits)."""
+        attribute those rows cannot be added to (``schema.check_day_item``: a count past 38 digits), or
+        the readings no ingest writes (``tally.readings_of_item``)."""
         item, entries = self.store.read_day(day, out), _first_of(rows, day, left)
+        unreadable: MalformedItem | None = None
         try:
-            past = schema.readings_past_digits(item, entries)
-        except MalformedItem:
-            past = []
+            past = readings_past_digits(item, entries)
+        except MalformedItem as bad:
+            past, unreadable = [], bad
         if past:
             return past, None
         try:
             schema.check_day_item(item, sizes.item_bytes(item), sum(e.count for e in entries))
         except MalformedItem as bad:
             return [], bad
-        return [], None
+        return [], unreadable
 
     def _read_again(self, day: DayKey, rows: Rows, out: PartitionCount) -> DayState:
         """The day read strongly consistent, with what its state needs."""

@@ -19,7 +19,7 @@ from sensor_digest.store import repairs, schema, sizes
 from sensor_digest.store.day_view import DayView, ImportView, Kind, view_of
 from sensor_digest.store.expressions import within_limits
 from sensor_digest.store.identities import IMPORT_PAGE_IDS, identity_hash
-from sensor_digest.store.tally import EXACT, HourStats, ReadingTally, Tally
+from sensor_digest.store.tally import EXACT, HourStats, Tally
 
 PIECE_IDS = 5 * IMPORT_PAGE_IDS
 """The most identities one write carries (five pages: 800 KB, in one transaction of at most 4 MB)."""
@@ -169,7 +169,7 @@ class Unit:
         with localcontext(EXACT):
             for name, value in entry.readings:
                 seen = self.stats.get(name)
-                self.stats[name] = seen.add(value) if seen else HourStats(1, value, value, value)
+                self.stats[name] = seen.add(value) if seen else HourStats.one(value)
                 self.squares[name] = self.squares.get(name, Decimal(0)) + value * value
 
 
@@ -199,16 +199,9 @@ class Piece:
                 for name, stats in unit.stats.items():
                     kept = by_name.setdefault(name, {})
                     seen = kept.get(unit.hour)
-                    kept[unit.hour] = stats if seen is None else _merged(seen, stats)
+                    kept[unit.hour] = stats if seen is None else seen.merged(stats)
                     squares[name] = squares.get(name, Decimal(0)) + unit.squares[name]
-        readings = {
-            name: ReadingTally(dict(sorted(kept.items())), squares[name]) for name, kept in sorted(by_name.items())
-        }
-        return Tally(sum(hours.values()), dict(sorted(hours.items())), readings)
-
-
-def _merged(a: HourStats, b: HourStats) -> HourStats:
-    return HourStats(a.count + b.count, a.total + b.total, min(a.low, b.low), max(a.high, b.high))
+        return Tally.of_parts(hours, by_name, squares)
 
 
 def pieces(units: Sequence[Unit], adopted: Sequence[bytes]) -> list[Piece]:

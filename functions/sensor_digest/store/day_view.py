@@ -22,14 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from enum import Enum
 from typing import Any
 
 from sensor_digest.errors import MalformedItem
 from sensor_digest.store import schema
 from sensor_digest.store.identities import DAY_IDS, PAGE_IDS
-from sensor_digest.store.tally import HourStats, Tally
+from sensor_digest.store.tally import HourStats, Tally, readings_of_item
 
 DayKey = tuple[int, str]
 """A sensor-day: (sensor id, ``YYYY-MM-DD``)."""
@@ -56,22 +55,17 @@ class Kind(Enum):
     COMPACT = "compact"
 
 
-Single = Decimal
-"""An hour that holds one value, known exactly."""
-Bounds = tuple[Decimal, Decimal]
-"""An hour that holds several values: a value its minimum is at most, and one its maximum is at least
-(other writers only move them outwards)."""
-
-
 @dataclass(frozen=True)
 class ReadingsView:
     """What a container knows of a day item's readings' statistics: whether their map is there
-    (``None``: not known), which names' maps are, and what it saw of each (name, hour): one value
-    (``Single``, exactly), or the bounds of several (``Bounds``); an hour not named was not there."""
+    (``None``: not known), which names' maps are, and what it saw of each (name, hour) (an hour not
+    named was not there): its statistics as read, of which a writer relies on a single value's
+    (count 1: known exactly) and on a list's least and greatest (bounds: other writers only move
+    them outwards)."""
 
     there: bool | None = None
     names: frozenset[str] = frozenset()
-    hours: Mapping[tuple[str, str], Single | Bounds] = field(default_factory=dict)
+    hours: Mapping[tuple[str, str], HourStats] = field(default_factory=dict)
     broken: str | None = None  # why the map is not as this project writes it (written by hand)
     repairs: int | None = None  # ReadingsRepairs as seen (None: absent): the writes of readings rest on it
     broken_by: str = schema.READINGS  # the attribute at fault, when ``broken``
@@ -82,21 +76,14 @@ class ReadingsView:
         as this project writes them: a write of readings resting on them could never meet its
         conditions, and is refused (``update``); a write of reports without readings goes on."""
         try:
-            schema.readings_of_item(item)
+            kept = readings_of_item(item)
             repairs = schema.number_of(item, schema.READINGS_REPAIRS) if schema.READINGS_REPAIRS in item else None
         except MalformedItem as bad:
             return cls(there=True, broken=str(bad), broken_by=bad.attribute or schema.READINGS)
-        stored = item.get(schema.READINGS)
-        if not isinstance(stored, Mapping) or not isinstance(stored.get("M"), Mapping):
-            return cls(there=bool(item) and stored is not None, repairs=repairs)
-        hours: dict[tuple[str, str], Single | Bounds] = {}
-        for name, value in stored["M"].items():
-            kept = value.get("M", {}) if isinstance(value, Mapping) else {}
-            for hour, entry in (kept if isinstance(kept, Mapping) else {}).items():
-                seen = _hour_seen(entry)
-                if hour != schema.READING_SQUARES and seen is not None:
-                    hours[(name, hour)] = seen
-        return cls(there=True, names=frozenset(stored["M"]), hours=hours, repairs=repairs)
+        if schema.READINGS not in item:
+            return cls(there=False, repairs=repairs)
+        hours = {(name, hour): stats for name, reading in kept.items() for hour, stats in reading.hours.items()}
+        return cls(there=True, names=frozenset(kept), hours=hours, repairs=repairs)
 
     def after(self, tally: Tally) -> ReadingsView:
         """What is known once a write of ``tally`` (resting on this view) committed."""
@@ -105,28 +92,9 @@ class ReadingsView:
         hours = dict(self.hours)
         for name, reading in tally.readings.items():
             for hour, stats in reading.hours.items():
-                hours[(name, hour)] = _merged(hours.get((name, hour)), stats)
+                seen = hours.get((name, hour))
+                hours[(name, hour)] = stats if seen is None else seen.merged(stats)
         return ReadingsView(True, self.names | frozenset(tally.readings), hours, repairs=self.repairs)
-
-
-def _hour_seen(entry: Any) -> Single | Bounds | None:
-    """What an hour's stored statistics (``hour_value``) say of it (``None``: nothing readable)."""
-    if not isinstance(entry, Mapping):
-        return None
-    if isinstance(entry.get("N"), str):
-        return Decimal(entry["N"])
-    listed = entry.get("L")
-    if isinstance(listed, list) and len(listed) == 4 and all(isinstance(v, Mapping) and "N" in v for v in listed):
-        return (Decimal(listed[2]["N"]), Decimal(listed[3]["N"]))
-    return None
-
-
-def _merged(seen: Single | Bounds | None, stats: HourStats) -> Single | Bounds:
-    """An hour as known once ``stats`` were written to it (seen as ``seen``)."""
-    if seen is None:
-        return stats.total if stats.count == 1 else (stats.low, stats.high)
-    low, high = (seen, seen) if isinstance(seen, Decimal) else seen
-    return (min(low, stats.low), max(high, stats.high))
 
 
 NOT_THERE = ReadingsView(there=False)

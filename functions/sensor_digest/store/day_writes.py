@@ -19,11 +19,10 @@ so a counter never retries blind: ``day_view.view_of`` reads it. The history imp
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal, localcontext
 
 from sensor_digest.errors import RefusedWrite
 from sensor_digest.store import expressions, repairs, schema
-from sensor_digest.store.day_view import Bounds, DayKey, HoursMap, ReadingsView, Single
+from sensor_digest.store.day_view import DayKey, HoursMap, ReadingsView
 from sensor_digest.store.expressions import (
     HOURS_MAP_ABSENT,
     HOURS_MAP_THERE,
@@ -36,7 +35,7 @@ from sensor_digest.store.expressions import (
 )
 from sensor_digest.store.guards import Guard, imports_as_read
 from sensor_digest.store.identities import PAGE_IDS
-from sensor_digest.store.tally import EXACT, HourStats, Tally, hour_value, name_map, number
+from sensor_digest.store.tally import COUNTED, STATISTICS, HourStats, Merge, Tally, hour_value, name_map, number
 
 
 def update(
@@ -136,34 +135,38 @@ def _readings(parts: Parts, tally: Tally, seen: ReadingsView) -> None:
             _hour(parts, f"{path}.#h{hour}", f":a{i}h{hour}", seen.hours.get((name, hour)), stats)
 
 
-def _hour(parts: Parts, path: str, value: str, seen: Single | Bounds | None, stats: HourStats) -> None:
-    """One (name, hour)'s part of ``_readings``."""
+def _hour(parts: Parts, path: str, value: str, seen: HourStats | None, stats: HourStats) -> None:
+    """One (name, hour)'s part of ``_readings``; the elements of a list there by their ``Merge``."""
     values = parts.values
     if seen is None:
         values[value] = hour_value(stats)
         parts.sets.append(f"{path} = {value}")
         parts.conditions.append(f"attribute_not_exists({path})")
         return
-    if isinstance(seen, Decimal):
-        with localcontext(EXACT):
-            merged = HourStats(1 + stats.count, seen + stats.total, min(seen, stats.low), max(seen, stats.high))
-        values[value], values[f"{value}v"] = hour_value(merged), number(seen)
+    if seen.count == 1:
+        values[value], values[f"{value}v"] = hour_value(seen.merged(stats)), number(seen.total)
         parts.sets.append(f"{path} = {value}")
         parts.conditions.append(f"{path} = {value}v")
         return
-    low, high = seen
     values[":ltype"] = {"S": "L"}
-    values[f"{value}n"], values[f"{value}s"] = number(stats.count), number(stats.total)
-    parts.sets += [f"{path}[0] = {path}[0] + {value}n", f"{path}[1] = {path}[1] + {value}s"]
     parts.conditions.append(f"attribute_type({path}, :ltype)")
-    if stats.low < low:
-        values[f"{value}l"] = number(stats.low)
-        parts.sets.append(f"{path}[2] = {value}l")
-        parts.conditions.append(f"{path}[2] > {value}l")
-    if stats.high > high:
-        values[f"{value}x"] = number(stats.high)
-        parts.sets.append(f"{path}[3] = {value}x")
-        parts.conditions.append(f"{path}[3] < {value}x")
+    for statistic in (COUNTED, *STATISTICS):
+        at, mine = f"{path}[{statistic.position}]", f"{value}{_SUFFIXES[statistic.position]}"
+        own, stored = getattr(stats, statistic.name), getattr(seen, statistic.name)
+        if statistic.merge is Merge.SUM:
+            values[mine] = number(own)
+            parts.sets.append(f"{at} = {at} + {mine}")
+            continue
+        if statistic.merge.of(own, stored) == stored:  # the tally's lies within what is known: nothing to do
+            continue
+        values[mine] = number(own)
+        parts.sets.append(f"{at} = {mine}")
+        parts.conditions.append(f"{at} {'>' if statistic.merge is Merge.LEAST else '<'} {mine}")
+
+
+_SUFFIXES = "nslxabcdefghijk"
+"""The placeholder of a list's element by its position: ``n`` the count, ``s`` the sum, ``l`` the
+minimum, ``x`` the maximum, then letters for statistics declared after them."""
 
 
 def create(

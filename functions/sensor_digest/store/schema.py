@@ -24,10 +24,9 @@ The tables' definitions (key schemas, ``CreateTable`` parameters) are in ``table
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import date
-from decimal import Context, Decimal, InvalidOperation, localcontext
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from sensor_digest.errors import MalformedItem
@@ -247,7 +246,7 @@ def hour_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
     number of at least 0 (a map written by hand)."""
     if HOUR_COUNTS not in item:
         return None
-    elements = _attribute(item, HOUR_COUNTS, "M")
+    elements = attribute_of(item, HOUR_COUNTS, "M")
     try:
         hours = {hour: number_of(elements, hour, within=item) for hour in sorted(elements)}
     except MalformedItem as bad:  # an element's fault is the map's
@@ -260,90 +259,9 @@ def hour_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
     return hours
 
 
-@dataclass(frozen=True)
-class KeptReading:
-    """One reading name's statistics as a day item keeps them: by hour (``HH``), the count, sum,
-    minimum and maximum of its values; for the day, the sum of their squares."""
-
-    hours: dict[str, tuple[int, Decimal, Decimal, Decimal]]
-    squares: Decimal
-
-
-def readings_of_item(item: Mapping[str, Any]) -> dict[str, KeptReading]:
-    """A day item's readings' statistics by name (``{}`` when it has none); ``MalformedItem`` naming
-    ``Readings`` when they are not as ingest writes them (a map written by hand). Each name's map
-    holds the day's sum of squares (``q``) and each hour's statistics under its ``HH``: one value (its
-    own count 1, sum, minimum and maximum), or the list ``[count, sum, minimum, maximum]``."""
-    if READINGS not in item:
-        return {}
-    try:
-        kept: dict[str, KeptReading] = {}
-        for name, value in sorted(_attribute(item, READINGS, "M").items()):
-            stats = _attribute({name: value}, name, "M", within=item)
-            hours = {hour: _hour_of(stats, hour, item) for hour in sorted(stats) if hour != READING_SQUARES}
-            if not hours:
-                raise MalformedItem(f"{describe(item)}: {READINGS} {name!r} holds no hour")
-            kept[name] = KeptReading(hours, decimal_of(stats, READING_SQUARES, within=item))
-            _check_squares(kept[name], name, item)
-    except MalformedItem as bad:
-        raise MalformedItem(str(bad), READINGS) from None
-    _check_cover(kept, item)
-    return kept
-
-
-def _check_cover(kept: Mapping[str, KeptReading], item: Mapping[str, Any]) -> None:
-    """``ReadingsCover`` counts the reports its readings' writers counted: a whole number, at least
-    each name's values (a report holds one value of a name)."""
-    if READINGS_COVER not in item:
-        return
-    cover = number_of(item, READINGS_COVER)
-    most = max((sum(n for n, _, _, _ in reading.hours.values()) for reading in kept.values()), default=0)
-    if cover < most:
-        raise MalformedItem(
-            f"{describe(item)}: {READINGS_COVER} {cover} is fewer than the {most} values a name holds", READINGS_COVER
-        )
-
-
-_EXACT = Context(prec=200)
-"""Room for a count times a 38-digit sum of squares, and a 38-digit sum squared, without rounding."""
-
-
-def _check_squares(kept: KeptReading, name: str, item: Mapping[str, Any]) -> None:
-    """A day's sum of squares lies between its sum squared over its count (no values give less: one
-    below would answer a negative variance) and each hour's count times the larger square of its
-    minimum and maximum (no values give more): either way it was written by hand."""
-    with localcontext(_EXACT):
-        hours = kept.hours.values()
-        count = sum(n for n, _, _, _ in hours)
-        total = sum((s for _, s, _, _ in hours), Decimal(0))
-        most = sum((n * max(low * low, high * high) for n, _, low, high in hours), Decimal(0))
-        allowed = total * total <= count * kept.squares and kept.squares <= most
-    if not allowed:
-        raise MalformedItem(f"{describe(item)}: {READINGS} {name!r}: its sum of squares is not one its values allow")
-
-
-def _hour_of(stats: Mapping[str, Any], hour: str, item: Mapping[str, Any]) -> tuple[int, Decimal, Decimal, Decimal]:
-    if not is_hour(hour):
-        raise MalformedItem(f"{describe(item)}: {READINGS} key {hour!r} is no hour 00-23 and not {READING_SQUARES!r}")
-    entry = stats[hour]
-    if isinstance(entry, Mapping) and "N" in entry:
-        one = decimal_of(stats, hour, within=item)
-        return (1, one, one, one)
-    listed = _attribute(stats, hour, "L", within=item)
-    if not (isinstance(listed, list) and len(listed) == 4):
-        raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} is no [count, sum, min, max]")
-    count = number_of({"n": listed[0]}, "n", within=item)
-    total, low, high = (decimal_of({"v": v}, "v", within=item) for v in listed[1:])
-    with localcontext(_EXACT):
-        within_bounds = count * low <= total <= count * high
-    if count < 2 or not low <= high or not within_bounds:
-        raise MalformedItem(f"{describe(item)}: {READINGS} hour {hour!r} holds no statistics")
-    return (count, total, low, high)
-
-
 def decimal_of(item: Mapping[str, Any], name: str, *, within: Mapping[str, Any] | None = None) -> Decimal:
     """A number attribute of an item (or of a map ``within`` it), exactly (``MalformedItem`` otherwise)."""
-    text = _attribute(item, name, "N", within=within)
+    text = attribute_of(item, name, "N", within=within)
     try:
         value = Decimal(text)
     except (InvalidOperation, TypeError, ValueError):
@@ -425,29 +343,6 @@ def fits_dynamodb(number: Decimal) -> bool:
     return len(number.normalize().as_tuple().digits) <= DYNAMODB_DIGITS
 
 
-def readings_past_digits(item: Mapping[str, Any], reports: Iterable[Any]) -> list[str]:
-    """The reading names whose statistics in ``item`` (readable, as ingest writes them) would need more
-    than DynamoDB's 38 digits once ``reports``' values (each a report's ``hour`` and ``readings``) are
-    added: an hour's sum, or the day's sum of squares (DynamoDB refuses such a write as invalid)."""
-    kept = readings_of_item(item)
-    added: dict[str, tuple[dict[str, Decimal], Decimal]] = {}
-    with localcontext(_EXACT):
-        for report in reports:
-            for name, value in report.readings:
-                hours, squares = added.get(name, ({}, Decimal(0)))
-                hours[report.hour] = hours.get(report.hour, Decimal(0)) + value
-                added[name] = (hours, squares + value * value)
-        past = []
-        for name, (hours, squares) in sorted(added.items()):
-            stored = kept.get(name)
-            if stored is None:
-                continue
-            sums = [stored.hours[h][1] + v for h, v in hours.items() if h in stored.hours]
-            if not all(fits_dynamodb(n) for n in [stored.squares + squares, *sums]):
-                past.append(name)
-    return past
-
-
 def check_day_item(item: Mapping[str, Any], size: int, adding: int = 1) -> None:
     """``MalformedItem`` naming the first attribute of a day item (``size``: its bytes, as DynamoDB
     counts them) that a counting write of ``adding`` reports cannot add to: ``DataCount``, ``HashedCount``
@@ -459,7 +354,7 @@ def check_day_item(item: Mapping[str, Any], size: int, adding: int = 1) -> None:
         if name in item and number_of(item, name) < 0:
             raise MalformedItem(f"{describe(item)}: {name} {number_of(item, name)} is negative", name)
     if IDS in item:
-        _attribute(item, IDS, "BS")
+        attribute_of(item, IDS, "BS")
     counts = [(name, name, number_of(item, name)) for name in (DATA_COUNT, HASHED_COUNT) if name in item]
     hours = hour_counts_of_item(item) or {}
     counts += [(HOUR_COUNTS, f"{HOUR_COUNTS} element {hour!r}", n) for hour, n in hours.items()]
@@ -469,7 +364,6 @@ def check_day_item(item: Mapping[str, Any], size: int, adding: int = 1) -> None:
                 f"{describe(item)}: {what} {count} plus {adding} needs more than DynamoDB's {DYNAMODB_DIGITS} digits",
                 name,
             )
-    readings_of_item(item)
     if size >= NEAR_ITEM_SIZE_LIMIT:
         raise MalformedItem(
             f"{describe(item)}: {size:,} bytes, too near DynamoDB's {ITEM_SIZE_LIMIT:,} to grow "
@@ -482,7 +376,7 @@ def daily_counts_of_item(item: Mapping[str, Any]) -> dict[str, int] | None:
     when an element is not an integer)."""
     if DAILY_COUNTS not in item:
         return None
-    elements = _attribute(item, DAILY_COUNTS, "M")
+    elements = attribute_of(item, DAILY_COUNTS, "M")
     return {day: number_of(elements, day, within=item) for day in sorted(elements)}
 
 
@@ -507,7 +401,7 @@ def daily_counts_as_read(item: Mapping[str, Any]) -> dict[str, int | None] | Non
 
 def daily_count_of_item(item: Mapping[str, Any], day: str) -> int | None:
     """One day's element of a summary item's ``DailyCounts``; ``None`` when it has none."""
-    elements = _attribute(item, DAILY_COUNTS, "M")
+    elements = attribute_of(item, DAILY_COUNTS, "M")
     return None if day not in elements else number_of(elements, day, within=item)
 
 
@@ -528,7 +422,7 @@ def describe(item: Mapping[str, Any]) -> str:
     return f"item {', '.join(keys)}" if keys else "an item without its keys"
 
 
-def _attribute(item: Mapping[str, Any], name: str, kind: str, *, within: Mapping[str, Any] | None = None) -> Any:
+def attribute_of(item: Mapping[str, Any], name: str, kind: str, *, within: Mapping[str, Any] | None = None) -> Any:
     value = item.get(name)
     if not isinstance(value, Mapping) or kind not in value:
         what = "missing" if value is None else f"not of type {kind}"
@@ -538,12 +432,12 @@ def _attribute(item: Mapping[str, Any], name: str, kind: str, *, within: Mapping
 
 def text_of(item: Mapping[str, Any], name: str) -> str:
     """A string attribute of an item (``MalformedItem`` when it is missing or not a string)."""
-    return str(_attribute(item, name, "S"))
+    return str(attribute_of(item, name, "S"))
 
 
 def number_of(item: Mapping[str, Any], name: str, *, within: Mapping[str, Any] | None = None) -> int:
     """An integer attribute of an item, or of a map ``within`` it (``MalformedItem`` otherwise)."""
-    text = _attribute(item, name, "N", within=within)
+    text = attribute_of(item, name, "N", within=within)
     try:
         return int(text)
     except (TypeError, ValueError):

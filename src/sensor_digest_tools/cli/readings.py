@@ -18,7 +18,7 @@ from rich.text import Text
 from sensor_digest import zones
 from sensor_digest.api import readings as statistics
 from sensor_digest.errors import MalformedItem
-from sensor_digest.store import reads, repairs, schema
+from sensor_digest.store import reads, repairs, schema, tally
 from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.options import (
     PLAIN,
@@ -134,9 +134,9 @@ def _days_with_reports(sensor: int, items: list[dict[str, Any]]) -> set[str]:
     return {day for day, _ in counted}
 
 
-def _kept(sensor: int, day: str, item: dict[str, Any]) -> dict[str, schema.KeptReading]:
+def _kept(sensor: int, day: str, item: dict[str, Any]) -> dict[str, tally.ReadingTally]:
     try:
-        return schema.readings_of_item(item)
+        return tally.readings_of_item(item)
     except MalformedItem as bad:  # written by hand: named, with what mends it
         fail(f"{bad}; {repairs.day_item(sensor, day, bad.attribute)}")
 

@@ -21,8 +21,9 @@ from sensor_digest.errors import UnreadableInput
 from sensor_digest.history.record import Figures
 from sensor_digest.profiles import SensorProfile
 from sensor_digest.registry import Registry
-from sensor_digest.store import schema
+from sensor_digest.store import schema, tally
 from sensor_digest.store.identities import IMPORT_DAY_IDS
+from sensor_digest.store.tally import HourStats
 from sensor_digest_tools.ops.history import Progress
 from tests.support.faults import Crash, FaultyClient
 from tests.support.history import assert_matches, file_import, history_file
@@ -422,9 +423,9 @@ def test_a_day_of_eight_readings_in_every_hour_is_added_in_writes_that_fit(
 
     assert (outcome.figures.counted, outcome.figures.rejected) == (48, 0)
     (item,) = [i for i in scan_all(ddb, tables.table) if schema.day_count_of_item(i)]
-    kept = schema.readings_of_item(item)
+    kept = tally.readings_of_item(item)
     assert sorted(kept) == names
-    assert all(kept[n].hours[f"{h:02d}"][0] == 2 for n in names for h in range(24))  # both reports of each hour
+    assert all(kept[n].hours[f"{h:02d}"].count == 2 for n in names for h in range(24))  # both reports of each hour
 
 
 def test_rows_of_unregistered_sensors_count_once_they_are_registered(
@@ -462,8 +463,8 @@ def test_readings_columns_become_the_days_readings_statistics_across_chunks(
     assert (outcome.figures.counted, outcome.figures.rejected) == (9, 0)
     items = {schema.sensor_of_item(i): i for i in scan_all(ddb, tables.table) if schema.day_count_of_item(i)}
     for sensor, vs in values.items():
-        kept = schema.readings_of_item(items[sensor])["temp_c"]
-        expected = {f"0{i}": (1, Decimal(v), Decimal(v), Decimal(v)) for i, v in enumerate(vs) if v}
+        kept = tally.readings_of_item(items[sensor])["temp_c"]
+        expected = {f"0{i}": HourStats.one(Decimal(v)) for i, v in enumerate(vs) if v}
         assert kept.hours == expected  # an empty cell is no reading, the report still counts
         assert kept.squares == sum((Decimal(v) ** 2 for v in vs if v), Decimal(0))
 

@@ -22,7 +22,7 @@ from sensor_digest import api
 from sensor_digest.config import ApiSettings, LedgerMode
 from sensor_digest.counting import LedgerCounter, OrderedCounter, PlainCounter
 from sensor_digest.ingest import FifoGroupOrdering, InboundMessage, IngestService
-from sensor_digest.store import schema
+from sensor_digest.store import schema, tally
 from sensor_digest_tools.aws.session import LocalSession
 from tests.support.counting import DeadLettered
 from tests.support.tables import Tables, day_counts
@@ -282,11 +282,10 @@ def test_the_same_reports_in_any_order_and_batching_store_the_same_statistics(
 
     # Then the stored statistics are the same, and exact
     assert stored_readings(ddb, tables) == first
-    got = schema.readings_of_item({schema.READINGS: first})["t"]
+    got = tally.readings_of_item({schema.READINGS: first})["t"]
     want = truth(v for v, _ in values)
-    assert sum(n for n, _, _, _ in got.hours.values()) == want["count"]
-    assert sum(s for _, s, _, _ in got.hours.values()) == want["sum"]
-    assert min(lo for _, _, lo, _ in got.hours.values()) == want["min"]
+    day = got.day()
+    assert (day.count, day.total, day.low) == (want["count"], want["sum"], want["min"])
 
 
 def test_concurrent_containers_keep_exact_statistics(ddb: Any, tables: Tables, session: LocalSession) -> None:

@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 
 from sensor_digest.errors import MalformedItem
 from sensor_digest.registry import Registry, SensorProfile
-from sensor_digest.store import reads, schema
+from sensor_digest.store import reads, schema, tally
 from sensor_digest.store.sizes import item_bytes
+from sensor_digest.store.tally import HourStats
 from sensor_digest.summary import SummaryWriter
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
@@ -332,7 +333,7 @@ def test_readings_written_by_hand_in_no_shape_of_ours_reject_the_days_reports_wi
     assert again == {"batchItemFailures": []} and dead_letters.drain() == []
     assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == 3
     item = ddb.get_item(TableName=tables.table, Key=schema.day_key(7, "2024-05-01"), ConsistentRead=True)["Item"]
-    assert schema.readings_of_item(item)["temperature"].hours == {"09": (1, *[Decimal("21.5")] * 3)}
+    assert tally.readings_of_item(item)["temperature"].hours == {"09": HourStats.one(Decimal("21.5"))}
 
 
 def test_a_readings_cover_of_another_type_is_named_with_the_readings_repair(
@@ -366,7 +367,9 @@ def test_readings_repairs_reset_to_0_by_hand_is_a_repair_count_like_any_other(
 
     assert answer == {"batchItemFailures": []} and dead_letters.drain() == []
     item = ddb.get_item(TableName=tables.table, Key=schema.day_key(7, "2024-05-01"), ConsistentRead=True)["Item"]
-    assert schema.readings_of_item(item)["temperature"].hours["09"] == (2, Decimal(44), Decimal(21), Decimal(23))
+    assert tally.readings_of_item(item)["temperature"].hours["09"] == HourStats(
+        2, Decimal(44), Decimal(21), Decimal(23)
+    )
 
 
 @pytest.mark.parametrize("repairs", [{"N": "0.5"}, {"S": "1"}], ids=["a-fraction", "a-string"])

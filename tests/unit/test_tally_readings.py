@@ -1,9 +1,11 @@
-"""store/schema.py's reading of a day item's statistics, without an engine: a map written by hand
-that no ingest could have written (an hour key that is no hour, a mean outside its hour's minimum and
-maximum, a sum of squares below what the values allow) is refused, named, never answered."""
+"""store/tally.py's statistics of readings as a day item keeps them, without an engine: what a tally
+stores reads back as the same statistics; a map written by hand that no ingest could have written
+(an hour key that is no hour, a mean outside its hour's minimum and maximum, a sum of squares below
+what the values allow) is refused, named, never answered."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Any
 
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 
 from sensor_digest.errors import MalformedItem
 from sensor_digest.store import schema, tally
+from sensor_digest.store.tally import HourStats
 
 
 def item(stats: dict[str, Any]) -> dict[str, Any]:
@@ -27,12 +30,47 @@ def hour(n: str, s: str, low: str, high: str) -> dict[str, Any]:
     return {"L": [{"N": n}, {"N": s}, {"N": low}, {"N": high}]}
 
 
+@dataclass(frozen=True)
+class Report:
+    count: int
+    hour: str
+    readings: tuple[tuple[str, Decimal], ...]
+
+
+VALUES = st.decimals(min_value=Decimal("-999999999.999999"), max_value=Decimal("999999999.999999"), places=6)
+REPORTS = st.lists(
+    st.builds(
+        Report,
+        count=st.just(1),
+        hour=st.sampled_from(["00", "09", "23"]),
+        readings=st.lists(st.tuples(st.sampled_from(["t", "u"]), VALUES), max_size=2, unique_by=lambda r: r[0]).map(
+            tuple
+        ),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@given(reports=REPORTS)
+def test_what_a_tally_stores_reads_back_as_its_statistics_and_the_days_are_its_values(reports: list[Report]) -> None:
+    added = tally.Tally.of(reports)
+    kept = tally.readings_of_item({**schema.day_key(7, "2024-05-01"), **added.item()})
+    assert kept == dict(added.readings)
+    for name, reading in kept.items():
+        values = [v for r in reports for n, v in r.readings if n == name]
+        with localcontext(tally.EXACT):
+            expected = (len(values), sum(values, Decimal(0)), min(values), max(values))
+            squares = sum((v * v for v in values), Decimal(0))
+        assert (reading.day().count, *reading.day().values()) == expected and reading.squares == squares
+
+
 def test_statistics_as_ingest_writes_them_are_read() -> None:
     # 20 and 22 in hour 09, 21 in hour 10: sum of squares 400 + 484 + 441
-    kept = schema.readings_of_item(item({"q": {"N": "1325"}, "09": hour("2", "42", "20", "22"), "10": {"N": "21"}}))
+    kept = tally.readings_of_item(item({"q": {"N": "1325"}, "09": hour("2", "42", "20", "22"), "10": {"N": "21"}}))
     assert kept["t"].hours == {
-        "09": (2, Decimal(42), Decimal(20), Decimal(22)),
-        "10": (1, Decimal(21), Decimal(21), Decimal(21)),
+        "09": HourStats(2, Decimal(42), Decimal(20), Decimal(22)),
+        "10": HourStats(1, Decimal(21), Decimal(21), Decimal(21)),
     }
 
 
@@ -53,7 +91,7 @@ def test_statistics_as_ingest_writes_them_are_read() -> None:
 )
 def test_statistics_no_ingest_could_write_are_refused_and_named(stats: dict[str, Any], why: str) -> None:
     with pytest.raises(MalformedItem) as refused:
-        schema.readings_of_item(item(stats))
+        tally.readings_of_item(item(stats))
     assert why in str(refused.value) and refused.value.attribute == schema.READINGS
 
 
@@ -61,9 +99,9 @@ def test_a_cover_fewer_than_a_names_values_or_no_number_is_named_as_the_cover() 
     stats = {"q": {"N": "1325"}, "09": hour("2", "42", "20", "22"), "10": {"N": "21"}}
     for cover in ({"N": "2"}, {"S": "x"}, {"N": "-1"}):
         with pytest.raises(MalformedItem) as refused:
-            schema.readings_of_item({**item(stats), schema.READINGS_COVER: cover})
+            tally.readings_of_item({**item(stats), schema.READINGS_COVER: cover})
         assert refused.value.attribute == schema.READINGS_COVER
-    assert schema.readings_of_item({**item(stats), schema.READINGS_COVER: {"N": "3"}})["t"].squares == 1325
+    assert tally.readings_of_item({**item(stats), schema.READINGS_COVER: {"N": "3"}})["t"].squares == 1325
 
 
 @given(
@@ -81,4 +119,4 @@ def test_any_values_kept_exactly_pass_the_checks(values: list[Decimal]) -> None:
         "q": {"N": str(q)},
         "09": hour(str(n), str(s), str(min(values)), str(max(values))) if n > 1 else {"N": str(s)},
     }
-    assert schema.readings_of_item(item(stats))["t"].squares == q
+    assert tally.readings_of_item(item(stats))["t"].squares == q
