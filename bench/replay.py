@@ -2,7 +2,8 @@
 show that a change of structure leaves every write where it was.
 
 The benchmark's own runs write concurrently (two invocations, eight workers, a random place on the
-ring), so their units move a little from run to run. This replays W1-W4 (3,000 messages each)
+ring), so their units move a little from run to run. This replays W1-W4 (3,000 messages each), and
+W1 and W4 with four readings a report (``W1+r4``, ``W4+r4``: every write of statistics),
 through (c), (d), (e) and (g) with one invocation at a time, one worker and a seeded ring: the same
 code paths give the same requests and units, to the last digit. Run it on the commit before a
 change and on the one after (``--against`` the first's file) and any difference is printed; none
@@ -18,7 +19,7 @@ import random
 from pathlib import Path
 
 from bench import runner
-from bench.workloads import backfill, hot_sensor, realtime, skewed
+from bench.workloads import backfill, hot_sensor, realtime, skewed, with_readings
 from sensor_digest_cdk.shape import PipelineShape
 
 MESSAGES = 3_000
@@ -39,7 +40,8 @@ def replay() -> dict[str, list[float]]:
     PipelineShape.__post_init__ = lambda self: None  # type: ignore[method-assign]  # runner.run copies it
     try:
         out = {}
-        for workload in (realtime(MESSAGES), skewed(MESSAGES), backfill(MESSAGES), hot_sensor(MESSAGES)):
+        plain = (realtime(MESSAGES), skewed(MESSAGES), backfill(MESSAGES), hot_sensor(MESSAGES))
+        for workload in (*plain, with_readings(plain[0], 4), with_readings(plain[3], 4)):
             for key in STRATEGIES:
                 random.seed(0)
                 r = runner.run(key, workload, settings)
