@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from decimal import Context, Decimal, localcontext
 from typing import Any
 
@@ -16,9 +17,12 @@ from typer.testing import CliRunner
 
 from sensor_digest.errors import MalformedItem
 from sensor_digest.registry import Registry, SensorProfile
-from sensor_digest.store import reads, schema, tally
+from sensor_digest.store import day_writes, reads, schema, tally
+from sensor_digest.store.day_view import NOT_THERE, UNSEEN, HoursMap
+from sensor_digest.store.guards import Compact
+from sensor_digest.store.identities import identity_hash
 from sensor_digest.store.sizes import item_bytes
-from sensor_digest.store.tally import HourStats
+from sensor_digest.store.tally import HourStats, Tally
 from sensor_digest.summary import SummaryWriter
 from sensor_digest_tools.cli.app import app
 from sensor_digest_tools.lambda_runtime.events import FakeContext, QueuedMessage, sqs_event
@@ -26,6 +30,13 @@ from sensor_digest_tools.ops.dlq import DeadLetter
 from sensor_digest_tools.ops.rebuild import rebuild
 from tests.support.sqs import DeadLetters
 from tests.support.tables import Tables, day_counts
+
+
+@dataclass(frozen=True)
+class Report:
+    count: int
+    hour: str
+    readings: tuple[tuple[str, Decimal], ...]
 
 
 def put(ddb: Any, table: str, item: dict[str, Any]) -> None:
@@ -224,6 +235,21 @@ ANY_REPAIR = "its attributes as the contract gives them"  # the repair of an ite
             "its Ids must be a binary set of 12-byte identity hashes",
             OWN_REPAIR,
         ),
+        # past page 0 no write adds to the day item's Ids, but each checks its identities there
+        *(
+            (
+                {
+                    schema.IDS: ids,
+                    schema.DATA_COUNT: {"N": "41"},
+                    schema.HASHED_COUNT: {"N": "41"},
+                    schema.ID_PAGE: {"N": "1"},
+                },
+                "Ids is not of type BS",
+                "its Ids must be a binary set of 12-byte identity hashes",
+                OWN_REPAIR,
+            )
+            for ids in ({"NS": ["1"]}, {"SS": ["x"]})
+        ),
         (
             {schema.HOUR_COUNTS: {"M": {"09": {"S": "one"}}}},
             "HourCounts",
@@ -264,6 +290,8 @@ ANY_REPAIR = "its attributes as the contract gives them"  # the repair of an ite
     ],
     ids=[
         "ids-of-another-type",
+        "ids-a-number-set-past-page-0",
+        "ids-a-string-set-past-page-0",
         "an-hour-that-is-no-number",
         "near-400-kb",
         "data-count-of-38-digits-e50",
@@ -290,6 +318,31 @@ def test_a_day_item_a_count_cannot_be_added_to_names_its_wrong_attribute_and_tha
 
     assert said in str(kept.error) and repair in str(kept.error), kept.error
     assert unsaid not in str(kept.error)
+
+
+@pytest.mark.parametrize("ids", [{"NS": ["1"]}, {"SS": ["x"]}, {"BS": [b"\x02" * 12]}], ids=["NS", "SS", "BS"])
+def test_a_write_checking_identities_on_a_view_from_before_ids_was_rewritten_is_refused(
+    ddb: Any, tables: Tables, ids: dict[str, Any]
+) -> None:
+    # Given a compact day of 41 reports whose Ids was rewritten by hand after a container read it
+    key = (7, "2024-05-01")
+    counts = {schema.DATA_COUNT: {"N": "41"}, schema.HASHED_COUNT: {"N": "41"}, schema.ID_PAGE: {"N": "1"}}
+    put(ddb, tables.table, compact_day(7, **counts, **{schema.IDS: ids}))
+    seen = replace(UNSEEN, page=1, hashed=True)
+
+    # When the container's write checks a report's identity there, on what it saw
+    checked = [identity_hash("a")]
+    add = Tally.of([Report(1, "09", ())])
+    params = day_writes.update(tables.table, key, add, HoursMap.ADD, Compact(seen, checked), readings=NOT_THERE)
+
+    # Then it is refused unless Ids is a binary set: no other type holds an identity to find
+    if "BS" in ids:
+        ddb.update_item(**params)
+        assert day_counts(ddb, tables.table)[key] == 42
+        return
+    with pytest.raises(ddb.exceptions.ConditionalCheckFailedException):
+        ddb.update_item(**params)
+    assert day_counts(ddb, tables.table)[key] == 41
 
 
 @pytest.mark.parametrize(
