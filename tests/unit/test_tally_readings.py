@@ -95,9 +95,9 @@ def test_statistics_no_ingest_could_write_are_refused_and_named(stats: dict[str,
     assert why in str(refused.value) and refused.value.attribute == schema.READINGS
 
 
-def test_a_cover_fewer_than_a_names_values_or_no_number_is_named_as_the_cover() -> None:
+def test_a_cover_below_a_names_values_above_the_count_or_no_number_is_named_as_the_cover() -> None:
     stats = {"q": {"N": "1325"}, "09": hour("2", "42", "20", "22"), "10": {"N": "21"}}
-    for cover in ({"N": "2"}, {"S": "x"}, {"N": "-1"}):
+    for cover in ({"N": "2"}, {"N": "4"}, {"S": "x"}, {"N": "-1"}):  # the day's DataCount is 3
         with pytest.raises(MalformedItem) as refused:
             tally.readings_of_item({**item(stats), schema.READINGS_COVER: cover})
         assert refused.value.attribute == schema.READINGS_COVER

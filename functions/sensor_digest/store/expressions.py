@@ -29,6 +29,7 @@ ON_FIRST_PAGE = "(attribute_not_exists(#page) OR #page = :page)"  # a day the im
 STILL_HASHED = "#count = #hashed"
 IDS_FIT = "(attribute_not_exists(#ids) OR size(#ids) <= :room)"
 IDS_BINARY = "(attribute_not_exists(#ids) OR attribute_type(#ids, :bs))"  # NOT contains holds on any other type
+IDS_THERE = "attribute_type(#ids, :bs)"  # past page 0 the day item's 40 identities are there
 AFTER_APPLIED = "(attribute_not_exists(#applied) OR #applied < :first)"
 READINGS_ABSENT = "attribute_not_exists(#R)"
 READINGS_THERE = "attribute_type(#R, :mtype)"
@@ -38,14 +39,16 @@ COUNT_AS_READ = "#count = :counted"
 COUNT_NONE = "attribute_not_exists(#count)"
 
 
-def ids_new(ids: Sequence[bytes], values: Params) -> list[str]:
+def ids_new(ids: Sequence[bytes], values: Params, *, there: bool = False) -> list[str]:
     """``NOT contains(#ids, :iN)`` for each identity of ``ids`` (none of them counted here yet), on
     ``#ids`` being absent or a binary set (``IDS_BINARY``: a set of another type, written by hand,
-    contains no identity, so every check of it would pass and a report counted before count again)."""
+    contains no identity, so every check of it would pass and a report counted before count again);
+    ``there``: on ``#ids`` being a binary set (``IDS_THERE``: a day item past page 0 filled it, so one
+    without it was edited by hand and proves nothing new)."""
     if not ids:
         return []
     values[":bs"] = {"S": "BS"}
-    terms = [IDS_BINARY]
+    terms = [IDS_THERE if there else IDS_BINARY]
     for i, digest in enumerate(ids):
         values[f":i{i}"] = {"B": digest}
         terms.append(f"NOT contains(#ids, :i{i})")

@@ -76,7 +76,7 @@ class Compact:
             parts.conditions.append(STILL_HASHED)
         if self.checked or self.added:
             names["#ids"] = schema.IDS
-        parts.conditions += ids_new(self.checked, values)
+        parts.conditions += ids_new(self.checked, values, there=view.page > 0)
         if self.added:
             parts.adds.append("#ids :added")
             values[":added"] = {"BS": list(self.added)}

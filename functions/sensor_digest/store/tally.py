@@ -258,10 +258,16 @@ def _hour_of(stats: Mapping[str, Any], hour: str, item: Mapping[str, Any]) -> Ho
 
 def _check_cover(kept: Mapping[str, ReadingTally], item: Mapping[str, Any]) -> None:
     """``ReadingsCover`` counts the reports its readings' writers counted: a whole number, at least
-    each name's values (a report holds one value of a name)."""
+    each name's values (a report holds one value of a name), at most the day's ``DataCount`` (each
+    write adds to both)."""
     if schema.READINGS_COVER not in item:
         return
     cover = schema.number_of(item, schema.READINGS_COVER)
+    if schema.DATA_COUNT in item and cover > schema.number_of(item, schema.DATA_COUNT):
+        raise MalformedItem(
+            f"{schema.describe(item)}: {schema.READINGS_COVER} {cover} is more than its {schema.DATA_COUNT}",
+            schema.READINGS_COVER,
+        )
     most = max((sum(h.count for h in reading.hours.values()) for reading in kept.values()), default=0)
     if cover < most:
         raise MalformedItem(

@@ -320,6 +320,32 @@ def test_a_day_item_a_count_cannot_be_added_to_names_its_wrong_attribute_and_tha
     assert unsaid not in str(kept.error)
 
 
+def test_ids_removed_by_hand_past_the_40th_report_keeps_a_redelivery_out_with_the_repair(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters
+) -> None:
+    # Given sensor 7's day of 45 reports (its day item's 40 identities full, page 1 being filled),
+    # whose Ids an operator removed by hand
+    bodies = [
+        json.dumps({"sensor_id": 7, "timestamp": f"2024-05-01T09:{i:02d}:00Z", "event_id": f"e{i}"}) for i in range(45)
+    ]
+    sent = [QueuedMessage(body=b) for b in bodies]
+    for start in range(0, 45, 10):
+        assert ingest_handler(sqs_event(sent[start : start + 10]), FakeContext()) == {"batchItemFailures": []}
+    key = schema.day_key(7, "2024-05-01")
+    ddb.update_item(
+        TableName=tables.table, Key=key, UpdateExpression="REMOVE #ids", ExpressionAttributeNames={"#ids": schema.IDS}
+    )
+
+    # When the first report is delivered again (its identity was among the 40 removed)
+    again = QueuedMessage(body=bodies[0], message_id=sent[0].message_id, receive_count=2)
+    answer = ingest_handler(sqs_event([again]), FakeContext())
+
+    # Then it is kept with the reason, never counted a second time
+    [kept] = dead_letters.drain()
+    assert answer == {"batchItemFailures": []} and "Ids is missing" in str(kept.error)
+    assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == 45
+
+
 @pytest.mark.parametrize("ids", [{"NS": ["1"]}, {"SS": ["x"]}, {"BS": [b"\x02" * 12]}], ids=["NS", "SS", "BS"])
 def test_a_write_checking_identities_on_a_view_from_before_ids_was_rewritten_is_refused(
     ddb: Any, tables: Tables, ids: dict[str, Any]
