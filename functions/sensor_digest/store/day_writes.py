@@ -148,8 +148,8 @@ def _hour(parts: Parts, path: str, value: str, seen: HourStats | None, stats: Ho
         parts.sets.append(f"{path} = {value}")
         parts.conditions.append(f"{path} = {value}v")
         return
-    values[":ltype"] = {"S": "L"}
-    parts.conditions.append(f"attribute_type({path}, :ltype)")
+    values[":lsize"] = {"N": str(1 + len(STATISTICS))}  # a list cut by hand would take the adds to its first elements
+    parts.conditions.append(f"size({path}) = :lsize")
     for statistic in (COUNTED, *STATISTICS):
         at, mine = f"{path}[{statistic.position}]", f"{value}{_SUFFIXES[statistic.position]}"
         own, stored = getattr(stats, statistic.name), getattr(seen, statistic.name)

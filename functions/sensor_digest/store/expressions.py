@@ -107,7 +107,7 @@ def within_limits(*, hours: int, names: int, pairs: int, ids: int) -> bool:
 PAIR_COST = (24, 40, 2)
 """A (name, hour) pair's share of the bound before its statistics (characters of the update, of the
 condition, operators): the hour set whole on condition that it is absent or still its one value, or
-its list's type checked."""
+its list's length checked."""
 MERGE_COST = {Merge.SUM: (27, 0, 1), Merge.LEAST: (26, 35, 2), Merge.GREATEST: (26, 35, 2)}
 """Each statistic's share, by its ``Merge``: a sum adds a clause to its element; a bound sets it, on
 a condition. With the count, the sum, the minimum and the maximum a pair's share is 130, 110 and 8,

@@ -346,6 +346,45 @@ def test_ids_removed_by_hand_past_the_40th_report_keeps_a_redelivery_out_with_th
     assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == 45
 
 
+def test_an_hour_list_cut_by_hand_after_a_container_read_it_keeps_the_next_reading_out(
+    ddb: Any, tables: Tables, ingest_handler: Any, dead_letters: DeadLetters
+) -> None:
+    # Given sensor 7's hour 09 holding [2, 42, 20, 22], read by this container, then cut by hand to [2, 42]
+    def report(event_id: str, minute: int, value: float) -> QueuedMessage:
+        return QueuedMessage(
+            body=json.dumps(
+                {
+                    "sensor_id": 7,
+                    "timestamp": f"2024-05-01T09:{minute:02d}:00Z",
+                    "event_id": event_id,
+                    "readings": {"t": value},
+                }
+            )
+        )
+
+    assert ingest_handler(sqs_event([report("a", 1, 20), report("b", 2, 22)]), FakeContext()) == {
+        "batchItemFailures": []
+    }
+    key = schema.day_key(7, "2024-05-01")
+    names = {"#r": schema.READINGS, "#t": "t", "#h": "09"}
+    ddb.update_item(
+        TableName=tables.table,
+        Key=key,
+        UpdateExpression="REMOVE #r.#t.#h[3], #r.#t.#h[2]",
+        ExpressionAttributeNames=names,
+    )
+
+    # When a value within the bounds it knew arrives (nothing but count and sum to add)
+    answer = ingest_handler(sqs_event([report("c", 3, 21)]), FakeContext())
+
+    # Then the report is kept with the reason and the list is left as it was, never added to
+    [kept] = dead_letters.drain()
+    stored = ddb.get_item(TableName=tables.table, Key=key, ConsistentRead=True)["Item"]
+    assert answer == {"batchItemFailures": []} and "Readings" in str(kept.error)
+    assert stored[schema.READINGS]["M"]["t"]["M"]["09"] == {"L": [{"N": "2"}, {"N": "42"}]}
+    assert day_counts(ddb, tables.table)[(7, "2024-05-01")] == 2
+
+
 @pytest.mark.parametrize("ids", [{"NS": ["1"]}, {"SS": ["x"]}, {"BS": [b"\x02" * 12]}], ids=["NS", "SS", "BS"])
 def test_a_write_checking_identities_on_a_view_from_before_ids_was_rewritten_is_refused(
     ddb: Any, tables: Tables, ids: dict[str, Any]
