@@ -97,10 +97,10 @@ def fits(tally: Tally, ids: int = 0) -> bool:
 
 def within_limits(*, hours: int, names: int, pairs: int, ids: int) -> bool:
     """``fits``, from how many hours, reading names, (name, hour) pairs and identities a write holds."""
-    pair = _pair_share()
-    updates = 200 + 30 * hours + 34 * names + pair[0] * pairs
-    conditions = 340 + (70 + 30 * ids if ids else 0) + 40 * names + pair[1] * pairs  # IDS_BINARY, then each
-    operators = 22 + (4 + 3 * ids if ids else 0) + 2 * names + pair[2] * pairs  # an identity: AND NOT contains(...)
+    updates = 200 + 30 * hours + 34 * names + PAIR_SHARE[0] * pairs
+    # identities: IDS_BINARY (or IDS_THERE) once, then AND NOT contains(...) for each
+    conditions = 340 + (70 + 30 * ids if ids else 0) + 40 * names + PAIR_SHARE[1] * pairs
+    operators = 22 + (4 + 3 * ids if ids else 0) + 2 * names + PAIR_SHARE[2] * pairs
     return updates <= EXPRESSION_CHARS and conditions <= EXPRESSION_CHARS and operators <= EXPRESSION_OPERATORS
 
 
@@ -121,6 +121,10 @@ def _pair_share() -> tuple[int, int, int]:
     """A (name, hour) pair's whole share: ``PAIR_COST`` and its statistics' (the count's too)."""
     shares = [PAIR_COST, *(MERGE_COST[s.merge] for s in (COUNTED, *STATISTICS))]
     return sum(c[0] for c in shares), sum(c[1] for c in shares), sum(c[2] for c in shares)
+
+
+PAIR_SHARE = _pair_share()
+"""Summed once: ``within_limits`` runs for each message a chunk of a group might take."""
 
 
 # -- the puts and the actions ----------------------------------------------------------------------

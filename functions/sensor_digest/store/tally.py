@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from decimal import Context, Decimal, localcontext
 from enum import Enum
+from functools import reduce
 from typing import Any, Protocol
 
 from sensor_digest.errors import MalformedItem
@@ -137,11 +138,7 @@ class ReadingTally:
 
     def day(self) -> HourStats:
         """The day's statistics: its hours', merged."""
-        merged = list(self.hours.values())
-        day = merged[0]
-        for hour in merged[1:]:
-            day = day.merged(hour)
-        return day
+        return reduce(HourStats.merged, self.hours.values())
 
 
 @dataclass(frozen=True)
