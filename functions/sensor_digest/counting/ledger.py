@@ -48,7 +48,17 @@ from sensor_digest.errors import Contention, MalformedItem, RefusedWrite, StoreF
 from sensor_digest.messages import SensorMessage
 from sensor_digest.store import day_writes, repairs, schema
 from sensor_digest.store.day_store import Action, Meter, Refused
-from sensor_digest.store.day_view import PER_MESSAGE, UNSEEN, DayKey, DayView, Kind, ids_of, view_of, view_or_none
+from sensor_digest.store.day_view import (
+    PER_MESSAGE,
+    UNSEEN,
+    DayKey,
+    DayView,
+    Kind,
+    ids_of,
+    page_ids_of,
+    view_of,
+    view_or_none,
+)
 from sensor_digest.store.dynamo import CONDITIONAL_CHECK_FAILED, Refusal
 from sensor_digest.store.guards import Compact, Exists
 from sensor_digest.store.identities import DAY_IDS, PAGE_IDS, WRITE_IDS, identity_hash
@@ -72,6 +82,15 @@ class Deferred(Exception):
 
 def _ledger_key(message: SensorMessage) -> Hashable:
     return message.ledger_key
+
+
+def page_ids(day: DayKey, page: int, item: dict[str, Any]) -> set[bytes]:
+    """The identities identity page ``page`` of ``day`` holds; ``RefusedWrite`` with the repair when
+    its ``Ids`` is no binary set (a hand-made item: retrying cannot help, the day's reports wait mended)."""
+    try:
+        return page_ids_of(item)
+    except MalformedItem as bad:
+        raise RefusedWrite(str(bad), repair=repairs.id_page(*day, page), attribute=bad.attribute) from None
 
 
 @dataclass(eq=False, kw_only=True)
@@ -142,7 +161,7 @@ class LedgerCounter(TableCounter):
             keys = [schema.id_page_key(*day, page) for page in chunk]
             by_key = self.store.find_ledger(keys, meter, expired=expired)
             for page, key in zip(chunk, keys, strict=True):
-                read = ids_of(by_key.get(str(key[schema.LEDGER_KEY]["S"]), {}))
+                read = page_ids(day, page, by_key.get(str(key[schema.LEDGER_KEY]["S"]), {}))
                 ids |= read  # returned as read: the cache may forget it before this call returns
                 if keep:
                     self.frozen.keep(day, page, read)
@@ -204,7 +223,7 @@ class LedgerCounter(TableCounter):
 
     def _current_page(self, day: DayKey, page: int, meter: Meter) -> set[bytes]:
         """The identities of the page being filled, as an eventually consistent read sees them."""
-        return ids_of(self.store.read_ledger(schema.id_page_key(*day, page), meter, consistent=False))
+        return page_ids(day, page, self.store.read_ledger(schema.id_page_key(*day, page), meter, consistent=False))
 
     def count_group(self, group: Group) -> GroupOutcome:
         """Count one group, ``WRITE_IDS`` messages a write. A contended write is handed back
@@ -446,15 +465,16 @@ class LedgerWrite(DayWrite):
                 counted_markers.add(role.message.message_id)
         if day_item is not None:
             return self._found(day_item, pages, counted_markers)
-        for page, item in pages:
+        held = {page: page_ids(self._day, page, item) for page, item in pages}
+        for page, ids in held.items():
             if page == self.view.page:
-                self.view = self.view.seen_in_page(len(ids_of(item)))
-            elif page == self.view.next_page and ids_of(item):
+                self.view = self.view.seen_in_page(len(ids))
+            elif page == self.view.next_page and ids:
                 # a page past the one being filled already holds identities: the day item was put back
                 # (deleted, or restored to an earlier time) while its pages stayed. They never change
                 # again; the day moves on past them, and what they hold stays counted.
                 self.view = replace(self.view, skip_to=page + 1)
-        return self._drop(set().union(*(ids_of(item) for _, item in pages)), counted_markers)
+        return self._drop(set().union(*held.values()), counted_markers)
 
     def _found(
         self, item: dict[str, Any], pages: list[tuple[int, dict[str, Any]]], counted_markers: set[str] | None = None
@@ -473,9 +493,10 @@ class LedgerWrite(DayWrite):
             return Answer.NEXT
         found = ids_of(item)
         for page, page_item in pages:
-            found |= ids_of(page_item)
+            held = page_ids(self._day, page, page_item)
+            found |= held
             if page == self.view.page:
-                self.view = self.view.seen_in_page(len(ids_of(page_item)))
+                self.view = self.view.seen_in_page(len(held))
         return self._drop(found, counted_markers or set())
 
     def _drop(self, counted_ids: set[bytes], counted_markers: set[str]) -> Answer:

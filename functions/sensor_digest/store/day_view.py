@@ -264,6 +264,14 @@ def ids_of(item: Mapping[str, Any]) -> set[bytes]:
     return {bytes(v) for v in value.get("BS", [])}
 
 
+def page_ids_of(item: Mapping[str, Any]) -> set[bytes]:
+    """The identities an identity page holds (``{}``: no page); ``MalformedItem`` naming ``Ids`` when
+    it is no binary set (written by hand): its reports would otherwise be checked against nothing."""
+    if schema.IDS not in item:
+        return set()
+    return {bytes(v) for v in schema.attribute_of(item, schema.IDS, "BS")}
+
+
 def applied_sequence_of(item: Mapping[str, Any], source: str) -> int | None:
     """The highest sequence number of queue ``source`` applied to a day item (``None``: none was)."""
     return schema.applied_sequence_of_item(item, source)

@@ -12,7 +12,8 @@ name the item and what is wrong with it (``schema.MalformedItem``); these say wh
   ``HourCounts`` no map of counts (or an element too large to add to): removed (the next report
   creates the map; the day's hours then read as incomplete). ``Ids`` no binary set, ``IdPage`` no
   page the day can have, ``HashedCount`` no number (or too large to add to): the compact ledger's
-  own attributes, which only a write by hand puts wrong; each says what it must be. ``ReadingsRepairs``
+  own attributes, which only a write by hand puts wrong; each says what it must be (an identity
+  page's ``Ids`` too, ``IDS#<sensor>#<day>#<page>`` in the ledger table). ``ReadingsRepairs``
   no whole number: set to one above any it held. ``ImportIds``,
   ``ImportPages``, ``ImportSeq`` not as the history import writes them, or a page they name gone:
   the import's own record of what it counted, put back or removed. The item too near 400 KB: the
@@ -88,6 +89,15 @@ def day_item(sensor_id: int | str, day: str, attribute: str | None = schema.DATA
         f"set its {schema.DATA_COUNT} to the day's count, a whole number of at least 0, by hand (an UpdateItem of "
         f"{where} with SET {schema.DATA_COUNT} = :n), then run "
         f"`sensor-digest summary rebuild --exact --sensor {sensor_id}`"
+    )
+
+
+def id_page(sensor_id: int | str, day: str, page: int) -> str:
+    """How to mend identity page ``page`` of sensor ``sensor_id``'s ``day`` whose ``Ids`` is no binary set."""
+    return (
+        f"its {schema.IDS} must be a binary set of 12-byte identity hashes (type BS), as ingest writes it: put back "
+        f"the value ingest wrote to the ledger item {schema.ID_PAGE_PREFIX}{sensor_id}#{day}#{page}, or, if none can "
+        f"be, REMOVE {schema.IDS} on it (reports of the day counted before may then count again)"
     )
 
 

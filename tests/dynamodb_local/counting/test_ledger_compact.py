@@ -690,3 +690,34 @@ def test_a_compact_day_without_hashed_count_checks_each_report_against_its_marke
     assert (result.counted, result.duplicates) == (1, 2)
     assert day_counts(ddb, tables.table) == {(1, DAY): 6}
     assert markers(ddb, tables) == ["MSG#1#p", "MSG#1#q", "MSG#1#r"]
+
+
+@pytest.mark.parametrize("page", [1, 2], ids=["frozen page", "page being filled"])
+def test_an_identity_page_whose_ids_were_edited_by_hand_rejects_its_days_reports_with_the_repair(
+    ddb: Any, tables: Tables, page: int
+) -> None:
+    # Given a compact sensor-day (page 1 full, page 2 being filled) one of whose identity pages an
+    # operator rewrote by hand with its Ids a string set
+    count = _seed_compact_day(ddb, tables, 1, 2)
+    ddb.update_item(
+        TableName=tables.ledger,
+        Key=schema.id_page_key(1, DAY, page),
+        UpdateExpression="SET #ids = :text",
+        ExpressionAttributeNames={"#ids": schema.IDS},
+        ExpressionAttributeValues={":text": {"SS": ["not-a-hash"]}},
+    )
+    service = service_on(ddb, tables)
+
+    # When a fresh container gets a redelivery of that day, a new report of it and a healthy sensor's
+    result = service.process([replace(_resend(1, 1), receive_count=2), report("new"), report("ok", sensor=2)])
+
+    # Then the healthy sensor counts, and the day's reports are kept at once (not retried until the
+    # dead-letter queue) with the page and how to mend it; the redelivery is found on page 1 when
+    # that page is whole
+    assert day_counts(ddb, tables.table) == {(1, DAY): count, (2, DAY): 1}
+    assert (result.failed_ids, result.duplicates) == ([], 0 if page == 1 else 1)
+    reasons = dict(service.dead_letters.kept)  # type: ignore[attr-defined]
+    assert set(reasons) == ({"resend-1-1", "m-new-1"} if page == 1 else {"m-new-1"})
+    for reason in reasons.values():
+        assert f"{schema.ID_PAGE_PREFIX}1#{DAY}#{page}" in reason and "Ids is not of type BS" in reason
+        assert "then redrive" in reason
