@@ -41,9 +41,10 @@ from sensor_digest.config import IngestSettings, SummarySettings  # noqa: E402
 from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine, start_engine  # noqa: E402
 from sensor_digest_tools.aws.session import LocalSession, local_client  # noqa: E402
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler  # noqa: E402
+from tests.support.order import longest_first  # noqa: E402
 from tests.support.sqs import PASSTHROUGH, DeadLetters  # noqa: E402
 from tests.support.tables import Tables  # noqa: E402
-from tests.support.tiers import pytest_collection_modifyitems, pytest_runtest_setup  # noqa: E402, F401
+from tests.support.tiers import mark_tiers, pytest_runtest_setup  # noqa: E402, F401
 from tests.support.wheel import BuiltWheel, build_wheel  # noqa: E402
 
 # No test may ever reach AWS: fake credentials and a fixed region before any client exists.
@@ -60,6 +61,12 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "SensorDigest")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 _counter = itertools.count()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test marked by its folder (tests/support/tiers.py), the longest first (tests/support/order.py)."""
+    mark_tiers(config, items)
+    longest_first(items)
 
 
 @pytest.fixture(scope="session")

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 from sensor_digest_tools.aws.dynamodb_local import engine_dir
 from sensor_digest_tools.aws.sqs_server import LOCAL_EXTRA_HINT
-from tests.support.wheel import BuiltWheel
+from tests.support.wheel import BuiltWheel, fresh_virtualenv, pip_install
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,9 +36,8 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(
     page = ("index.html", "heatmap.js", "chart.js", "readings.js", "heatmap.css")
     assert {f"sensor_digest_tools/local/page/{f}" for f in page} <= set(names)
     venv = tmp_path / "venv"
-    run(sys.executable, "-m", "venv", venv, cwd=tmp_path, env=env)
-    pip_install = (venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-compile")
-    run(*pip_install, wheel, cwd=tmp_path, env=env)
+    python = fresh_virtualenv(venv, env)
+    pip_install(python, wheel, env=env)
     # and DynamoDB Local in the user's cache (where a first run would fetch it with npm)
     cache = tmp_path / "xdg-cache"
     (cache / "sensor-digest").mkdir(parents=True)
@@ -49,7 +47,7 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(
     elsewhere.mkdir()
 
     # When the installed command runs the demo from a directory that is no checkout
-    out = run(venv / "bin" / "sensor-digest", "demo", "--messages", "300", cwd=elsewhere, env=env)
+    out = run(venv / "bin" / "sensor-digest", "demo", "--messages", "100", cwd=elsewhere, env=env)
 
     # Then the whole pipeline ran and every count was exact
     assert "PASS every day count equals the truth" in out
@@ -60,6 +58,6 @@ def test_the_command_works_from_an_installed_wheel_in_another_directory(
     refused = run(venv / "bin" / "sensor-digest", "up", "--duration", "1", cwd=elsewhere, env=env, code=1)
     assert refused.strip().splitlines() == [f"error: {LOCAL_EXTRA_HINT}"]
     # which, installed, makes it start (and stop after its duration, its engine with it)
-    run(*pip_install, f"{wheel}[local]", cwd=tmp_path, env=env)
+    pip_install(python, f"{wheel}[local]", env=env)
     started = run(venv / "bin" / "sensor-digest", "up", "--duration", "2", cwd=elsewhere, env=env)
     assert "local pipeline up" in started

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import tomllib
 import zipfile
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import node
-from tests.support.wheel import BuiltWheel
+from tests.support.wheel import BuiltWheel, fresh_virtualenv, pip_install
 
 ROOT = Path(__file__).resolve().parents[2]
 FOREIGN_APP = ROOT / "docs" / "examples" / "cdk_app" / "app.py"
@@ -102,10 +101,8 @@ def synth_foreign_app(tmp: Path, wheel: Path) -> tuple[Path, str]:
     (the session's build, shared with the other tests of the wheel)."""
     node.on_path()  # the app's jsii runs on the checkout's Node 22
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "CDK_"))}
-    venv = tmp / "venv"
-    run(sys.executable, "-m", "venv", venv, cwd=tmp, env=env)
-    python = venv / "bin" / "python"
-    run(python, "-m", "pip", "install", "--quiet", "--no-compile", f"{wheel}[cdk]", cwd=tmp, env=env)
+    python = fresh_virtualenv(tmp / "venv", env)
+    pip_install(python, f"{wheel}[cdk]", env=env)
     app_dir = tmp / "my-app"
     app_dir.mkdir()
     shutil.copy(FOREIGN_APP, app_dir / "app.py")

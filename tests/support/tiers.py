@@ -7,7 +7,8 @@
   any engine starts, and says where it belongs.
 - A test module under ``tests/`` outside the tier folders fails, naming them.
 
-``tests/conftest.py`` registers the two hooks. ``docs/examples`` is no tier: users copy from it.
+``tests/conftest.py`` registers the hooks (``mark_tiers`` at collection). ``docs/examples`` is no
+tier: users copy from it.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def refusal(item: pytest.Item, tier: str) -> str | None:
     return f"{item.nodeid} asks for {engines}, but tests under tests/{tier}/ run on {allowed}: move it to tests/{home}/"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def mark_tiers(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test marked by its folder."""
     for item in items:
         tier = tier_of(item.path, config.rootpath)

@@ -30,3 +30,22 @@ def build_wheel(out: Path) -> BuiltWheel:
     assert done.returncode == 0, f"{command} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     [wheel] = out.glob("sensor_digest-*.whl")
     return BuiltWheel(path=wheel, log=done.stdout + done.stderr)
+
+
+def fresh_virtualenv(folder: Path, env: dict[str, str]) -> Path:
+    """A virtualenv of nothing but the standard library at ``folder``; its Python. Packages go into
+    it with ``pip_install`` (this suite's pip, run by that Python: the same install as its own pip's,
+    without bootstrapping one into every new virtualenv)."""
+    command = [sys.executable, "-m", "venv", "--without-pip", str(folder)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, f"{command} failed:\n{done.stderr[-3000:]}"
+    return folder / "bin" / "python"
+
+
+def pip_install(python: Path, *requirements: str | Path, env: dict[str, str]) -> None:
+    """``pip install --no-compile`` of ``requirements`` into ``python``'s environment, from the index
+    (or pip's cache), as a user's ``pip install`` would."""
+    command = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile"]
+    command += [str(r) for r in requirements]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200, check=False)
+    assert done.returncode == 0, f"{command} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"

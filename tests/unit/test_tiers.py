@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.order import LONGEST_FIRST
 from tests.support.tiers import TIERS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,7 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFTEST = """
 import pytest
 
-from tests.support.tiers import pytest_collection_modifyitems, pytest_runtest_setup
+from tests.support.tiers import mark_tiers, pytest_runtest_setup
+
+
+def pytest_collection_modifyitems(config, items):
+    mark_tiers(config, items)
 
 
 @pytest.fixture
@@ -169,3 +174,31 @@ def test_a_module_may_name_its_own_fixture_like_an_engines(suite: pytest.Pyteste
 
 def test_this_suites_own_tests_carry_their_folders_marker(request: pytest.FixtureRequest) -> None:
     assert [mark.name for mark in request.node.iter_markers()] == ["unit"]
+
+
+def test_the_longest_modules_run_first_and_each_one_named_is_there(suite: pytest.Pytester) -> None:
+    # Given the suite's list of its longest modules: each is a test module of this checkout
+    assert [m for m in LONGEST_FIRST if not (ROOT / m).is_file()] == []
+    # and a generated suite of three modules, two of them listed, each collected after one it goes before
+    first, second = "tests/repository/test_packaging.py", "tests/synth/test_context.py"
+    assert LONGEST_FIRST.index(first) < LONGEST_FIRST.index(second)
+    suite.makepyfile(**{"tests/dynamodb_local/test_plain": "def test_plain(): pass"})
+    suite.makepyfile(**{second.removesuffix(".py"): "def test_listed_second(): pass"})
+    suite.makepyfile(**{first.removesuffix(".py"): "def test_listed_first(): pass"})
+    suite.makeconftest(ORDER_CONFTEST)
+
+    # When pytest collects it
+    result = run(suite, "--collect-only", "-q", "--import-mode=importlib")
+
+    # Then the listed modules come first, in the list's order, then the rest
+    order = [line.split("::")[-1] for line in result.outlines if "::" in line]
+    assert order == ["test_listed_first", "test_listed_second", "test_plain"]
+
+
+ORDER_CONFTEST = """
+from tests.support.order import longest_first
+
+
+def pytest_collection_modifyitems(items):
+    longest_first(items)
+"""

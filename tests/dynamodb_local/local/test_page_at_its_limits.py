@@ -1,5 +1,6 @@
 """The page of ``sensor-digest up`` at the limits it documents: 400 sensors over a year and 5,000
-over 30 days (150,000 cells each) are drawn whole, and one sensor more is left out with a word.
+over 30 days (150,000 cells each) are drawn whole, and one sensor more than fit is left out with a
+word.
 
 Engine: none. The API behind the local server is a stand-in handler that answers as the read API
 does (the same JSON shapes, ``/sensors`` paginated by 100 with ``next_token``), so that the test
@@ -102,14 +103,19 @@ def test_the_page_draws_every_sensor_and_day_at_its_documented_limits(
 def test_past_its_limit_the_page_draws_the_sensors_that_fit_and_says_how_many_it_left_out(
     served: Any, tmp_path: Path
 ) -> None:
-    server = served(5001)
+    # Given one sensor more than fit over a leap year (150,000 cells / 366 days: 409 sensors; a
+    # year, not 30 days, so that 410 sensors' requests stand for 5,001)
+    server = served(410)
 
-    dom = Dom(render(f"{server.url}/?from=2024-05-01&to=2024-05-30&sensors=&sensor=", tmp_path / "profile"))
+    # When Chromium opens the page on that year
+    dom = Dom(render(f"{server.url}/?from=2024-01-01&to=2024-12-31&sensors=&sensor=", tmp_path / "profile"))
 
+    # Then it draws the first 409 whole and says how many it left out
     assert dom.find("body")[0]["attrs"].get("data-state") == "ready", dom.find("p", id="status")
-    assert len([row for row in dom.find("tr") if "data-sensor" in row["attrs"]]) == 5000
+    rows = [row for row in dom.find("tr") if "data-sensor" in row["attrs"]]
+    assert [int(row["attrs"]["data-sensor"]) for row in rows] == list(range(409))
     notes = [p["text"] for p in dom.find("p") if p["text"].startswith("Showing the first")]
     assert notes == [
-        "Showing the first 5000 of 5001 sensors: the page draws at most 150,000 cells (sensors x days). "
+        "Showing the first 409 of 410 sensors: the page draws at most 150,000 cells (sensors x days). "
         "Narrow the range, or name the sensors."
     ]
