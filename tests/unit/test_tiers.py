@@ -7,11 +7,12 @@ they start, and its markers are the ones pyproject.toml declares (``--strict-mar
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.support.order import LONGEST_FIRST
+from tests.support.order import LONGEST_FIRST, longest_first
 from tests.support.tiers import TIERS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,29 +177,25 @@ def test_this_suites_own_tests_carry_their_folders_marker(request: pytest.Fixtur
     assert [mark.name for mark in request.node.iter_markers()] == ["unit"]
 
 
-def test_the_longest_modules_run_first_and_each_one_named_is_there(suite: pytest.Pytester) -> None:
+@dataclass
+class Collected:
+    """What ``longest_first`` reads of a collected test."""
+
+    nodeid: str
+
+
+def test_the_longest_modules_run_first_and_each_one_named_is_there() -> None:
     # Given the suite's list of its longest modules: each is a test module of this checkout
     assert [m for m in LONGEST_FIRST if not (ROOT / m).is_file()] == []
-    # and a generated suite of three modules, two of them listed, each collected after one it goes before
+    # and tests collected in folder order, two of them of listed modules, each after one it goes before
     first, second = "tests/repository/test_packaging.py", "tests/synth/test_context.py"
     assert LONGEST_FIRST.index(first) < LONGEST_FIRST.index(second)
-    suite.makepyfile(**{"tests/dynamodb_local/test_plain": "def test_plain(): pass"})
-    suite.makepyfile(**{second.removesuffix(".py"): "def test_listed_second(): pass"})
-    suite.makepyfile(**{first.removesuffix(".py"): "def test_listed_first(): pass"})
-    suite.makeconftest(ORDER_CONFTEST)
+    here = "tests/unit/test_tiers.py"
+    names = [f"{here}::test_a", f"{second}::test_b", f"{first}::test_c", f"{here}::test_d"]
+    items = [Collected(name) for name in names]
 
-    # When pytest collects it
-    result = run(suite, "--collect-only", "-q", "--import-mode=importlib")
+    # When they are ordered
+    longest_first(items)  # type: ignore[arg-type]
 
-    # Then the listed modules come first, in the list's order, then the rest
-    order = [line.split("::")[-1] for line in result.outlines if "::" in line]
-    assert order == ["test_listed_first", "test_listed_second", "test_plain"]
-
-
-ORDER_CONFTEST = """
-from tests.support.order import longest_first
-
-
-def pytest_collection_modifyitems(items):
-    longest_first(items)
-"""
+    # Then the listed modules come first, in the list's order, then the rest as collected
+    assert [item.nodeid.rsplit("::", 1)[1] for item in items] == ["test_c", "test_b", "test_a", "test_d"]
