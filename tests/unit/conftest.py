@@ -1,4 +1,5 @@
-"""Fixtures of the unit tests (no network): the in-process SQS broker behind a real boto3 client."""
+"""Fixtures of the unit tests (no network): the in-process SQS broker behind a real boto3 client,
+its visibility timeouts on a clock the test moves (``ticks.advance``), never on this machine's speed."""
 
 from __future__ import annotations
 
@@ -10,9 +11,27 @@ import pytest
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 
 
+class Ticks:
+    """Monotonic seconds that pass only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @pytest.fixture
-def broker() -> LocalSqsBroker:
-    return LocalSqsBroker()
+def ticks() -> Ticks:
+    return Ticks()
+
+
+@pytest.fixture
+def broker(ticks: Ticks) -> LocalSqsBroker:
+    return LocalSqsBroker(ticks=ticks)
 
 
 @pytest.fixture

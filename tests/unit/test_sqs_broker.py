@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 from tests.support.sqs import receive
+from tests.unit.conftest import Ticks
 
 
 @pytest.fixture
@@ -17,13 +17,15 @@ def queues(broker: LocalSqsBroker) -> tuple[str, str]:
     return broker.create_queue("q", visibility_timeout=0.2, dead_letter_url=dlq, max_receive_count=2), dlq
 
 
-def test_a_message_is_invisible_while_in_flight_and_comes_back_after_the_timeout(sqs: Any, queues: Any) -> None:
+def test_a_message_is_invisible_while_in_flight_and_comes_back_after_the_timeout(
+    sqs: Any, queues: Any, ticks: Ticks
+) -> None:
     url, _ = queues
     sqs.send_message(QueueUrl=url, MessageBody="a")
     first = receive(sqs, url)
 
     hidden = receive(sqs, url)
-    time.sleep(0.25)
+    ticks.advance(0.25)
     again = receive(sqs, url)
 
     assert [m["Attributes"]["ApproximateReceiveCount"] for m in first + again] == ["1", "2"]
@@ -32,11 +34,11 @@ def test_a_message_is_invisible_while_in_flight_and_comes_back_after_the_timeout
     assert first[0]["ReceiptHandle"] != again[0]["ReceiptHandle"]
 
 
-def test_a_stale_receipt_handle_deletes_nothing_and_the_latest_one_deletes(sqs: Any, queues: Any) -> None:
+def test_a_stale_receipt_handle_deletes_nothing_and_the_latest_one_deletes(sqs: Any, queues: Any, ticks: Ticks) -> None:
     url, _ = queues
     sqs.send_message(QueueUrl=url, MessageBody="a")
     stale = receive(sqs, url)[0]["ReceiptHandle"]
-    time.sleep(0.25)
+    ticks.advance(0.25)
     latest = receive(sqs, url)[0]["ReceiptHandle"]
 
     sqs.delete_message(QueueUrl=url, ReceiptHandle=stale)
@@ -48,14 +50,14 @@ def test_a_stale_receipt_handle_deletes_nothing_and_the_latest_one_deletes(sqs: 
     assert (gone["ApproximateNumberOfMessages"], gone["ApproximateNumberOfMessagesNotVisible"]) == ("0", "0")
 
 
-def test_past_max_receive_count_a_message_moves_to_the_dead_letter_queue(sqs: Any, queues: Any) -> None:
+def test_past_max_receive_count_a_message_moves_to_the_dead_letter_queue(sqs: Any, queues: Any, ticks: Ticks) -> None:
     url, dlq = queues
     sent = sqs.send_message(
         QueueUrl=url, MessageBody="poison", MessageAttributes={"k": {"DataType": "String", "StringValue": "v"}}
     )["MessageId"]
     for _ in range(2):
         assert len(receive(sqs, url)) == 1
-        time.sleep(0.25)
+        ticks.advance(0.25)
 
     assert receive(sqs, url) == []  # the third receive moves it instead of delivering it
     moved = sqs.receive_message(QueueUrl=dlq, MessageAttributeNames=["All"])["Messages"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ from sensor_digest_tools.aws import sqs_queues
 from sensor_digest_tools.aws.sqs_broker import LocalSqsBroker
 from sensor_digest_tools.ops.dlq import list_dead_letters, redrive
 from tests.support.sqs import receive
+from tests.unit.conftest import Ticks
 
 
 @pytest.fixture
@@ -41,14 +41,16 @@ def test_a_receive_takes_one_groups_run_in_order_before_the_next_group(sqs: Any,
     assert receive(sqs, url) == []  # both groups have a message in flight: b2 waits behind b1
 
 
-def test_a_message_in_flight_holds_back_its_group_until_deleted_or_visible_again(sqs: Any, fifo: Any) -> None:
+def test_a_message_in_flight_holds_back_its_group_until_deleted_or_visible_again(
+    sqs: Any, fifo: Any, ticks: Ticks
+) -> None:
     url, _ = fifo
     for body in ("a1", "a2"):
         send(sqs, url, body, "a")
     [first] = receive(sqs, url, 1)
 
     assert receive(sqs, url) == []
-    time.sleep(0.25)  # not deleted (a listed failure): it comes back first, with its group behind it
+    ticks.advance(0.25)  # not deleted (a listed failure): it comes back first, with its group behind it
     again = receive(sqs, url)
     assert bodies(again) == ["a1", "a2"]
     assert again[0]["Attributes"]["ApproximateReceiveCount"] == "2"
@@ -71,7 +73,7 @@ def test_sequence_numbers_grow_and_records_carry_group_and_deduplication_id(sqs:
 
 
 def test_a_deduplication_id_seen_in_its_group_within_the_window_is_not_queued_again(
-    sqs: Any, fifo: Any, broker: LocalSqsBroker, monkeypatch: pytest.MonkeyPatch
+    sqs: Any, fifo: Any, broker: LocalSqsBroker, ticks: Ticks
 ) -> None:
     url, _ = fifo
     first = send(sqs, url, "x", "g", "same")
@@ -82,9 +84,11 @@ def test_a_deduplication_id_seen_in_its_group_within_the_window_is_not_queued_ag
     assert other_group["MessageId"] != first["MessageId"]
     assert sorted(bodies(receive(sqs, url))) == ["x", "x"]
 
-    monkeypatch.setattr(sqs_queues, "DEDUPLICATION_WINDOW_SECONDS", 0.0)
     url2 = broker.create_queue("fresh.fifo", fifo=True)
     send(sqs, url2, "y", "g", "again")
+    ticks.advance(sqs_queues.DEDUPLICATION_WINDOW_SECONDS - 1)
+    send(sqs, url2, "y", "g", "again")  # within the window: dropped
+    ticks.advance(2)
     send(sqs, url2, "y", "g", "again")  # past the window: a new message
     assert bodies(receive(sqs, url2)) == ["y", "y"]
 
@@ -100,14 +104,14 @@ def test_a_fifo_send_without_group_or_deduplication_id_is_refused(sqs: Any, fifo
 
 
 def test_past_max_receive_count_a_message_moves_to_the_fifo_dead_letter_queue_with_its_group(
-    sqs: Any, fifo: Any
+    sqs: Any, fifo: Any, ticks: Ticks
 ) -> None:
     url, dlq = fifo
     poison = send(sqs, url, "poison", "g", "d1")
     send(sqs, url, "next", "g", "d2")
     for _ in range(2):
         assert bodies(receive(sqs, url, 1)) == ["poison"]
-        time.sleep(0.25)
+        ticks.advance(0.25)
 
     assert bodies(receive(sqs, url)) == ["next"]  # the group moves on once poison has left
     [moved] = receive(sqs, dlq)

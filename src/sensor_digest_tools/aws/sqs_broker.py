@@ -20,7 +20,9 @@ with the response SQS would send, so the handlers run unchanged. What it keeps o
   a task): every message of the dead-letter queue back to its source queue (or
   ``DestinationArn``) with its body and attributes, as a new message with a new ``messageId`` and
   a new ``SentTimestamp``, as SQS documents;
-- a ``clock`` (epoch seconds) for the sent and receive timestamps, so a test can let days pass;
+- a ``clock`` (epoch seconds) for the sent and receive timestamps, so a test can let days pass,
+  and ``ticks`` (monotonic seconds) for visibility timeouts and the deduplication window, so a
+  test can let a timeout pass without sleeping;
 - FIFO queues (``fifo=True``, the name ending in ``.fifo``), in high-throughput mode:
   ``MessageGroupId`` and ``MessageDeduplicationId`` required; a message whose deduplication id
   was seen in its group within the last five minutes is accepted but not queued again (the first

@@ -87,11 +87,12 @@ def md5(text: str) -> str:
 class SqsQueues:
     """The queues and their messages, with SQS's semantics (see ``sqs_broker.py`` for what is kept)."""
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time, ticks: Callable[[], float] = time.monotonic) -> None:
         self._queues: dict[str, _Queue] = {}
         self._lock = threading.Lock()
         self._sequence = itertools.count(FIRST_SEQUENCE_NUMBER)
-        self.clock = clock
+        self.clock = clock  # the timestamps SQS reports (epoch seconds)
+        self.ticks = ticks  # visibility timeouts and the deduplication window (seconds, only growing)
 
     def _now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -173,7 +174,7 @@ class SqsQueues:
                 "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided "
                 "explicitly",
             )
-        now = time.monotonic()
+        now = self.ticks()
         key = (group_id, deduplication_id)
         seen = queue.deduplicated.get(key)
         if seen is not None and seen[0] > now:
@@ -186,7 +187,7 @@ class SqsQueues:
     def receive(self, url: str, max_messages: int = 1, visibility_timeout: float | None = None) -> list[_Message]:
         queue = self._queue(url)
         timeout = queue.visibility_timeout if visibility_timeout is None else visibility_timeout
-        now = time.monotonic()
+        now = self.ticks()
         received: list[_Message] = []
         with self._lock:
             for message in self._candidates(queue, now):
@@ -278,12 +279,12 @@ class SqsQueues:
         with self._lock:
             message = queue.messages.get(receipt.split("#", 1)[0])
             if message is not None and message.receipt == receipt:
-                message.visible_at = time.monotonic() + timeout
+                message.visible_at = self.ticks() + timeout
 
     def counts(self, url: str) -> tuple[int, int]:
         """(visible, in flight)."""
         queue = self._queue(url)
-        now = time.monotonic()
+        now = self.ticks()
         with self._lock:
             in_flight = sum(1 for m in queue.messages.values() if m.visible_at > now)
             return len(queue.messages) - in_flight, in_flight
