@@ -29,7 +29,7 @@ from sensor_digest.store.sizes import item_bytes
 from sensor_digest.stream_filter import matches_filter
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
-from sensor_digest_tools.aws.dynamodb_local import create_tables, running_engine
+from sensor_digest_tools.aws.dynamodb_local import JIT_OPTION, create_tables, running_engine
 from sensor_digest_tools.aws.session import LocalSession
 from sensor_digest_tools.aws.sqs_broker import FIRST_SEQUENCE_NUMBER
 from sensor_digest_tools.aws.stream_reader import StreamReader
@@ -54,11 +54,11 @@ class Engine:
 
 
 @contextmanager
-def engine(*, modeled: bool) -> Iterator[Engine]:
+def engine(*, modeled: bool, java_options: tuple[str, ...] = (JIT_OPTION,)) -> Iterator[Engine]:
     """A DynamoDB Local of its own for each run (the engine slows down as its in-memory database
     grows, which would penalise whichever run came later), metered, with DynamoDB's transaction
     conflicts, and the latency model when ``modeled``."""
-    with running_engine(None) as local:
+    with running_engine(None, java_options) as local:
         session = LocalSession({"dynamodb": local.endpoint})
         meter, conflicts = RequestMeter(), ConflictEmulator()
         latency = LatencyModel() if modeled else None

@@ -184,6 +184,9 @@ class LocalEngine:
         return self.log.read_text(errors="replace")[-2000:]
 
 
+# The client JIT alone (C1): the engine answers many short requests, and on a 2-core machine the
+# server JIT's compile threads cost more CPU than they win back (``python -m bench.engine_jit``).
+JIT_OPTION = "-XX:TieredStopAtLevel=1"
 LAUNCHER_SOURCE = Path(__file__).with_name("LoopbackEngine.java")
 """The launcher that binds DynamoDB Local to 127.0.0.1 (its class: ``LoopbackEngine``)."""
 
@@ -251,12 +254,18 @@ def _tied_to_this_process(command: list[str]) -> list[str]:
     return [setpriv, "--pdeathsig", "TERM", *command]
 
 
-def start_engine(directory: Path | None = None, port: int | None = None, timeout: float | None = None) -> LocalEngine:
+def start_engine(
+    directory: Path | None = None,
+    port: int | None = None,
+    timeout: float | None = None,
+    java_options: tuple[str, ...] = (JIT_OPTION,),
+) -> LocalEngine:
     """Start ``DynamoDBLocal.jar -inMemory`` on a port of 127.0.0.1 (a free one unless given), listening
     on no other address (``launcher``), and wait until it answers, at most ``timeout`` seconds
     (``engine_wait_seconds()``). The engine never outlives a failed start: it is stopped on any error
     and on Ctrl-C; started from the main thread on Linux, it also dies with this process, even one
-    killed outright (``up`` killed with SIGKILL)."""
+    killed outright (``up`` killed with SIGKILL). ``java_options`` go before the rest: by default
+    the client JIT alone (C1), as ``python -m bench.engine_jit`` measures it against Java's default."""
     directory = fetch_engine(directory)
     java = shutil.which("java")
     if java is None:
@@ -265,6 +274,7 @@ def start_engine(directory: Path | None = None, port: int | None = None, timeout
     timeout = engine_wait_seconds() if timeout is None else timeout
     command = [
         java,
+        *java_options,
         f"-Djava.library.path={directory / 'DynamoDBLocal_lib'}",
         *launcher(directory, javac_beside(java)),
         "-inMemory",
@@ -355,13 +365,13 @@ def check_engine(endpoint: str, refused_for: float = GIVEN_REFUSED_SECONDS) -> N
 
 
 @contextmanager
-def running_engine(endpoint: str | None = None) -> Iterator[LocalEngine]:
+def running_engine(endpoint: str | None = None, java_options: tuple[str, ...] = (JIT_OPTION,)) -> Iterator[LocalEngine]:
     """Use the engine at ``endpoint`` when given, else start (and afterwards stop) a fresh one."""
     if endpoint:
         check_engine(endpoint)
         yield LocalEngine(endpoint=endpoint)
         return
-    engine = start_engine()
+    engine = start_engine(java_options=java_options)
     try:
         yield engine
     finally:
