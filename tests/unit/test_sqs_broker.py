@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from sensor_digest_tools.aws.sqs_broker import ENDPOINT, LocalSqsBroker
 from tests.support.sqs import receive
@@ -94,3 +95,21 @@ def test_a_message_past_the_maximum_size_counting_its_attributes_is_refused(sqs:
     assert [e["Id"] for e in result["Successful"]] == ["ok"]
     assert [(e["Id"], e["Code"]) for e in result["Failed"]] == [("big", "InvalidParameterValue")]
     assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["MaximumMessageSize"] == "1024"
+
+
+def test_visibility_changes_only_for_a_message_in_flight_and_within_12_hours(
+    sqs: Any, queues: Any, ticks: Ticks
+) -> None:
+    url, _ = queues
+    sqs.send_message(QueueUrl=url, MessageBody="a")
+    [message] = receive(sqs, url)
+    with pytest.raises(ClientError, match="InvalidParameterValue"):
+        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=43_201)
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=10)
+    ticks.advance(5)
+    assert receive(sqs, url) == []  # held 10 s from the change, not 0.2 s from the receive
+
+    ticks.advance(6)
+    with pytest.raises(ClientError, match="MessageNotInflight"):
+        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=600)
+    assert [m["MessageId"] for m in receive(sqs, url)] == [message["MessageId"]]  # still visible: not hidden again

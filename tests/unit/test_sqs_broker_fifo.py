@@ -159,3 +159,16 @@ def test_a_duplicate_of_a_deleted_message_is_still_dropped_and_answered_with_the
 
     assert (retry["MessageId"], retry["SequenceNumber"]) == (first["MessageId"], first["SequenceNumber"])
     assert receive(sqs, url) == []
+
+
+def test_a_group_stays_held_while_any_of_its_messages_is_in_flight(sqs: Any, fifo: Any) -> None:
+    url, _ = fifo
+    for body in ("b0", "b1", "b2"):
+        send(sqs, url, body, "b")
+    send(sqs, url, "c0", "c")
+    first, *_ = received = receive(sqs, url, 3)
+    assert bodies(received) == ["b0", "b1", "b2"]
+
+    # b0 made visible again while b1 and b2 are still in flight: the group stays held
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0)
+    assert bodies(receive(sqs, url, 10)) == ["c0"]

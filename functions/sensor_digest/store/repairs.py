@@ -50,6 +50,12 @@ def day_item(sensor_id: int | str, day: str, attribute: str | None = schema.DATA
             f"{schema.ID_PAGE_PREFIX}{sensor_id}#{day}#<page> item in the ledger table, 0 when there is none "
             f"(an UpdateItem of {where} with SET {schema.ID_PAGE} = :page)"
         )
+    if attribute == schema.SKIPPED_PAGES:
+        return (
+            f"its {schema.SKIPPED_PAGES} must be a whole number, the ledger pages ingest skipped when the item was put "
+            f"back behind them: put back the value ingest wrote, or set it to its {schema.ID_PAGE} (an UpdateItem of "
+            f"{where} with SET {schema.SKIPPED_PAGES} = {schema.ID_PAGE})"
+        )
     if attribute in (schema.READINGS, schema.READINGS_COVER):
         return (
             f"remove its {schema.READINGS} and {schema.READINGS_COVER} by hand (an UpdateItem of {where} with "

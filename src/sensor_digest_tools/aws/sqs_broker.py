@@ -8,6 +8,7 @@ with the response SQS would send, so the handlers run unchanged. What it keeps o
 - at-least-once delivery: a received message stays in the queue, invisible for the visibility
   timeout, until it is deleted with its latest receipt handle; an older receipt handle is
   accepted but deletes nothing (as SQS documents);
+- ``ChangeMessageVisibility`` of 0 to 43,200 s, for a message in flight only (``MessageNotInflight``);
 - ``ApproximateReceiveCount``, ``SentTimestamp``, ``ApproximateFirstReceiveTimestamp``;
 - the redrive policy: a message received ``maxReceiveCount`` times and still not deleted is
   moved to the dead-letter queue, with its id, body, attributes and sent time, instead of being
@@ -28,8 +29,8 @@ with the response SQS would send, so the handlers run unchanged. What it keeps o
   was seen in its group within the last five minutes is accepted but not queued again (the first
   one's id is returned); each message gets a ``SequenceNumber`` that only grows; a receive returns
   as many messages of one group as it can, in order, then the next group's; no message of a group
-  is returned while an earlier one of that group is in flight (received and neither deleted nor
-  visible again), so a retried message holds its group back; a FIFO queue's dead-letter queue
+  is returned while any one of that group is in flight (received and neither deleted nor visible
+  again), so a retried message holds its group back; a FIFO queue's dead-letter queue
   must be FIFO, and a message moved there keeps its group; its deduplication id becomes its
   message id (as SQS documents).
 
@@ -49,6 +50,7 @@ from sensor_digest_tools.aws.sqs_queues import (
     FIRST_SEQUENCE_NUMBER,
     InvalidAttributeName,
     InvalidFifoRequest,
+    InvalidRequest,
     MessageTooLong,
     QueueDoesNotExist,
     SqsQueues,
@@ -81,7 +83,7 @@ class LocalSqsBroker(SqsQueues):
         except (MessageTooLong, InvalidAttributeName) as exc:
             parsed = {"Error": {"Code": "InvalidParameterValue", "Message": str(exc)}}
             status = 400
-        except InvalidFifoRequest as exc:
+        except InvalidRequest as exc:
             parsed = {"Error": {"Code": exc.code, "Message": str(exc)}}
             status = 400
         except AttributeError:

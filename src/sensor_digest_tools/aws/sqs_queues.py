@@ -72,12 +72,19 @@ class InvalidAttributeName(ValueError):
     """SQS's ``InvalidParameterValue`` for a message attribute name SQS does not take."""
 
 
-class InvalidFifoRequest(ValueError):
-    """SQS's ``MissingParameter`` / ``InvalidParameterValue`` for what a FIFO queue requires."""
+class InvalidRequest(ValueError):
+    """A request SQS refuses with error ``code``."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class InvalidFifoRequest(InvalidRequest):
+    """SQS's ``MissingParameter`` / ``InvalidParameterValue`` for what a FIFO queue requires."""
+
+
+MAX_VISIBILITY_SECONDS = 43_200
 
 
 def md5(text: str) -> str:
@@ -206,21 +213,16 @@ class SqsQueues:
     @staticmethod
     def _candidates(queue: _Queue, now: float) -> list[_Message]:
         """Messages a receive may return, in the order it takes them. Standard: every visible one.
-        FIFO: per group, the visible messages before its first one in flight; the groups in the
-        order of their oldest message, each group's run whole before the next (SQS returns as many
-        messages of one group as it can)."""
+        FIFO: the messages of the groups with none in flight (an earlier or a later one), the groups
+        in the order of their oldest message, each group's run whole before the next (SQS returns as
+        many messages of one group as it can)."""
         if not queue.fifo:
             return [m for m in queue.messages.values() if m.visible_at <= now]
+        blocked = {str(m.group_id) for m in queue.messages.values() if m.visible_at > now}
         runs: dict[str, list[_Message]] = {}
-        blocked: set[str] = set()
         for message in queue.messages.values():
-            group = str(message.group_id)
-            if group in blocked:
-                continue
-            if message.visible_at > now:
-                blocked.add(group)
-                continue
-            runs.setdefault(group, []).append(message)
+            if str(message.group_id) not in blocked:
+                runs.setdefault(str(message.group_id), []).append(message)
         return [m for run in runs.values() for m in run]
 
     def _move_to_dead_letter(self, queue: _Queue, message: _Message) -> None:
@@ -275,11 +277,18 @@ class SqsQueues:
                 del queue.messages[message_id]
 
     def change_visibility(self, url: str, receipt: str, timeout: float) -> None:
+        """As SQS: 0 to 12 hours, only for a message in flight (``MessageNotInflight`` otherwise); an
+        older receipt handle changes nothing."""
+        if not 0 <= timeout <= MAX_VISIBILITY_SECONDS:
+            raise InvalidRequest("InvalidParameterValue", f"VisibilityTimeout {timeout:g} is not 0 to 43200")
         queue = self._queue(url)
         with self._lock:
             message = queue.messages.get(receipt.split("#", 1)[0])
             if message is not None and message.receipt == receipt:
-                message.visible_at = self.ticks() + timeout
+                now = self.ticks()
+                if message.visible_at <= now:
+                    raise InvalidRequest("MessageNotInflight", "the message is not in flight")
+                message.visible_at = now + timeout
 
     def counts(self, url: str) -> tuple[int, int]:
         """(visible, in flight)."""

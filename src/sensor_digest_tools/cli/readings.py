@@ -170,13 +170,17 @@ def _statistics_table(title: str, first: str, *, with_stddev: bool) -> Table:
     out = render.titled(title)
     out.add_column(first)
     out.add_column("reading")
-    for column in ("count", "sum", "min", "max", "mean", *(("stddev",) if with_stddev else ())):
+    for column in ("count", *EXACT_COLUMNS, "mean", *(("stddev",) if with_stddev else ())):
         out.add_column(column, justify="right")
     return out
 
 
+EXACT_COLUMNS = tuple(s.answer for s in tally.STATISTICS)
+"""The statistics the API answers exactly, in their stored order (a new one is a new column)."""
+
+
 def _cells(stats: dict[str, Any], *, with_stddev: bool) -> list[str]:
-    exact = [str(stats["count"]), exact_text(stats["sum"]), exact_text(stats["min"]), exact_text(stats["max"])]
+    exact = [str(stats["count"]), *(exact_text(stats[column]) for column in EXACT_COLUMNS)]
     return [*exact, shown(stats["mean"]), *((shown(stats["stddev"]),) if with_stddev else ())]
 
 

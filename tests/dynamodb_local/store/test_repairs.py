@@ -251,6 +251,13 @@ ANY_REPAIR = "its attributes as the contract gives them"  # the repair of an ite
             for ids in ({"NS": ["1"]}, {"SS": ["x"]})
         ),
         (
+            # the report already counted (its identity in Ids): only the refused write's read meets it
+            {schema.IDS: {"BS": [identity_hash("x" * 100)]}, schema.SKIPPED_PAGES: {"S": "x"}},
+            "SkippedPages is not of type N",
+            "its SkippedPages must be a whole number",
+            OWN_REPAIR,
+        ),
+        (
             {schema.HOUR_COUNTS: {"M": {"09": {"S": "one"}}}},
             "HourCounts",
             "remove its HourCounts by hand",
@@ -292,6 +299,7 @@ ANY_REPAIR = "its attributes as the contract gives them"  # the repair of an ite
         "ids-of-another-type",
         "ids-a-number-set-past-page-0",
         "ids-a-string-set-past-page-0",
+        "skipped-pages-of-another-type",
         "an-hour-that-is-no-number",
         "near-400-kb",
         "data-count-of-38-digits-e50",
