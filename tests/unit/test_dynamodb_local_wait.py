@@ -51,3 +51,19 @@ def test_an_engine_that_exits_as_it_starts_is_named_with_its_exit_code() -> None
 
     with pytest.raises(EngineError, match="DynamoDB Local exited with 3 as it started"):
         wait_until_answering(LocalEngine(endpoint="http://127.0.0.1:9", process=exited), timeout=30)
+
+
+def test_an_engine_that_exits_as_it_starts_names_the_java_options_the_shell_added(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:+NoSuchOption")
+    monkeypatch.delenv("_JAVA_OPTIONS", raising=False)
+    monkeypatch.delenv("JDK_JAVA_OPTIONS", raising=False)
+    exited = subprocess.Popen([sys.executable, "-c", "raise SystemExit(1)"])
+    exited.wait()
+
+    with pytest.raises(EngineError) as refused:
+        wait_until_answering(LocalEngine(endpoint="http://127.0.0.1:9", process=exited), timeout=30)
+    assert str(refused.value).startswith(
+        "DynamoDB Local exited with 1 as it started (with JAVA_TOOL_OPTIONS='-XX:+NoSuchOption'):"
+    )

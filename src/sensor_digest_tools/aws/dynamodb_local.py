@@ -303,6 +303,17 @@ def start_engine(
     return engine
 
 
+JAVA_SETTINGS = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")
+"""The variables by which a shell adds options to every ``java`` (and so to the engine's)."""
+
+
+def _java_settings() -> str:
+    """`` (with JAVA_TOOL_OPTIONS='...', ...)`` for the variables set, so that a start refused over
+    an option says whose option it was; the engine's own are ``JIT_OPTION`` and the launcher's."""
+    named = [f"{name}={os.environ[name]!r}" for name in JAVA_SETTINGS if os.environ.get(name)]
+    return f" (with {', '.join(named)})" if named else ""
+
+
 def wait_until_answering(
     engine: LocalEngine, timeout: float, probe_seconds: float = 5.0, refused_for: float | None = None
 ) -> None:
@@ -324,7 +335,8 @@ def wait_until_answering(
     while True:
         if engine.process is not None and engine.process.poll() is not None:
             raise EngineError(
-                f"DynamoDB Local exited with {engine.process.returncode} as it started: {engine.output()}"
+                f"DynamoDB Local exited with {engine.process.returncode} as it started{_java_settings()}: "
+                f"{engine.output()}"
             )
         try:
             probe.list_tables(Limit=1)
