@@ -166,6 +166,10 @@ def _hours(
         console.print(Text(f"{PARTIAL_MEANS}: {day}", style="dim"))
 
 
+EXACT_COLUMNS = tuple(s.answer for s in tally.STATISTICS)
+"""The statistics the API answers exactly, in their stored order (a new one is a new column)."""
+
+
 def _statistics_table(title: str, first: str, *, with_stddev: bool) -> Table:
     out = render.titled(title)
     out.add_column(first)
@@ -173,10 +177,6 @@ def _statistics_table(title: str, first: str, *, with_stddev: bool) -> Table:
     for column in ("count", *EXACT_COLUMNS, "mean", *(("stddev",) if with_stddev else ())):
         out.add_column(column, justify="right")
     return out
-
-
-EXACT_COLUMNS = tuple(s.answer for s in tally.STATISTICS)
-"""The statistics the API answers exactly, in their stored order (a new one is a new column)."""
 
 
 def _cells(stats: dict[str, Any], *, with_stddev: bool) -> list[str]:
