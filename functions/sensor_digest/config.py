@@ -138,6 +138,12 @@ class SummarySettings(TableSettings):
 
 
 @dataclass(frozen=True)
+class AnnouncerSettings(TableSettings):
+    """The alarm announcer's: the digest table whose alarm items' transitions it announces on the
+    account's default event bus, and whose alarm log it keeps."""
+
+
+@dataclass(frozen=True)
 class ApiSettings(TableSettings):
     """The read API's: the digest table it reads (and the ``Profiles`` index on it); for
     ``GET /silence``, the zone of sensors registered without one (``DIGEST_TIMEZONE``) and the
@@ -166,7 +172,7 @@ class ImportSettings(Settings):
 
 
 ENVIRONMENT_VARIABLES = frozenset(
-    {v.name for model in (IngestSettings, SummarySettings, ApiSettings, ImportSettings) for v in model.variables()}
+    {v.name for model in (IngestSettings, SummarySettings, AnnouncerSettings, ApiSettings, ImportSettings) for v in model.variables()}
     | {names.PIPELINE_ENV}
 )
 """Every variable the settings read: a handler's service is built again when one of them changes

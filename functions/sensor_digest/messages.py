@@ -52,6 +52,7 @@ class SensorMessage:
     named: bool = True  # its body has an ``event_id`` (else its identity is its origin messageId)
     hour: str = "00"  # ``HH``: the hour of its day it counts toward (``HourCounts``), in the same zone as ``day``
     readings: Readings = ()  # the values the sensor measured for this report, by name
+    at: int = 0  # its report time, microseconds since 1970-01-01T00:00Z (a wall-clock time read in its zone)
 
     @property
     def sent_again_elsewhere(self) -> bool:
@@ -303,6 +304,18 @@ def _hour_of(fields: Mapping[str, Any], sent_timestamp: str | None, zone: tzinfo
     return timestamps.hour_of_instant(timestamps.epoch_micros(value), zone)
 
 
+def _instant_of(fields: Mapping[str, Any], sent_timestamp: str | None, zone: tzinfo) -> int:
+    """The report time in microseconds since the epoch (an alarm's time order); called once
+    ``_day_of`` accepted the same fields. A wall-clock time is read in ``zone`` (the earlier of a
+    repeated hour)."""
+    if "timestamp" not in fields:
+        return int(str(sent_timestamp)) * 1000
+    value = fields["timestamp"]
+    if not isinstance(value, str):
+        return timestamps.epoch_micros(value)
+    return timestamps.instant_in(timestamps.parse(value), zone)
+
+
 @dataclass(frozen=True)
 class PendingMessage:
     """A body that passed every rule but the timestamp's: valid but for its day, which needs the
@@ -336,6 +349,7 @@ class PendingMessage:
             named="event_id" in self.fields,
             hour=_hour_of(self.fields, self.sent_timestamp, zone),
             readings=self.readings,
+            at=_instant_of(self.fields, self.sent_timestamp, zone),
         )
 
 

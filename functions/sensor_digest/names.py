@@ -7,6 +7,7 @@ from __future__ import annotations
 
 INGEST_SERVICE = "sensor-digest-ingest"
 SUMMARY_SERVICE = "sensor-digest-summary"
+ANNOUNCER_SERVICE = "sensor-digest-announcer"
 API_SERVICE = "sensor-digest-api"
 SILENCE_SERVICE = "sensor-digest-silence"
 IMPORT_SERVICE = "sensor-digest-import"  # the history import's functions (prepare, batch, finish)
@@ -29,6 +30,10 @@ METRIC_SUMMARY_WRITTEN = "summaryWritten"
 METRIC_SUMMARY_STALE = "summaryStale"
 METRIC_SUMMARY_IGNORED = "summaryIgnored"
 METRIC_SUMMARY_FAILED = "summaryFailed"
+
+# the alarm announcer's
+METRIC_ALARMS_ANNOUNCED = "alarmsAnnounced"
+METRIC_ALARMS_UNANNOUNCED = "alarmsUnannounced"  # transitions whose announcement failed (retried)
 
 # the read API's metrics, one per answer's fate: 2xx, 4xx (the request's fault), 5xx
 METRIC_API_ANSWERED = "apiAnswered"

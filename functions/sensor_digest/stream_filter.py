@@ -22,6 +22,12 @@ DAY_ITEM_FILTER: dict[str, Any] = {
 }
 """Only inserts and updates of day items (their new image has ``DataCount``) reach the summary."""
 
+ALARM_FILTER: dict[str, Any] = {
+    "eventName": ["INSERT", "MODIFY"],
+    "dynamodb": {"NewImage": {schema.ANNOUNCE: {"N": [{"exists": True}]}}},
+}
+"""Only writes of alarm items that made transitions (their new image has ``Announce``) reach the announcer."""
+
 
 @dataclass(frozen=True)
 class DayCount:

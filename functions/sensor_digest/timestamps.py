@@ -131,6 +131,23 @@ def hour_in(stamp: Timestamp, zone: tzinfo) -> str:
     return hour_of_instant(micros, zone)
 
 
+def instant_in(stamp: Timestamp, zone: tzinfo) -> int:
+    """The instant ``stamp`` names, in microseconds since the epoch: its own for a time with offset,
+    the wall-clock time read in ``zone`` otherwise (the earlier of a repeated autumn hour; a time in
+    the skipped spring hour as the zone's rules shift it). Past 0001..9999 in ``zone``, the time read
+    as UTC (only the order of reports depends on it)."""
+    micros = stamp.epoch_micros
+    if micros is not None:
+        return micros
+    local = (stamp.date.toordinal() - _EPOCH_ORDINAL) * MICROS_PER_DAY + stamp.time_micros
+    try:
+        wall = datetime.combine(stamp.date, datetime.min.time()) + timedelta(microseconds=stamp.time_micros)
+        offset = wall.replace(tzinfo=zone).utcoffset()
+    except (OverflowError, ValueError):
+        return local
+    return local - (0 if offset is None else offset // timedelta(microseconds=1))
+
+
 def day_of_instant(micros: int, zone: tzinfo) -> str | None:
     """``YYYY-MM-DD`` of the instant ``micros`` (since 1970-01-01T00:00Z) in ``zone``; ``None`` when
     that day is outside 0001-01-01..9999-12-31."""

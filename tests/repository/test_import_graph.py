@@ -111,7 +111,7 @@ def reachable(edges: dict[str, set[str]], start: str) -> set[str]:
 
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("handlers", ("ingest", "summary", "api", "silence", "history")),  # functions/<name>/handler.py
+    ("handlers", ("ingest", "summary", "api", "silence", "history", "announcer")),  # functions/<name>/handler.py
     ("the Lambda entry", ("sensor_digest.entry",)),
     (
         "services",
@@ -121,6 +121,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sensor_digest.api",
             "sensor_digest.silence",
             "sensor_digest.history",
+            "sensor_digest.alarms.announce",
         ),
     ),
     ("counting", ("sensor_digest.counting",)),
@@ -139,10 +140,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sensor_digest.environment",
             "sensor_digest.stream_filter",
             "sensor_digest.upsert",
+            "sensor_digest.alarms",
         ),
     ),
     ("the store", ("sensor_digest.store",)),
-    ("the base", ("sensor_digest", "sensor_digest.errors", "sensor_digest.backoff", "sensor_digest.names")),
+    ("the base", ("sensor_digest", "sensor_digest.errors", "sensor_digest.backoff", "sensor_digest.names", "sensor_digest.exact_json")),
 )
 """The Lambda core from the top down: a module belongs to the layer of its longest prefix here, and
 imports its own layer and those below only (``sensor_digest.logs`` and its like: the base)."""

@@ -48,7 +48,7 @@ def test_every_package_folder_is_listed_for_the_wheel() -> None:
         for path in base.rglob("__init__.py")
     }
     # the handler modules ship inside the construct's package, never as top-level packages
-    handlers = ("ingest", "summary", "api", "silence", "history")
+    handlers = ("ingest", "summary", "api", "silence", "history", "announcer")
     found = {f"sensor_digest_cdk.functions.{name}" if name in handlers else name for name in found}
     # and a folder of data (the page) is listed with its files as package data
     data = {

@@ -39,7 +39,8 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
 from sensor_digest import names, zones
-from sensor_digest.api import exact_json, readings, rules, tokens
+from sensor_digest import exact_json
+from sensor_digest.api import readings, rules, tokens
 from sensor_digest.errors import BadRequest, MalformedItem, RefusedWrite, TransientFault, UnknownTimeZone
 from sensor_digest.logs import LOG
 from sensor_digest.silence.check import SilenceCheck

@@ -31,6 +31,7 @@ class BatchReport:
     groups: int = 0
     retries: int = 0
     deferred: int = 0  # groups whose transaction met another writer's, written again at the end of the batch
+    transitions: int = 0  # alarm transitions the batch's reports made (alarms/evaluator.py)
     ended_ids: set[str] = field(default_factory=set)  # counted, duplicate or kept in the DLQ
     refused: list[tuple[str, str]] = field(default_factory=list)  # (message id, reason): a write refused
     audit: list[list[Any]] = field(default_factory=list)  # [sensor_id, day, [[event_id, count], ...]] counted
@@ -87,6 +88,7 @@ class BatchReport:
             "requests": self.requests,
             "retries": self.retries,
             "deferred": self.deferred,
+            "transitions": self.transitions,
         }
 
     def response(self) -> dict[str, list[dict[str, str]]]:

@@ -11,7 +11,10 @@ read -> date -> count -> report:
    writes); two messages of one sensor with one identity in a batch are one report: the first in
    batch order (the leader) is written, the others share its fate, whichever day they name:
    duplicates once it is counted, rejected with it, or batch item failures with it;
-5. **report** each message's fate: counted, duplicate, rejected or failed, and list the failed
+5. **evaluate** the alarm rules on the reports that ended counted or found counted
+   (``alarms/evaluator.py``); one whose alarm could not be written is a batch item failure, so that
+   its redelivery (found counted) evaluates it then;
+6. **report** each message's fate: counted, duplicate, rejected or failed, and list the failed
    ones (``ordering.failures``) so that SQS redelivers them.
 
 Nothing here raises for a per-message problem, and nothing here knows the queue type or the
@@ -33,6 +36,7 @@ from dataclasses import InitVar, dataclass, field, replace
 from datetime import tzinfo
 from typing import Any
 
+from sensor_digest.alarms.evaluator import AlarmEvaluator
 from sensor_digest.config import DEADLINE_MARGIN_SECONDS
 from sensor_digest.counting import DayCounter, GroupOutcome, leaders
 from sensor_digest.dead_letter_format import BadOrigin, clip_reason
@@ -59,6 +63,7 @@ class IngestService:
     ordering: InitVar[Ordering | None] = None
     profiles: ProfileCache | None = None
     reject_unknown: bool = False
+    alarms: AlarmEvaluator | None = None
     clock: Callable[[], float] = time.monotonic
     _ordering: Ordering = field(init=False, repr=False)
 
@@ -150,6 +155,7 @@ class IngestService:
             by_id = {m.message_id: m for m in messages}
             self._dead_letter([Rejection(by_id[mid], reason) for mid, reason in report.refused], report, deadline)
             self._dead_letter(self._followers_share_fate(first, followers, report, by_id), report, deadline)
+            self._evaluate_alarms(first, report, deadline)
         self._batch_item_failures(messages, report)
         if report.answered:  # the handler answered without waiting for this: nothing runs on after it
             LOG.warning("the batch ended after its answer: what follows the writes is left to the redelivery")
@@ -279,6 +285,26 @@ class IngestService:
                 reason=outcome.reason,
                 message_ids=[m.message_id for m in outcome.failed],
             )
+
+    def _evaluate_alarms(self, first: list[SensorMessage], report: BatchReport, deadline: float | None) -> None:
+        """The leaders that ended counted or found counted, against the alarm rules; those that
+        could not be evaluated are batch item failures (their repeats in the batch stay duplicates:
+        the leader's redelivery is the one evaluated)."""
+        if self.alarms is None:
+            return
+        with report.lock:
+            if report.answered:
+                return
+            ended, refused = set(report.ended_ids), {mid for mid, _ in report.refused}
+        settled = [m for m in first if m.message_id in ended and m.message_id not in refused]
+        expired = None if deadline is None else (lambda: self.clock() >= deadline)
+        evaluated = self.alarms.evaluate(settled, expired)
+        with report.lock:
+            report.transitions += evaluated.transitions
+            report.requests += evaluated.writes + (1 if evaluated.reads else 0)
+            report.failed_ids.extend(m.message_id for m in evaluated.failed)  # its repeats ended as duplicates
+        if evaluated.failed:
+            LOG.warning("alarm evaluation will be retried", message_ids=[m.message_id for m in evaluated.failed])
 
     @staticmethod
     def _refusal(message: SensorMessage, outcome: GroupOutcome) -> str:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sensor_digest.alarms.evaluator import AlarmEvaluator
+from sensor_digest.alarms.store import AlarmStore, RuleCache, RuleStore
 from sensor_digest.config import DeliveryMode, IngestSettings, QueueType
 from sensor_digest.counting import (
     DayCounter,
@@ -66,4 +68,8 @@ def build_service(
         ordering=mode.ordering(),
         profiles=ProfileCache(profiles, ttl=settings.profile_cache_seconds),
         reject_unknown=settings.unknown_sensors == "reject",
+        alarms=AlarmEvaluator(
+            rules=RuleCache(RuleStore(ledger_table_name=settings.ledger_table_name, client=client)),
+            alarms=AlarmStore(table_name=settings.table_name, client=client),
+        ),
     )

@@ -139,6 +139,41 @@ SEQUENCE_DIGITS = len(str(MAX_SEQUENCE_NUMBER))  # 39
 """An SQS sequence number has up to 128 bits: more digits than a DynamoDB number keeps (38), so a
 day item stores it as a string of fixed width, where string order is number order."""
 
+# -- alarms (alarms/): one item per alarm in the digest table, its log beside it; the rules in the ledger --
+
+ALARM_PREFIX = "ALARM#"  # Date = ALARM#<rule>: the alarm of that rule for the item's sensor
+ALARM_LOG_PREFIX = "ALARMLOG#"  # Date = ALARMLOG#<rule>#<version, 12 digits>: one transition, kept
+ALARM_STATE = "AlarmState"
+ALERTING = "Alerting"  # the state while it is not NORMAL: the partition key of the sparse ``Alarms`` index
+ALARM_INDEX = "Alarms"
+ALARM_INDEX_KEY_SCHEMA = ((ALERTING, "S", "HASH"), (SENSOR_ID, "N", "RANGE"))
+READING = "Reading"
+SEVERITY = "Severity"
+SEEN_AT = "SeenAt"
+SEEN_ID = "SeenId"
+PENDING_SINCE = "PendingSince"
+PENDING_COUNT = "PendingCount"
+SNOOZED_UNTIL = "SnoozedUntil"
+STATE_SINCE = "StateSince"
+MADE = "Made"  # the transitions this version's write made (the outbox the announcer reads)
+ANNOUNCE = "Announce"  # present (the version) when ``Made`` holds transitions: the stream filter's
+TRANSITION = "Transition"  # a log item's transition
+RULES_KEY = "ALARM-RULES"  # ledger pk: the rule set (``Rules``, JSON) and its ``Version``
+RULES_VERSION_KEY = "ALARM-RULES#VERSION"  # ledger pk: the version alone (a container's cheap check)
+RULES = "Rules"
+CHANGED_BY = "ChangedBy"
+CHANGED_AT = "ChangedAt"
+LOG_VERSION_DIGITS = 12
+
+
+def alarm_key(sensor_id: int | str, rule: str) -> Item:
+    return _digest_key(sensor_id, ALARM_PREFIX + rule)
+
+
+def alarm_log_key(sensor_id: int | str, rule: str, version: int) -> Item:
+    return _digest_key(sensor_id, f"{ALARM_LOG_PREFIX}{rule}#{version:0{LOG_VERSION_DIGITS}d}")
+
+
 # -- table definitions: (attribute, type, key role), as CloudFormation and CreateTable name them --
 
 DIGEST_KEY_SCHEMA = ((SENSOR_ID, "N", "HASH"), (DATE, "S", "RANGE"))

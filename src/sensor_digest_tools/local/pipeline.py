@@ -25,14 +25,19 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
 from sensor_digest import api, ingest, summary
+from sensor_digest.alarms.announce import Announcer
+from sensor_digest.alarms.store import AlarmStore
 from sensor_digest.config import ApiSettings, DeliveryMode, IngestSettings, QueueType, SummarySettings
 from sensor_digest.logs import LOG
 from sensor_digest.silence.check import SilencePage
+from sensor_digest.store.dynamo import make_client
+from sensor_digest.stream_filter import ALARM_FILTER
 from sensor_digest_cdk.shape import PipelineShape
 from sensor_digest_tools import instruments
 from sensor_digest_tools.aws.dynamodb_local import (
@@ -55,6 +60,7 @@ from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
 from sensor_digest_tools.lambda_runtime.sqs_event_source import SqsEventSource
 from sensor_digest_tools.lambda_runtime.stream_event_source import StreamEventSource
 from sensor_digest_tools.local.api_server import LocalApi
+from sensor_digest_tools.local.event_bus import LocalEventBus
 from sensor_digest_tools.local.silence_watch import watch_silence
 from sensor_digest_tools.ops.dlq import queue_depth
 from sensor_digest_tools.ops.targets import Target
@@ -83,6 +89,7 @@ class PipelineOptions:
     api: bool = False  # serve the read API (and its page) on a loopback port
     api_port: int = 0  # its port; 0: a free one
     silence_every: float = 0.0  # run the silence check every so many seconds (`up`); 0: never
+    events_file: str | None = None  # keep the announced alarm events in this JSON-lines file too (`up`)
 
     @property
     def delivery_mode(self) -> DeliveryMode:
@@ -138,6 +145,8 @@ class LocalPipeline:
         self.errors: list[BaseException] = []
         self.broker: LocalSqsBroker | None = None
         self.on_silence: Callable[[SilencePage], None] | None = None  # hears each silence check's answer
+        events = options.events_file
+        self.events = LocalEventBus(None if events is None else Path(events))  # the default bus, kept
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -204,7 +213,19 @@ class LocalPipeline:
             handler=summary_handler,
             batch_size=self.options.shape.summary_batch_size,
         )
-        for name, source in (("ingest", self.sqs_source), ("summary", self.stream_source)):
+        # the announcer, as the stack wires it: its own reader of the stream, its own filter
+        self.announcer = Announcer(
+            events=self.events,  # type: ignore[arg-type]
+            alarms=AlarmStore(table_name=table, client=make_client(self.session, max_pool_connections=4)),
+        )
+        self.alarm_source = StreamEventSource(
+            reader=StreamReader(engine.endpoint, table),
+            handler=lambda_handler(self.announcer),
+            batch_size=self.options.shape.summary_batch_size,
+            pattern=ALARM_FILTER,
+        )
+        sources = (("ingest", self.sqs_source), ("summary", self.stream_source), ("alarms", self.alarm_source))
+        for name, source in sources:
             thread = threading.Thread(target=self._loop, args=(source,), name=f"sensor-digest-{name}", daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -325,11 +346,14 @@ class LocalPipeline:
         """Nothing left in the queue (visible or in flight) and the stream side caught up."""
         if self.in_queue() != 0:
             return False
-        cycles_before = len(self.stream_source.stats.cycles)
+        streams = (self.stream_source, self.alarm_source)
+        before = [len(source.stats.cycles) for source in streams]
         deadline = time.monotonic() + 10
-        while len(self.stream_source.stats.cycles) < cycles_before + 2 and time.monotonic() < deadline:
-            time.sleep(0.02)  # two full stream cycles after the queue emptied: every record was read
-        return self.stream_source.pending == 0 and self.in_queue() == 0
+        while time.monotonic() < deadline and any(
+            len(source.stats.cycles) < cycles + 2 for source, cycles in zip(streams, before, strict=True)
+        ):
+            time.sleep(0.02)  # two full cycles of each stream reader after the queue emptied: every record was read
+        return all(source.pending == 0 for source in streams) and self.in_queue() == 0
 
     def wait_until_drained(self, timeout: float = 600, tick: Any = None) -> bool:
         deadline = time.monotonic() + timeout

@@ -1,0 +1,159 @@
+"""The alarm announcer: each transition an alarm write made, announced once as an EventBridge event.
+
+Fed by the digest table's stream (``stream_filter.ALARM_FILTER``: only alarm writes that made
+transitions), it reads the transitions of each record's new image (``Made``, the outbox written in
+the same write as the state), puts one event per transition on the account's default bus
+(``EVENT_SOURCE``, ``DETAIL_TYPE``), then keeps each in the alarm's log. A record whose events
+could not all be put (a fault, a ``FailedEntryCount``) is where the batch checkpoints: Lambda hands
+it over again, and the events put before are put again with the **same** ``transition_id`` (a
+consumer drops a repeat by it). After the retries the stack allows, the record goes to the stream's
+failure queue, whose alarm says so; nothing is dropped in silence.
+
+The event's ``detail`` (``detail_of``) writes values exactly, as the read API does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sensor_digest import exact_json, names
+from sensor_digest.alarms.model import Alarm, Transition, iso
+from sensor_digest.alarms.store import AlarmStore, alarm_of
+from sensor_digest.config import AnnouncerSettings
+from sensor_digest.errors import MalformedItem, StoreFault
+from sensor_digest.logs import LOG
+from sensor_digest.store import schema
+from sensor_digest.store.dynamo import ClientSource, make_client
+from sensor_digest.stream_filter import ALARM_FILTER, matches_filter
+
+if TYPE_CHECKING:
+    from mypy_boto3_events import EventBridgeClient
+
+EVENT_SOURCE = "sensor-digest"
+DETAIL_TYPE = "Sensor Digest Alarm State Change"
+MAX_ENTRIES = 10  # PutEvents takes at most 10 entries per call
+
+
+def detail_of(alarm: Alarm, t: Transition) -> dict[str, Any]:
+    """The event's detail: the contract's fields, values exact (``None`` where an operator moved it)."""
+    return {
+        "transition_id": t.id,
+        "alarm_id": alarm.id,
+        "sensor_id": alarm.sensor_id,
+        "reading": alarm.reading,
+        "rule": alarm.rule,
+        "previous": t.previous.value,
+        "state": t.state.value,
+        "severity": t.severity,
+        "value": t.value,
+        "report_time": None if t.report_time is None else iso(t.report_time),
+        "at": iso(t.at),
+        "by": t.by,
+        "cause": t.cause,
+    }
+
+
+def entry_of(alarm: Alarm, t: Transition) -> dict[str, Any]:
+    return {"Source": EVENT_SOURCE, "DetailType": DETAIL_TYPE, "Detail": exact_json.dumps(detail_of(alarm, t))}
+
+
+@dataclass
+class AnnounceReport:
+    records: int = 0
+    ignored: int = 0
+    announced: int = 0
+    unannounced: int = 0
+    malformed: int = 0
+    checkpoint: str | None = None
+    reasons: list[str] = field(default_factory=list)
+
+    def metrics(self) -> dict[str, int]:
+        return {names.METRIC_ALARMS_ANNOUNCED: self.announced, names.METRIC_ALARMS_UNANNOUNCED: self.unannounced}
+
+    def log_fields(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "ignored": self.ignored,
+            "announced": self.announced,
+            "unannounced": self.unannounced,
+            "malformed": self.malformed,
+            "checkpoint": self.checkpoint,
+        }
+
+    def response(self) -> dict[str, list[dict[str, str]]]:
+        failures = [] if self.checkpoint is None else [{"itemIdentifier": self.checkpoint}]
+        return {"batchItemFailures": failures}
+
+
+def _new_transitions(record: Mapping[str, Any]) -> Alarm | None:
+    """The alarm of a record whose write made transitions not announced by an earlier record."""
+    if not matches_filter(record, ALARM_FILTER):
+        return None
+    images = record.get("dynamodb") or {}
+    new, old = images.get("NewImage") or {}, images.get("OldImage") or {}
+    if old.get(schema.ANNOUNCE) == new.get(schema.ANNOUNCE) and old.get(schema.VERSION) == new.get(schema.VERSION):
+        return None
+    return alarm_of(new)
+
+
+class Announcer:
+    """Stream records in, one event per transition out (see the module)."""
+
+    def __init__(self, *, events: EventBridgeClient, alarms: AlarmStore) -> None:
+        self._events = events
+        self._alarms = alarms
+
+    def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> AnnounceReport:
+        report = AnnounceReport()
+        for record in event.get("Records") or []:
+            report.records += 1
+            try:
+                alarm = _new_transitions(record)
+            except MalformedItem as bad:  # a hand-made alarm item: nothing of it can be announced
+                LOG.error("an alarm item in the stream cannot be read; not announced", reason=str(bad))
+                report.malformed += 1
+                continue
+            if alarm is None:
+                report.ignored += 1
+                continue
+            try:
+                self._announce(alarm, alarm.made)
+                self._alarms.log(alarm, alarm.made, alarm.version)
+            except (StoreFault, AnnounceFailed) as fault:
+                report.unannounced += len(alarm.made)
+                report.checkpoint = str((record.get("dynamodb") or {}).get("SequenceNumber") or record.get("eventID"))
+                report.reasons.append(str(fault))
+                LOG.warning("alarm transitions not announced; the stream will retry", alarm=alarm.id, reason=str(fault))
+                break
+            report.announced += len(alarm.made)
+            for t in alarm.made:
+                LOG.info("alarm announced", alarm=alarm.id, transition_id=t.id, state=t.state.value)
+        return report
+
+    def _announce(self, alarm: Alarm, transitions: Sequence[Transition]) -> None:
+        entries = [entry_of(alarm, t) for t in transitions]
+        for start in range(0, len(entries), MAX_ENTRIES):
+            try:
+                answer = self._events.put_events(Entries=entries[start : start + MAX_ENTRIES])  # type: ignore[arg-type]
+            except Exception as exc:  # botocore's errors and the transport's: all retried by the stream
+                raise AnnounceFailed(f"PutEvents failed: {type(exc).__name__}: {exc}") from exc
+            if answer.get("FailedEntryCount"):
+                codes = sorted({str(e.get("ErrorCode")) for e in answer.get("Entries", []) if e.get("ErrorCode")})
+                raise AnnounceFailed(f"PutEvents refused {answer['FailedEntryCount']} entries: {', '.join(codes)}")
+
+
+class AnnounceFailed(Exception):
+    """PutEvents did not take every entry: the record is retried."""
+
+
+def build_service(settings: AnnouncerSettings, session: ClientSource) -> Announcer:
+    """The announcer of these settings, its clients from ``session`` (see ``announcer/handler.py``)."""
+    return Announcer(
+        events=session.client("events"),
+        alarms=AlarmStore(table_name=settings.table_name, client=make_client(session, max_pool_connections=4)),
+    )
+
+
+__all__ = ["DETAIL_TYPE", "EVENT_SOURCE", "AnnounceReport", "Announcer", "build_service", "detail_of"]
