@@ -79,7 +79,7 @@ def _number(value: object, what: str) -> Decimal:
         raise InvalidRule(f"{what} must be a number, got {str(value)[:40]!r}") from None
     if not number.is_finite():
         raise InvalidRule(f"{what} must be a finite number, got {value}")
-    digits = len(number.normalize().as_tuple().digits)
+    digits = len("".join(map(str, number.as_tuple().digits)).strip("0") or "0")  # no context: no rounding
     if digits > MAX_VALUE_DIGITS or abs(number.adjusted()) > 100:
         raise InvalidRule(
             f"{what} must have at most {MAX_VALUE_DIGITS} significant digits and a magnitude within 1e100"
