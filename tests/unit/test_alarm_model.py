@@ -5,6 +5,7 @@ cut anywhere, arrival order within a batch does not matter. Engine: none."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any
@@ -193,7 +194,7 @@ def stored(alarm: Alarm, before: Alarm) -> Alarm:
 def in_batches(r: AlarmRule, sequence: list[Report], cuts: list[int]) -> tuple[Alarm, list[str]]:
     alarm, made = Alarm.fresh(7, r), []
     edges = sorted({0, len(sequence), *[c % (len(sequence) + 1) for c in cuts]})
-    for a, b in zip(edges, edges[1:], strict=False):
+    for a, b in itertools.pairwise(edges):
         after = evaluate(alarm, r, sequence[a:b], NOW)
         made += [t.id for t in after.made]
         alarm = stored(after, alarm)
