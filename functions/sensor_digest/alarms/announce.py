@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sensor_digest import exact_json, names
 from sensor_digest.alarms.model import Alarm, Transition, iso
 from sensor_digest.alarms.store import AlarmStore, alarm_of
+from sensor_digest.backoff import Backoff
 from sensor_digest.config import AnnouncerSettings
 from sensor_digest.errors import MalformedItem, StoreFault
 from sensor_digest.logs import LOG
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 EVENT_SOURCE = "sensor-digest"
 DETAIL_TYPE = "Sensor Digest Alarm State Change"
 MAX_ENTRIES = 10  # PutEvents takes at most 10 entries per call
+ENTRY_RETRIES = Backoff(attempts=3, base_seconds=0.05, cap_seconds=0.5, least=0.5)
 
 
 def detail_of(alarm: Alarm, t: Transition) -> dict[str, Any]:
@@ -119,8 +121,8 @@ class Announcer:
                 report.ignored += 1
                 continue
             try:
+                self._alarms.log(alarm, alarm.made, alarm.version)  # first: a failed log announces nothing yet
                 self._announce(alarm, alarm.made)
-                self._alarms.log(alarm, alarm.made, alarm.version)
             except (StoreFault, AnnounceFailed) as fault:
                 report.unannounced += len(alarm.made)
                 report.checkpoint = str((record.get("dynamodb") or {}).get("SequenceNumber") or record.get("eventID"))
@@ -133,15 +135,24 @@ class Announcer:
         return report
 
     def _announce(self, alarm: Alarm, transitions: Sequence[Transition]) -> None:
-        entries = [entry_of(alarm, t) for t in transitions]
-        for start in range(0, len(entries), MAX_ENTRIES):
-            try:
-                answer = self._events.put_events(Entries=entries[start : start + MAX_ENTRIES])  # type: ignore[arg-type]
-            except Exception as exc:  # botocore's errors and the transport's: all retried by the stream
-                raise AnnounceFailed(f"PutEvents failed: {type(exc).__name__}: {exc}") from exc
-            if answer.get("FailedEntryCount"):
-                codes = sorted({str(e.get("ErrorCode")) for e in answer.get("Entries", []) if e.get("ErrorCode")})
-                raise AnnounceFailed(f"PutEvents refused {answer['FailedEntryCount']} entries: {', '.join(codes)}")
+        """Put one entry per transition; entries PutEvents did not take are put again (only they, so
+        that a partial failure repeats nothing), ``ENTRY_RETRIES`` times, then ``AnnounceFailed``."""
+        for start in range(0, len(transitions), MAX_ENTRIES):
+            pending = [entry_of(alarm, t) for t in transitions[start : start + MAX_ENTRIES]]
+            for attempt in range(ENTRY_RETRIES.attempts):
+                try:
+                    answer = self._events.put_events(Entries=pending)  # type: ignore[arg-type]
+                except Exception as exc:  # botocore's errors and the transport's: the stream retries the record
+                    raise AnnounceFailed(f"PutEvents failed: {type(exc).__name__}: {exc}") from exc
+                results = answer.get("Entries") or []
+                refused = [e for e, r in zip(pending, results, strict=False) if r.get("ErrorCode")]
+                if not answer.get("FailedEntryCount"):
+                    break
+                codes = sorted({str(r.get("ErrorCode")) for r in results if r.get("ErrorCode")})
+                if attempt == ENTRY_RETRIES.attempts - 1:
+                    raise AnnounceFailed(f"PutEvents refused {len(refused)} entries: {', '.join(codes)}")
+                pending = refused
+                ENTRY_RETRIES.wait(attempt)
 
 
 class AnnounceFailed(Exception):

@@ -184,8 +184,20 @@ def demo(result: DemoResult) -> list[RenderableType]:
                     ". Under `sensor-digest up`: `sensor-digest silence`, GET /silence, the page.",
                 )
             )
+    if result.alarms is not None:
+        alarms = result.alarms
+        checks.insert(
+            -1,
+            (
+                f"an alarm rule's {len(alarms.expected)} transitions (breach, acknowledge, clear, breach, snooze, "
+                f"reset), each announced once as an event, though every report was resent ({alarms.resent})",
+                alarms.ok,
+            ),
+        )
     for text, ok in checks:
         shown_parts.append(Text.assemble(("PASS", "green") if ok else ("FAIL", "bold red"), " ", text))
+    for difference in result.alarms.differences if result.alarms is not None else []:
+        shown_parts.append(Text.assemble(("  alarms: ", "dim"), data(difference, style="red")))
     if stats.stream_given_up and not result.summaries_exact:
         shown_parts.append(
             Text(

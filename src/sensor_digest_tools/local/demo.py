@@ -15,6 +15,7 @@ from sensor_digest.config import DeliveryMode, QueueType
 from sensor_digest.store.reads import by_sensor, day_counts, summaries
 from sensor_digest_cdk.shape import FIFO_MAX_BATCH, PipelineShape
 from sensor_digest_tools.instruments.faults import FaultInjector
+from sensor_digest_tools.local.alarm_demo import AlarmCheck, run_alarm_scenario, set_alarm_rule
 from sensor_digest_tools.local.pipeline import LocalPipeline, PipelineOptions
 from sensor_digest_tools.local.quiet import QUIET_SENSOR, fall_silent, registered_silence
 from sensor_digest_tools.local.readings_check import readings_differences
@@ -101,6 +102,7 @@ class DemoResult:
     silent: list[dict[str, Any]] = field(default_factory=list)  # the check's answer (quiet.py)
     quiet_day: str | None = None  # the day the quiet sensor fell silent at noon
     reading_differences: list[str] = field(default_factory=list)  # statistics read back against the truth
+    alarms: AlarmCheck | None = None  # the alarm scenario (alarm_demo.py)
 
     @property
     def readings_exact(self) -> bool:
@@ -143,6 +145,7 @@ class DemoResult:
             and self.readings_exact
             and self.poison_kept
             and self.silence_found
+            and (self.alarms is None or self.alarms.ok)
             and not self.errors
         )
 
@@ -257,6 +260,7 @@ def run_demo(
     )
     with pipeline:
         target = pipeline.target
+        set_alarm_rule(pipeline)
         started = time.monotonic()
         sent = Sent()
 
@@ -342,6 +346,7 @@ def run_demo(
             result.quiet_day = quiet_day
             silent = registered_silence(ddb, str(target.table), str(target.ledger), quiet_day)
             result.silent = [s.as_json() for s in silent]
+        result.alarms = run_alarm_scenario(pipeline, wait=pipeline.wait_until_drained)
         if not drained:
             result.errors.append("the pipeline did not drain within the time limit")
     return result

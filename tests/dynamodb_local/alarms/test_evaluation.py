@@ -5,6 +5,7 @@ announcement read back. Engine: DynamoDB Local; SQS (the dead-letter queue): mot
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from decimal import Decimal
 from typing import Any
@@ -213,31 +214,58 @@ def test_ordered_mode_moves_the_alarm_once_under_a_redelivered_batch(
     ]
 
 
-def test_a_failed_announcement_is_put_again_with_the_same_transition_id(
+class RefusingBus(LocalEventBus):
+    """A bus that refuses the entries of sensor ``refused`` while ``refusals`` last (one per entry)."""
+
+    def __init__(self, refused: int, refusals: int) -> None:
+        super().__init__()
+        self.refused, self.refusals, self.calls = refused, refusals, 0
+
+    def put_events(self, *, Entries: list[dict[str, Any]]) -> dict[str, Any]:
+        self.calls += 1
+        answers, taken = [], []
+        for entry in Entries:
+            if json.loads(entry["Detail"])["sensor_id"] == self.refused and self.refusals > 0:
+                self.refusals -= 1
+                answers.append({"ErrorCode": "InternalFailure", "ErrorMessage": "injected"})
+            else:
+                taken.append(entry)
+                answers.append({})
+        if taken:
+            super().put_events(Entries=taken)
+        return {"FailedEntryCount": sum("ErrorCode" in a for a in answers), "Entries": answers}
+
+
+def test_a_refused_announcement_checkpoints_its_record_and_the_retry_puts_it_once(
     ingest_handler: Any, rules: Any, ddb: Any, tables: Tables, engine_endpoint: str
 ) -> None:
     rules(HOT)
     assert listed(ingest_handler(sqs_event([report(7, 1, "31"), report(8, 1, "32")]), FakeContext())) == 0
     records = StreamReader(engine_endpoint, tables.table).poll()
-    store = AlarmStore(table_name=tables.table, client=ddb)
-
-    class FailsOnce(LocalEventBus):
-        calls = 0
-
-        def put_events(self, *, Entries: list[dict[str, Any]]) -> dict[str, Any]:
-            self.calls += 1
-            if self.calls == 2:  # the second record's entries: refused
-                return {"FailedEntryCount": 1, "Entries": [{"ErrorCode": "InternalFailure"}]}
-            return super().put_events(Entries=Entries)
-
-    bus = FailsOnce()
-    first = Announcer(events=bus, alarms=store).handle_event({"Records": records})  # type: ignore[arg-type]
     alarm_records = [r for r in records if r["dynamodb"]["Keys"]["Date"]["S"].startswith("ALARM#")]
-    assert first.response() == {
-        "batchItemFailures": [{"itemIdentifier": alarm_records[1]["dynamodb"]["SequenceNumber"]}]
-    }
+    refused = int(alarm_records[1]["dynamodb"]["Keys"]["SensorId"]["N"])
+    store = AlarmStore(table_name=tables.table, client=ddb)
+    bus = RefusingBus(refused, refusals=3)  # every attempt of one invocation
+    first = Announcer(events=bus, alarms=store).handle_event({"Records": records})  # type: ignore[arg-type]
+    checkpoint = alarm_records[1]["dynamodb"]["SequenceNumber"]
+    assert first.response() == {"batchItemFailures": [{"itemIdentifier": checkpoint}]}
     # Lambda hands the batch over again from the checkpoint
     retry = Announcer(events=bus, alarms=store).handle_event({"Records": alarm_records[1:]})  # type: ignore[arg-type]
     assert retry.response() == {"batchItemFailures": []}
     assert sorted(e["detail"]["sensor_id"] for e in bus.events) == [7, 8]
-    assert len(store.history(8, "hot", limit=10)[0]) == 1
+    assert len(store.history(refused, "hot", limit=10)[0]) == 1
+
+
+def test_an_entry_refused_once_is_put_again_alone(
+    ingest_handler: Any, rules: Any, ddb: Any, tables: Tables, engine_endpoint: str
+) -> None:
+    # Given: one write with two transitions (a breach and its clear), the first entry refused once
+    rules(HOT)
+    assert listed(ingest_handler(sqs_event([report(7, 1, "31"), report(7, 2, "20")]), FakeContext())) == 0
+    bus = RefusingBus(7, refusals=1)
+    store = AlarmStore(table_name=tables.table, client=ddb)
+    records = StreamReader(engine_endpoint, tables.table).poll()
+    answer = Announcer(events=bus, alarms=store).handle_event({"Records": records})  # type: ignore[arg-type]
+    # Then: both announced once, in one invocation
+    assert answer.response() == {"batchItemFailures": []}
+    assert sorted(e["detail"]["state"] for e in bus.events) == ["ACTIVE", "NORMAL"] and bus.calls == 2

@@ -78,6 +78,7 @@ def test_the_fifo_demo_is_exact_through_lost_deletes_faults_and_producer_retries
     )
 
     assert result.ok, result.errors
+    assert result.alarms is not None and result.alarms.ok and len(result.alarms.events) == 6
     assert result.batch_size == 10
     stats = result.stats
     assert stats.producer_retries > 0 and stats.duplicates_injected > 0 and stats.failures_listed > 0
@@ -133,4 +134,5 @@ def test_the_demo_s_own_steps_never_meet_the_faults_injected_into_the_pipeline(d
     assert result.stats.faults_injected > 0 and result.stats.failures_listed > 0
     assert result.counts_exact and result.summaries_exact and result.poison_kept and result.dead_letters
     assert result.quiet_day is not None and [s["sensor_id"] for s in result.silent] == [QUIET_SENSOR]
+    assert result.alarms is not None and len(result.alarms.events) == len(result.alarms.expected) == 6
     assert result.ok, result.errors
