@@ -145,17 +145,22 @@ class AnnouncerSettings(TableSettings):
 
 @dataclass(frozen=True)
 class ApiSettings(TableSettings):
-    """The read API's: the digest table it reads (and the ``Profiles`` index on it); for
-    ``GET /silence``, the zone of sensors registered without one (``DIGEST_TIMEZONE``) and the
-    default silence threshold (``SILENCE_HOURS``)."""
+    """The read API's: the digest table it reads (and the ``Profiles`` and ``Alarms`` indexes on it);
+    the ledger, for the alarm rules (``LEDGER_TABLE_NAME``); for ``GET /silence``, the zone of sensors
+    registered without one (``DIGEST_TIMEZONE``) and the default silence threshold (``SILENCE_HOURS``)."""
 
+    ledger_table_name: str = setting(LEDGER_TABLE_NAME)
     timezone: ZoneInfo = setting(DIGEST_TIMEZONE)
     silence_hours: int | None = setting(SILENCE_HOURS)
 
 
 @dataclass(frozen=True)
-class SilenceSettings(ApiSettings):
-    """The scheduled silence check's: the same as the read API's ``GET /silence``."""
+class SilenceSettings(TableSettings):
+    """The scheduled silence check's: the read API's ``GET /silence`` (its zone and default threshold),
+    without the ledger."""
+
+    timezone: ZoneInfo = setting(DIGEST_TIMEZONE)
+    silence_hours: int | None = setting(SILENCE_HOURS)
 
 
 @dataclass(frozen=True)
@@ -172,7 +177,11 @@ class ImportSettings(Settings):
 
 
 ENVIRONMENT_VARIABLES = frozenset(
-    {v.name for model in (IngestSettings, SummarySettings, AnnouncerSettings, ApiSettings, ImportSettings) for v in model.variables()}
+    {
+        v.name
+        for model in (IngestSettings, SummarySettings, AnnouncerSettings, ApiSettings, ImportSettings)
+        for v in model.variables()
+    }
     | {names.PIPELINE_ENV}
 )
 """Every variable the settings read: a handler's service is built again when one of them changes

@@ -138,6 +138,7 @@ class SensorDigestPipeline(Construct):
             label=label,
             asset=asset,
             table=storage.table,
+            ledger=storage.ledger,
             alarm_topic=self.monitoring.topic,
         )
         self.table: dynamodb.Table = storage.table

@@ -1,7 +1,7 @@
 """The read API capability: an API Gateway HTTP API with IAM authorization on every route, in front
 of the query function (``functions/api/handler.py``), whose role may only read the digest table.
 
-``ReadApi(scope, id, *, shape, label, asset, table, alarm_topic=None)`` exposes ``api``, ``function``,
+``ReadApi(scope, id, *, shape, label, asset, table, ledger, alarm_topic=None)`` exposes ``api``, ``function``,
 ``stage``, ``url`` and ``access_logs``, and ``grant_invoke(grantee)`` for consumers (AWS principals
 that sign their requests with SigV4). The stage throttles (``apiThrottleRateLimit``,
 ``apiThrottleBurstLimit``), writes one JSON access log line per request to a log group of its own,
@@ -91,18 +91,12 @@ def table_reader(
     kind: FunctionKind,
     table: dynamodb.ITable,
     actions: list[str],
+    environment: dict[str, str],
 ) -> lambda_.Function:
-    """A function (``Function`` in ``scope``) that only reads the digest table: ``actions`` on the table and its
-    Profiles index, and the silence check's environment (the read API's ``GET /silence`` is that check, with
-    the same default threshold). The read API's query function and the scheduled silence check's."""
-    function = python_function(
-        scope,
-        "Function",
-        shape=shape,
-        asset=asset,
-        kind=kind,
-        environment=shape.silence_environment(table=table.table_name),
-    )
+    """A function (``Function`` in ``scope``) that reads the digest table: ``actions`` on the table and its
+    Profiles index, with ``environment`` (the read API's ``GET /silence`` is the silence check, with the same
+    default threshold). The read API's query function and the scheduled silence check's."""
+    function = python_function(scope, "Function", shape=shape, asset=asset, kind=kind, environment=environment)
     index = f"{table.table_arn}/index/{schema.PROFILE_INDEX}"
     function.add_to_role_policy(iam.PolicyStatement(actions=actions, resources=[table.table_arn, index]))
     return function
@@ -118,10 +112,19 @@ class ReadApi(Construct):
         label: str,
         asset: Path,
         table: dynamodb.ITable,
+        ledger: dynamodb.ITable,
         alarm_topic: sns.ITopic | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.function = table_reader(self, shape=shape, asset=asset, kind=API, table=table, actions=READ_ACTIONS)
+        self.function = table_reader(
+            self,
+            shape=shape,
+            asset=asset,
+            kind=API,
+            table=table,
+            actions=READ_ACTIONS,
+            environment=shape.api_environment(table=table.table_name, ledger=ledger.table_name),
+        )
         integration = HttpLambdaIntegration(
             "Query",
             self.function,

@@ -136,11 +136,16 @@ class PipelineShape(Tunables):
         }
         return self.function_environment(config.IngestSettings, given)
 
+    def api_environment(self, *, table: str, ledger: str) -> dict[str, str]:
+        """The read API's (``config.ApiSettings``): the table, the ledger (the alarm rules), and for
+        ``GET /silence`` the silence check's zone and default threshold (``silence_environment``)."""
+        given = {config.TABLE_NAME.name: table, config.LEDGER_TABLE_NAME.name: ledger}
+        return self.function_environment(config.ApiSettings, given)
+
     def silence_environment(self, *, table: str) -> dict[str, str]:
-        """The read API's (``GET /silence``) and the silence check's (``config.ApiSettings``): the table,
-        the zone of sensors registered without one, and the default threshold, set only when
-        ``silence_hours`` is (0: none)."""
-        return self.function_environment(config.ApiSettings, {config.TABLE_NAME.name: table})
+        """The silence check's (``config.SilenceSettings``): the table, the zone of sensors registered
+        without one, and the default threshold, set only when ``silence_hours`` is (0: none)."""
+        return self.function_environment(config.SilenceSettings, {config.TABLE_NAME.name: table})
 
     def import_environment(self, *, table: str, ledger: str, bucket: str) -> dict[str, str]:
         """The history import's functions' (``config.ImportSettings``): the tables, its bucket, and how a

@@ -48,7 +48,15 @@ class SilenceCheck(Construct):
         alarm_topic: sns.ITopic,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.function = table_reader(self, shape=shape, asset=asset, kind=SILENCE, table=table, actions=CHECK_ACTIONS)
+        self.function = table_reader(
+            self,
+            shape=shape,
+            asset=asset,
+            kind=SILENCE,
+            table=table,
+            actions=CHECK_ACTIONS,
+            environment=shape.silence_environment(table=table.table_name),
+        )
         self.rule = events.Rule(
             self,
             "Schedule",

@@ -37,7 +37,11 @@ def lambda_entry_point(tables: Tables, dead_letters: DeadLetters, monkeypatch: p
 @pytest.fixture
 def server(tables: Tables, session: LocalSession) -> Iterator[LocalApi]:
     """The read API's service over this test's tables, on a loopback port, as ``up`` serves it."""
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
+    local = LocalApi(
+        lambda_handler(
+            api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
+        )
+    )
     local.start()
     yield local
     local.stop()

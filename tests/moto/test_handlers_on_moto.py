@@ -135,7 +135,9 @@ def test_readings_are_counted_once_and_read_back_exactly_on_moto(moto_aws: MotoA
     handler(sqs_event([reading("c", "19.75", 9), reading("d", "0.1", 9)]), FakeContext())
     handler(sqs_event(first), FakeContext())  # delivered again
 
-    reader = api.build_service(ApiSettings(table_name=moto_aws.table), moto_aws.session)
+    reader = api.build_service(
+        ApiSettings(table_name=moto_aws.table, ledger_table_name=moto_aws.ledger), moto_aws.session
+    )
     answer = reader.readings(3, "2024-05-01", "2024-05-01", None, None)
     stats = answer["days"]["2024-05-01"]["t"]
     assert (str(stats["count"]), str(stats["sum"]), str(stats["min"]), str(stats["max"])) == (

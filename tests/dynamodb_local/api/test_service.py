@@ -43,7 +43,7 @@ class Calls:
 
 @pytest.fixture
 def service(tables: Tables, session: LocalSession) -> api.ApiService:
-    return api.build_service(ApiSettings(table_name=tables.table), session)
+    return api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def test_each_request_is_one_query_and_never_a_scan(
     ddb: Any, tables: Tables, registry: Registry, session: LocalSession
 ) -> None:
     # Given a service whose client records what it calls
-    service = api.build_service(ApiSettings(table_name=tables.table), session)
+    service = api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
     calls = Calls(service._client)
     registry.register(SensorProfile(sensor_id=7, name="roof", serial="S-7"))
     put_days(ddb, tables, 7, {"2024-05-01": 3})
@@ -262,6 +262,7 @@ def test_the_lambda_entry_point_answers_from_the_table_of_its_environment(
 ) -> None:
     # Given the handler configured as Lambda configures it: by environment
     monkeypatch.setenv("TABLE_NAME", tables.table)
+    monkeypatch.setenv("LEDGER_TABLE_NAME", tables.ledger)
     put_days(ddb, tables, 7, {"2024-05-01": 3})
     event = event_of("GET", "/sensors/7/days?from=2024-05-01&to=2024-05-01", {"host": "test"}, "127.0.0.1")
 

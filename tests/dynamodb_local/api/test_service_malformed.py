@@ -27,7 +27,7 @@ from tests.support.tables import Tables
 
 @pytest.fixture
 def service(tables: Tables, session: LocalSession) -> api.ApiService:
-    return api.build_service(ApiSettings(table_name=tables.table), session)
+    return api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
 
 
 def put_count(ddb: Any, tables: Tables, sensor: int, day: str, count: dict[str, str]) -> None:

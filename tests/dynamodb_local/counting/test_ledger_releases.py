@@ -210,7 +210,7 @@ def test_after_the_previous_release_counts_on_a_day_with_hours_the_read_api_call
 ) -> None:
     # Given a day created with hours, then counted on by the previous release (which keeps none)
     releases.run("compact", map(first_send, range(6)))
-    reader = api.build_service(ApiSettings(table_name=tables.table), session)
+    reader = api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
     whole = reader.hours(SENSOR, DAY)
     releases.run("previous", map(first_send, range(6, 9)))
 
@@ -266,7 +266,7 @@ def test_a_day_item_the_previous_release_left_empty_is_no_day_for_any_reader_of_
 
     # When this release's readers read the sensor: the read API's days, the summary's stream filter
     # (the item's INSERT as the stream carries it), the silence check two days later
-    reader = api.build_service(ApiSettings(table_name=tables.table), session)
+    reader = api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
     insert = {"eventName": "INSERT", "dynamodb": {"Keys": schema.day_key(SENSOR, NEXT_DAY), "NewImage": empty}}
     silence = SilenceCheck(
         table_name=tables.table,
@@ -296,7 +296,7 @@ def test_readings_of_a_day_the_previous_release_counted_say_they_do_not_hold_its
     # Given reports with readings that the previous release counted (it keeps no readings, and no
     # ReadingsCover)
     assert releases.run("previous", map(with_readings, range(3))) == {"batchItemFailures": []}
-    reader = api.build_service(ApiSettings(table_name=tables.table), session)
+    reader = api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
 
     # When this release reads the day's readings by hour, then counts one more report with readings
     before = reader.readings_hours(SENSOR, DAY)

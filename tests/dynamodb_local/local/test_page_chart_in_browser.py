@@ -81,7 +81,11 @@ def server(ddb: Any, tables: Tables, session: LocalSession) -> Iterator[LocalApi
     ingest(ddb, tables, bodies)
     for sensor in CITIES:
         ddb.put_item(TableName=tables.table, Item=schema.summary_item(sensor, "2023-03", dict.fromkeys(DAYS, 2)))
-    local = LocalApi(lambda_handler(api.build_service(ApiSettings(table_name=tables.table), session)))
+    local = LocalApi(
+        lambda_handler(
+            api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
+        )
+    )
     local.start()
     yield local
     local.stop()

@@ -42,7 +42,9 @@ def server(ddb: Any, tables: Tables, session: LocalSession) -> Iterator[LocalApi
     for sensor, day, count in ((7, "2024-05-01", 3), (7, "2024-05-03", 12), (8, "2024-05-02", 1)):
         ddb.put_item(TableName=tables.table, Item=schema.day_item(sensor, day, count))
     ddb.put_item(TableName=tables.table, Item=schema.summary_item(7, "2024-05", {"2024-05-01": 3, "2024-05-03": 12}))
-    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
+    with served(
+        api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
+    ) as local:
         yield local
 
 

@@ -69,7 +69,9 @@ def server(ddb: Any, tables: Tables, session: LocalSession) -> Iterator[LocalApi
     ]
     ingest(ddb, tables, bodies)
     ddb.put_item(TableName=tables.table, Item=reading_item(8, "2024-05-02", HOSTILE, "3"))
-    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
+    with served(
+        api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
+    ) as local:
         yield local
 
 
@@ -156,7 +158,9 @@ def test_the_docs_readings_example_opens_onto_its_data(
     [send] = re.findall(r"sensor-digest send (--sensor 7 .*--reading temperature=21\.5)\n", DOCS)
     assert "--timestamp 2024-05-01T10:05:00Z" in send
     ingest(ddb, tables, ['{"sensor_id": 7, "timestamp": "2024-05-01T10:05:00Z", "readings": {"temperature": 21.5}}'])
-    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
+    with served(
+        api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
+    ) as local:
         # When the page opens at the address the docs give for it
         [address] = [a for a in DOCS_ADDRESS.findall(DOCS) if "rsensor=" in a]
         dom = Dom(render(f"{local.url}{address}", tmp_path / "profile"))
@@ -180,7 +184,9 @@ def test_a_reading_named_like_an_objects_own_property_is_shown_only_where_it_was
             '{"sensor_id": 9, "timestamp": "2024-05-03T09:30:00Z", "readings": {"temperature": 1}}',
         ],
     )
-    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
+    with served(
+        api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
+    ) as local:
         # When the page shows "constructor" over the range, with 2024-05-01's hours open
         query = "from=2024-05-01&to=2024-05-04&sensors=9&rsensor=9&reading=constructor&hsensor=9&hday=2024-05-01"
         dom = Dom(render(f"{local.url}/?{query}", tmp_path / "profile"))
@@ -222,7 +228,9 @@ def test_a_day_whose_readings_cannot_be_read_is_named_with_its_repair_as_text(
     )
     ddb.put_item(TableName=tables.table, Item=bad_readings_item(401, "2024-06-03", "24"))
     ddb.put_item(TableName=tables.table, Item=bad_readings_item(402, "2024-06-03", HOSTILE))
-    with served(api.build_service(ApiSettings(table_name=tables.table), session)) as local:
+    with served(
+        api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
+    ) as local:
         # When Chromium opens each sensor's t over the range, with 2024-06-03's hours open
         query = "from=2024-06-01&to=2024-06-05&reading=t&hday=2024-06-03"
         bad = Dom(render(f"{local.url}/?sensors=401&rsensor=401&hsensor=401&{query}", tmp_path / "a"))

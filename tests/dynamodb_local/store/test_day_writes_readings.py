@@ -69,7 +69,7 @@ def truth(values: Iterable[Decimal]) -> dict[str, Any]:
 
 
 def answered(session: LocalSession, tables: Tables, sensor: int = 1) -> dict[str, Any]:
-    reader = api.build_service(ApiSettings(table_name=tables.table), session)
+    reader = api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
     return reader.readings(sensor, DAY, DAY, None, None)
 
 
@@ -100,7 +100,7 @@ def test_a_days_readings_are_counted_with_it_and_answered_exactly(
     answer = answered(session, tables)
     assert answer["partial_days"] == []
     assert_statistics(answer["days"][DAY]["temperature"], truth(Decimal(v) for v in values))
-    reader = api.build_service(ApiSettings(table_name=tables.table), session)
+    reader = api.build_service(ApiSettings(table_name=tables.table, ledger_table_name=tables.ledger), session)
     hours = reader.readings_hours(1, DAY)
     assert hours["complete"] is True
     assert sorted(hours["hours"]) == ["09", "10", "11"]
