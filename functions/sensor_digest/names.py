@@ -34,6 +34,10 @@ METRIC_SUMMARY_FAILED = "summaryFailed"
 # the alarm announcer's
 METRIC_ALARMS_ANNOUNCED = "alarmsAnnounced"
 METRIC_ALARMS_UNANNOUNCED = "alarmsUnannounced"  # transitions whose announcement failed (retried)
+# the announcer's events on the account's default bus (the stack's rule matches both, and its
+# PutEvents grant is conditioned on the source)
+ALARM_EVENT_SOURCE = "sensor-digest"
+ALARM_DETAIL_TYPE = "Sensor Digest Alarm State Change"
 
 # the read API's metrics, one per answer's fate: 2xx, 4xx (the request's fault), 5xx
 METRIC_API_ANSWERED = "apiAnswered"

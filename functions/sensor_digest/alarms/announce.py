@@ -3,11 +3,11 @@
 Fed by the digest table's stream (``stream_filter.ALARM_FILTER``: only alarm writes that made
 transitions), it reads the transitions of each record's new image (``Made``, the outbox written in
 the same write as the state), puts one event per transition on the account's default bus
-(``EVENT_SOURCE``, ``DETAIL_TYPE``), then keeps each in the alarm's log. A record whose events
-could not all be put (a fault, a ``FailedEntryCount``) is where the batch checkpoints: Lambda hands
-it over again, and the events put before are put again with the **same** ``transition_id`` (a
-consumer drops a repeat by it). After the retries the stack allows, the record goes to the stream's
-failure queue, whose alarm says so; nothing is dropped in silence.
+(``EVENT_SOURCE``, ``DETAIL_TYPE``, named in ``names``), then keeps each in the alarm's log. A
+record whose events could not all be put (a fault, a ``FailedEntryCount``) is where the batch
+checkpoints: Lambda hands it over again, and the events put before are put again with the **same**
+``transition_id`` (a consumer drops a repeat by it). After the retries the stack allows, the record
+goes to the announcer's failure queue, whose alarm says so; nothing is dropped in silence.
 
 The event's ``detail`` (``detail_of``) writes values exactly, as the read API does.
 """
@@ -25,6 +25,8 @@ from sensor_digest.backoff import Backoff
 from sensor_digest.config import AnnouncerSettings
 from sensor_digest.errors import MalformedItem, StoreFault
 from sensor_digest.logs import LOG
+from sensor_digest.names import ALARM_DETAIL_TYPE as DETAIL_TYPE
+from sensor_digest.names import ALARM_EVENT_SOURCE as EVENT_SOURCE
 from sensor_digest.store import schema
 from sensor_digest.store.dynamo import ClientSource, make_client
 from sensor_digest.stream_filter import ALARM_FILTER, matches_filter
@@ -32,8 +34,6 @@ from sensor_digest.stream_filter import ALARM_FILTER, matches_filter
 if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient
 
-EVENT_SOURCE = "sensor-digest"
-DETAIL_TYPE = "Sensor Digest Alarm State Change"
 MAX_ENTRIES = 10  # PutEvents takes at most 10 entries per call
 ENTRY_RETRIES = Backoff(attempts=3, base_seconds=0.05, cap_seconds=0.5, least=0.5)
 
