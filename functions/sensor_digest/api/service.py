@@ -20,6 +20,10 @@ that can be read, and beside the contract's fields ``malformed``, one entry per 
 left out, naming it, what is wrong with it, and what mends it (``store/repairs.py``). Absent when
 all is well.
 
+The alarm routes (``alarms.py``): ``GET /alarms``, ``/sensors/{id}/alarms``, ``/alarms/{id}/history``
+and the operator's ``POST /alarms/{id}/<action>``, answering 409 where the alarm's state refuses the
+action (``ActionRefused``) and 404 for an alarm no rule watches (``UnknownAlarm``).
+
 Powertools keeps the event being resolved on the class, so one service resolves one event at a
 time (a lock): Lambda gives a container one request at a time anyway; the local server, many.
 """
@@ -38,9 +42,11 @@ from zoneinfo import ZoneInfo
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
-from sensor_digest import names, zones
-from sensor_digest import exact_json
+from sensor_digest import exact_json, names, zones
+from sensor_digest.alarms.model import ACTIONS, ActionRefused
+from sensor_digest.alarms.operations import AlarmOperations, BadAlarmId, UnknownAlarm
 from sensor_digest.api import readings, rules, tokens
+from sensor_digest.api.alarms import AlarmRoutes, operator_of
 from sensor_digest.errors import BadRequest, MalformedItem, RefusedWrite, TransientFault, UnknownTimeZone
 from sensor_digest.logs import LOG
 from sensor_digest.silence.check import SilenceCheck
@@ -56,17 +62,25 @@ HOURS_ROUTE = "/sensors/<sensor_id>/hours"
 READINGS_ROUTE = "/sensors/<sensor_id>/readings"
 READINGS_HOURS_ROUTE = "/sensors/<sensor_id>/readings/hours"
 SILENCE_ROUTE = "/silence"
-# the paths of the routes, for telling a wrong method (405) from a wrong path (404)
+ALARMS_ROUTE = "/alarms"
+SENSOR_ALARMS_ROUTE = "/sensors/<sensor_id>/alarms"
+ALARM_HISTORY_ROUTE = "/alarms/<alarm_id>/history"
+ALARM_ACTION_ROUTES = {action: f"/alarms/<alarm_id>/{action}" for action in ACTIONS}  # POST
+# the paths of the routes and their method, for telling a wrong method (405) from a wrong path (404)
 ROUTE_PATHS = tuple(
-    re.compile(p)
-    for p in (
-        r"/sensors",
-        r"/sensors/[^/]+/days",
-        r"/sensors/[^/]+/months",
-        r"/sensors/[^/]+/hours",
-        r"/sensors/[^/]+/readings",
-        r"/sensors/[^/]+/readings/hours",
-        r"/silence",
+    (re.compile(p), method)
+    for p, method in (
+        (r"/sensors", "GET"),
+        (r"/sensors/[^/]+/days", "GET"),
+        (r"/sensors/[^/]+/months", "GET"),
+        (r"/sensors/[^/]+/hours", "GET"),
+        (r"/sensors/[^/]+/readings", "GET"),
+        (r"/sensors/[^/]+/readings/hours", "GET"),
+        (r"/silence", "GET"),
+        (r"/alarms", "GET"),
+        (r"/sensors/[^/]+/alarms", "GET"),
+        (r"/alarms/[^/]+/history", "GET"),
+        (rf"/alarms/[^/]+/(?:{'|'.join(ACTIONS)})", "POST"),
     )
 )
 LOGGED_PATH_CHARS = 200
@@ -147,8 +161,10 @@ class ApiService:
         client: DynamoDBClient,
         silence: SilenceCheck | None = None,
         default_zone: tzinfo | None = None,
+        alarms: AlarmOperations | None = None,
     ) -> None:
         self._table = table_name
+        self._alarms = None if alarms is None else AlarmRoutes(alarms)
         self._client = client
         self._zone = default_zone or ZoneInfo("UTC")  # the digest zone (DIGEST_TIMEZONE): unregistered sensors' days
         self._silence = silence or SilenceCheck(
@@ -342,6 +358,28 @@ class ApiService:
 
     # -- routing ------------------------------------------------------------------------
 
+    def _alarm_routes(self, app: APIGatewayHttpResolver, query: Callable[[str], str | None]) -> None:
+        """The alarm routes (``alarms.py``); without alarm operations (no ledger table), each a 503."""
+
+        def routes() -> AlarmRoutes:
+            if self._alarms is None:
+                raise TransientFault("this API has no ledger table for the alarm rules (LEDGER_TABLE_NAME)")
+            return self._alarms
+
+        app.get(ALARMS_ROUTE)(lambda: routes().listing(query("state"), query("limit"), query("token")))
+        app.get(SENSOR_ALARMS_ROUTE)(lambda sensor_id: routes().of_sensor(rules.sensor_id(sensor_id)))
+        app.get(ALARM_HISTORY_ROUTE)(lambda alarm_id: routes().history(alarm_id, query("limit"), query("token")))
+
+        def action(name: str) -> Callable[[str], dict[str, Any]]:
+            def route(alarm_id: str) -> dict[str, Any]:
+                event = app.current_event
+                return routes().act(alarm_id, name, event.decoded_body, operator_of(event.raw_event))
+
+            return route
+
+        for name, path in ALARM_ACTION_ROUTES.items():
+            app.post(path)(action(name))
+
     def _resolver(self) -> APIGatewayHttpResolver:
         app = APIGatewayHttpResolver(serializer=exact_json.dumps)
 
@@ -361,22 +399,37 @@ class ApiService:
         app.get(SENSORS_ROUTE)(lambda: self.sensors(query("limit"), query("token")))
         app.get(HOURS_ROUTE)(lambda sensor_id: self.hours(rules.sensor_id(sensor_id), query("day")))
         app.get(SILENCE_ROUTE)(lambda: self.silence(query("limit"), query("token")))
+        self._alarm_routes(app, query)
 
         @app.not_found
         def not_found(_: NotFoundError) -> Response[Any]:
             path, method = app.current_event.path, app.current_event.http_method
-            if any(p.fullmatch(path) for p in ROUTE_PATHS):
+            allowed = next((allow for p, allow in ROUTE_PATHS if p.fullmatch(path)), None)
+            if allowed is not None:
                 return error(
-                    HTTPStatus.METHOD_NOT_ALLOWED, f"{method[:16]} is not allowed here: only GET", {"Allow": "GET"}
+                    HTTPStatus.METHOD_NOT_ALLOWED,
+                    f"{method[:16]} is not allowed here: only {allowed}",
+                    {"Allow": allowed},
                 )
             return error(
                 HTTPStatus.NOT_FOUND,
                 "no such route: GET /sensors, /sensors/{id}/days, /sensors/{id}/months, /sensors/{id}/hours,"
-                " /sensors/{id}/readings, /sensors/{id}/readings/hours or /silence",
+                " /sensors/{id}/readings, /sensors/{id}/readings/hours, /silence, /alarms, /sensors/{id}/alarms,"
+                f" /alarms/{{id}}/history; POST /alarms/{{id}}/{'|'.join(ACTIONS)}",
             )
 
-        def bad_request(exc: BadRequest) -> Response[Any]:
+        def bad_request(exc: BadRequest | BadAlarmId) -> Response[Any]:
             return error(HTTPStatus.BAD_REQUEST, exc.reason)
+
+        def unknown_alarm(exc: UnknownAlarm) -> Response[Any]:
+            return error(HTTPStatus.NOT_FOUND, exc.reason)
+
+        def action_refused(exc: ActionRefused) -> Response[Any]:
+            return error(HTTPStatus.CONFLICT, exc.reason)
+
+        def malformed(exc: MalformedItem) -> Response[Any]:  # an alarm item, or the rule set, written by hand
+            LOG.error("item unreadable", error=str(exc))
+            return error(HTTPStatus.INTERNAL_SERVER_ERROR, str(exc))
 
         def fault(exc: TransientFault) -> Response[Any]:
             LOG.warning("read failed", error=exc.reason)
@@ -392,6 +445,10 @@ class ApiService:
 
         answers: dict[type[Exception], Callable[[Any], Response[Any]]] = {
             BadRequest: bad_request,
+            BadAlarmId: bad_request,
+            UnknownAlarm: unknown_alarm,
+            ActionRefused: action_refused,
+            MalformedItem: malformed,
             RefusedWrite: refused,
             TransientFault: fault,
             Exception: unexpected,

@@ -16,11 +16,16 @@ a connection that stalls is dropped after ``REQUEST_TIMEOUT_SECONDS``. Each answ
 connection. Every header the server reads is checked before it is used, and a request whose header
 is not one is answered 400 in JSON: ``Host`` and ``Origin`` (once at most), ``Content-Length`` (once, or repeated
 alike, in ASCII digits: ``²`` is a digit to Python's ``isdigit`` and no length), and
-``Transfer-Encoding`` (none: the API takes no body, 411).
+``Transfer-Encoding`` (none: a body needs its length, 411). A body (the alarm actions' ``POST``) goes
+into the event as API Gateway puts it: text as itself, anything else base64.
+
+There is no IAM here: the caller of an alarm action is recorded as ``local`` (``LOCAL_CALLER``), where
+API Gateway's IAM authorizer would name the signing identity (``requestContext.authorizer.iam``).
 """
 
 from __future__ import annotations
 
+import base64
 import re
 import threading
 import time
@@ -43,6 +48,7 @@ CONTENT_LENGTH = re.compile(r"[0-9]{1,20}")  # ASCII digits only (str.isdigit ta
 MAX_QUERY_FIELDS = 64
 REQUEST_TIMEOUT_SECONDS = 10
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+LOCAL_CALLER = "local"  # the operator an alarm action names, where AWS names the caller's IAM ARN
 PAGE_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/heatmap.js": ("heatmap.js", "text/javascript; charset=utf-8"),
@@ -64,10 +70,11 @@ class BadTarget(ValueError):
     """A request target that cannot be one of the API's (the reason is the answer's error)."""
 
 
-def event_of(method: str, target: str, headers: dict[str, str], source_ip: str) -> dict[str, Any]:
+def event_of(method: str, target: str, headers: dict[str, str], source_ip: str, body: bytes = b"") -> dict[str, Any]:
     """The API Gateway HTTP API event (payload 2.0) of a request, as API Gateway would hand it to the
-    function: ``rawPath``, ``rawQueryString``, lower-case headers, and ``queryStringParameters``
-    with repeated parameters joined by commas; ``BadTarget`` for a target that is none."""
+    function: ``rawPath``, ``rawQueryString``, lower-case headers, ``queryStringParameters`` with
+    repeated parameters joined by commas, the body (if any), and the caller (``LOCAL_CALLER``);
+    ``BadTarget`` for a target that is none."""
     if not target.startswith("/") or not target.isascii():
         raise BadTarget("the request target must be a path in ASCII")
     path, _, query = target.partition("?")
@@ -89,6 +96,7 @@ def event_of(method: str, target: str, headers: dict[str, str], source_ip: str) 
         "requestContext": {
             "accountId": "local",
             "apiId": "local",
+            "authorizer": {"iam": {"userArn": LOCAL_CALLER}},
             "domainName": headers.get("host", HOST),
             "http": {
                 "method": method,
@@ -106,6 +114,11 @@ def event_of(method: str, target: str, headers: dict[str, str], source_ip: str) 
     }
     if parameters:
         event["queryStringParameters"] = parameters
+    if body:
+        try:
+            event["body"] = body.decode("utf-8")
+        except UnicodeDecodeError:
+            event["body"], event["isBase64Encoded"] = base64.b64encode(body).decode(), True
     return event
 
 
@@ -158,9 +171,10 @@ class LocalApi:
                 """The server's own refusals (a request line or headers too long, a method it does not
                 know) as JSON, as the API's are."""
                 if code == HTTPStatus.NOT_IMPLEMENTED:  # no do_<METHOD>: a method nothing here serves
-                    code, message = HTTPStatus.METHOD_NOT_ALLOWED, "method not allowed: only GET"
+                    code, message = HTTPStatus.METHOD_NOT_ALLOWED, "method not allowed: only GET and POST"
                 status = HTTPStatus(code)
-                self._send(status, {"error": message or status.phrase}, {"Allow": "GET"} if code == 405 else {})
+                allow = {"Allow": "GET, POST"} if code == 405 else {}
+                self._send(status, {"error": message or status.phrase}, allow)
 
             def _answer(self) -> None:
                 if not loopback.admitted(self):
@@ -168,7 +182,8 @@ class LocalApi:
                 if len(self.path) > MAX_TARGET:
                     self._send(HTTPStatus.REQUEST_URI_TOO_LONG, {"error": f"request target over {MAX_TARGET} bytes"})
                     return
-                if not self._body_read():
+                body = self._body_read()
+                if body is None:
                     return
                 page = PAGE_FILES.get(self.path.partition("?")[0])
                 if self.command in ("GET", "HEAD") and page is not None:
@@ -177,7 +192,7 @@ class LocalApi:
                     return
                 try:
                     headers = {name.lower(): value for name, value in self.headers.items()}
-                    event = event_of(self.command, self.path, headers, self.client_address[0])
+                    event = event_of(self.command, self.path, headers, self.client_address[0], body)
                 except BadTarget as exc:
                     self._send(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
                     return
@@ -185,21 +200,20 @@ class LocalApi:
                 body = str(answer.get("body") or "").encode()
                 self._write(HTTPStatus(int(answer["statusCode"])), dict(answer.get("headers") or {}), body)
 
-            def _body_read(self) -> bool:
-                """Read (and drop) a request's body: the API takes none. ``False`` when it was refused."""
+            def _body_read(self) -> bytes | None:
+                """A request's body (empty without one); ``None`` when it was refused."""
                 if self.headers.get("Transfer-Encoding"):
                     self._send(HTTPStatus.LENGTH_REQUIRED, {"error": "a body needs a Content-Length"})
-                    return False
+                    return None
                 lengths = set(self.headers.get_all("Content-Length") or ["0"])
                 length = lengths.pop() if len(lengths) == 1 else ""
                 if CONTENT_LENGTH.fullmatch(length) is None:
                     self._send(HTTPStatus.BAD_REQUEST, {"error": "Content-Length must be one length in ASCII digits"})
-                    return False
+                    return None
                 if int(length) > MAX_BODY:
                     self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": f"a body of at most {MAX_BODY} bytes"})
-                    return False
-                self.rfile.read(int(length))
-                return True
+                    return None
+                return self.rfile.read(int(length))
 
             def _send(self, status: HTTPStatus, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 loopback.send_json(self, status, body, headers)

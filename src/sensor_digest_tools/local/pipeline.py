@@ -33,7 +33,14 @@ from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from sensor_digest import api, ingest, summary
 from sensor_digest.alarms.announce import Announcer
 from sensor_digest.alarms.store import AlarmStore
-from sensor_digest.config import ApiSettings, DeliveryMode, IngestSettings, QueueType, SummarySettings
+from sensor_digest.config import (
+    ApiSettings,
+    DeliveryMode,
+    IngestSettings,
+    QueueType,
+    SilenceSettings,
+    SummarySettings,
+)
 from sensor_digest.logs import LOG
 from sensor_digest.silence.check import SilencePage
 from sensor_digest.store.dynamo import make_client
@@ -184,7 +191,7 @@ class LocalPipeline:
         self.ingest_service = ingest.build_service(IngestSettings.from_env(environment), self.session)
         self.summary_service = summary.build_service(SummarySettings(table_name=table), self.session)
         ingest_handler, summary_handler = lambda_handler(self.ingest_service), lambda_handler(self.summary_service)
-        api_url = self._start_api(table) if self.options.api else None
+        api_url = self._start_api(table, ledger) if self.options.api else None
         self.target = Target(
             queue_url=queues.queue_url,
             dlq_url=queues.dlq_url,
@@ -232,7 +239,7 @@ class LocalPipeline:
         if self.options.silence_every > 0:  # the stack's hourly check, on a short period
             watch = partial(
                 watch_silence,
-                self._api_settings(table),
+                SilenceSettings.from_env(self.options.shape.silence_environment(table=table)),
                 self.session,
                 every=self.options.silence_every,
                 stop=self._stop,
@@ -255,17 +262,17 @@ class LocalPipeline:
         if self.options.api and self.options.api_port:
             check_port_free(self.options.api_port, "the read API")
 
-    def _start_api(self, table: str) -> str:
+    def _start_api(self, table: str, ledger: str) -> str:
         """The read API's service, as its handler builds it, served on loopback: its URL."""
-        self.api_service = api.build_service(self._api_settings(table), self.session)
+        self.api_service = api.build_service(self._api_settings(table, ledger), self.session)
         server = LocalApi(lambda_handler(self.api_service), port=self.options.api_port)
         self._stack.callback(server.stop)
         return server.start()
 
-    def _api_settings(self, table: str) -> ApiSettings:
+    def _api_settings(self, table: str, ledger: str) -> ApiSettings:
         """The read API's settings read from the environment the construct gives it
-        (``PipelineShape.silence_environment``), as its function reads them."""
-        return ApiSettings.from_env(self.options.shape.silence_environment(table=table))
+        (``PipelineShape.api_environment``), as its function reads them."""
+        return ApiSettings.from_env(self.options.shape.api_environment(table=table, ledger=ledger))
 
     def _start_engine(self) -> LocalEngine:
         """The engine at the endpoint given, else one of this pipeline's own (stopped with it)."""

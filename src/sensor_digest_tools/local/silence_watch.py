@@ -1,5 +1,6 @@
-"""The silence check on the local pipeline (``up``): the deployed check's code, with the read API's
-settings, run every so many seconds on a thread of its own instead of hourly by EventBridge.
+"""The silence check on the local pipeline (``up``): the deployed check's code, with its own
+settings (``SilenceSettings``), run every so many seconds on a thread of its own instead of hourly
+by EventBridge.
 """
 
 from __future__ import annotations
@@ -8,13 +9,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sensor_digest.config import ApiSettings
+from sensor_digest.config import SilenceSettings
 from sensor_digest.silence.check import CONNECTIONS, SilenceCheck, SilencePage
 from sensor_digest.store.dynamo import make_client
 
 
 def watch_silence(
-    settings: ApiSettings,
+    settings: SilenceSettings,
     session: Any,
     *,
     every: float,
