@@ -4,9 +4,10 @@ The application, declared here and only here: the top level (with ``--version``)
 ``local`` (demo, up, env), ``send``, ``history`` (import, import-demo), ``silence``, ``tables`` (counts) and
 ``readings`` at it, and the groups
 ``dlq`` (list, redrive, stamp), ``summary`` (``tables``: a summary, rebuild), ``sensors`` (the
-registry) and ``migrate`` (items of an earlier layout, rewritten before an upgrade). Each command
-module declares its own commands, on a Typer of its own; shared options live in ``options``, how a
-command ends (result, error line, exit code) in ``output``, tables in ``render``.
+registry), ``alarms`` (rules, alarms, the operator's actions) and ``migrate`` (items of an earlier
+layout, rewritten before an upgrade). Each command module declares its own commands, on a Typer of
+its own; shared options live in ``options``, how a command ends (result, error line, exit code) in
+``output``, tables in ``render``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from sensor_digest_tools.cli import dlq, history, local, migrate, readings, send, sensors, silence, tables
+from sensor_digest_tools.cli import alarms, dlq, history, local, migrate, readings, send, sensors, silence, tables
 from sensor_digest_tools.cli.options import PLAIN
 
 __all__ = ["app", "main"]
@@ -50,6 +51,7 @@ for module in (local, send, history, silence, tables, readings):
 app.add_typer(dlq.dlq_app, name="dlq")
 app.add_typer(tables.summary_app, name="summary")
 app.add_typer(sensors.sensors_app, name="sensors")
+app.add_typer(alarms.alarms_app, name="alarms")
 app.add_typer(migrate.migrate_app, name="migrate")
 
 

@@ -22,7 +22,14 @@ from sensor_digest_tools.cli import render
 from sensor_digest_tools.cli.options import PLAIN, Days
 from sensor_digest_tools.cli.output import console, errors, fail, note, notes, stopped_by_signals
 from sensor_digest_tools.ops.dlq import queue_depth
-from sensor_digest_tools.ops.targets import Target, TargetError, clear_local, running_local, save_local
+from sensor_digest_tools.ops.targets import (
+    Target,
+    TargetError,
+    clear_local,
+    events_file,
+    running_local,
+    save_local,
+)
 
 if TYPE_CHECKING:
     from sensor_digest.silence.check import SilencePage
@@ -229,6 +236,7 @@ def up(
             api_port=api_port or 0,
             verbose=verbose,
             sqs="server",
+            events_file=str(events_file()),
         )
         pipeline = LocalPipeline(options, engine_endpoint=engine_endpoint)
         pipeline.on_silence = SilenceNotes()

@@ -18,6 +18,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from sensor_digest import exact_json
+
 MAX_ENTRY_BYTES = 256 * 1024
 
 
@@ -61,7 +63,7 @@ class LocalEventBus:
             self.events.extend(kept)
             if self.path is not None and kept:
                 with self.path.open("a", encoding="utf-8") as out:
-                    out.writelines(json.dumps(e, default=str, ensure_ascii=False) + "\n" for e in kept)
+                    out.writelines(exact_json.dumps(e) + "\n" for e in kept)  # values exact, as the detail holds them
         return {"FailedEntryCount": sum("ErrorCode" in a for a in answers), "Entries": answers}
 
 

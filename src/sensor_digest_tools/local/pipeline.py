@@ -205,6 +205,7 @@ class LocalPipeline:
             api_url=api_url,
             unknown_sensors=self.options.shape.unknown_sensors,
             timezone=self.options.shape.digest_timezone,
+            events_file=self.options.events_file,
         )
         self.sqs_source = SqsEventSource(
             sqs=self.session.client("sqs"),

@@ -49,6 +49,7 @@ class Target:
     timezone: str | None = None  # the ingest's DIGEST_TIMEZONE, where the target says it (None: unknown)
     import_bucket: str | None = None  # a stack's history import (importEnabled): its bucket
     import_state_machine: str | None = None  # and its state machine
+    events_file: str | None = None  # the alarm events a local pipeline's bus keeps (JSON lines; `up`'s)
 
     @property
     def local(self) -> bool:
@@ -75,6 +76,12 @@ class Target:
 def state_file() -> Path:
     """Where ``up`` leaves the running pipeline's endpoints: ``SENSOR_DIGEST_STATE``, else the user's cache."""
     return Path(os.environ.get("SENSOR_DIGEST_STATE") or user_cache() / "local-pipeline.json")
+
+
+def events_file() -> Path:
+    """Where ``up`` keeps the alarm events its local bus took: beside the state file."""
+    path = state_file()
+    return path.with_name(f"{path.stem}.events.jsonl")
 
 
 def save_local(target: Target) -> Path:

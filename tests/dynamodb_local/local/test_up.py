@@ -79,6 +79,9 @@ def test_up_refuses_a_second_pipeline_and_a_signal_stops_it_with_its_engine_and_
         second = runner.invoke(app, ["up", "--duration", "1"], catch_exceptions=False)
 
         assert saved["pid"] == process.pid and answers(saved["dynamodb_endpoint"])
+        # the alarm events its bus keeps, beside the state file (`sensor-digest alarms events` reads them)
+        assert saved["events_file"] == str(tmp_path / "local-pipeline.events.jsonl")
+        assert Path(saved["events_file"]).read_text() == ""
         assert second.exit_code == 1
         assert f"a local pipeline is already running (process {process.pid}" in second.output
         assert json.loads(state.read_text()) == saved  # the second left the first's state alone
