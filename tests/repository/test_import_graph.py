@@ -144,7 +144,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("the store", ("sensor_digest.store",)),
-    ("the base", ("sensor_digest", "sensor_digest.errors", "sensor_digest.backoff", "sensor_digest.names", "sensor_digest.exact_json")),
+    (
+        "the base",
+        (
+            "sensor_digest",
+            "sensor_digest.errors",
+            "sensor_digest.backoff",
+            "sensor_digest.names",
+            "sensor_digest.exact_json",
+        ),
+    ),
 )
 """The Lambda core from the top down: a module belongs to the layer of its longest prefix here, and
 imports its own layer and those below only (``sensor_digest.logs`` and its like: the base)."""
