@@ -1,8 +1,10 @@
-"""The contract's two tables: the digest (with its stream) and the ledger (with TTL)."""
+"""The contract's two tables: the digest (with its stream, and its sparse ``Profiles`` and ``Alarms``
+indexes) and the ledger (with TTL); ``rule_reads``, the read of the alarm rules' two ledger items."""
 
 from __future__ import annotations
 
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from sensor_digest.store import schema
@@ -10,6 +12,8 @@ from sensor_digest_cdk.removal import removal_policy
 from sensor_digest_cdk.shape import PipelineShape
 
 _TYPES = {"N": dynamodb.AttributeType.NUMBER, "S": dynamodb.AttributeType.STRING}
+# the alarm rules (alarms/store.py RuleStore): the version item, and the rule set when it moved
+RULE_READ_ACTIONS = ["dynamodb:GetItem"]
 
 
 def _attribute(definition: tuple[str, str, str]) -> dynamodb.Attribute:
@@ -52,6 +56,16 @@ class DigestTables(Construct):
             read_capacity=shape.read_capacity if provisioned else None,
             write_capacity=shape.write_capacity if provisioned else None,
         )
+        # the alarms by state (``GET /alarms``): sparse (only an alarm not NORMAL carries ``Alerting``)
+        index_partition, index_sort = schema.ALARM_INDEX_KEY_SCHEMA
+        self.table.add_global_secondary_index(
+            index_name=schema.ALARM_INDEX,
+            partition_key=_attribute(index_partition),
+            sort_key=_attribute(index_sort),
+            projection_type=dynamodb.ProjectionType.ALL,
+            read_capacity=shape.read_capacity if provisioned else None,
+            write_capacity=shape.write_capacity if provisioned else None,
+        )
         self.ledger = dynamodb.Table(
             self,
             "LedgerTable",
@@ -60,3 +74,15 @@ class DigestTables(Construct):
             time_to_live_attribute=schema.EXPIRES_AT,
             **common,  # type: ignore[arg-type]
         )
+
+
+def rule_reads(ledger: dynamodb.ITable) -> iam.PolicyStatement:
+    """``GetItem`` of the alarm rules' two ledger items (``RULES_KEY``, ``RULES_VERSION_KEY``), and of no
+    other: the partition keys a request may name are those two (``dynamodb:LeadingKeys``)."""
+    return iam.PolicyStatement(
+        actions=RULE_READ_ACTIONS,
+        resources=[ledger.table_arn],
+        conditions={
+            "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [schema.RULES_KEY, schema.RULES_VERSION_KEY]}
+        },
+    )

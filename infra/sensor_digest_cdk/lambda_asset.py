@@ -25,7 +25,7 @@ import tzdata
 
 import sensor_digest
 
-HANDLER_PACKAGES = ("ingest", "summary", "api", "silence", "history")
+HANDLER_PACKAGES = ("ingest", "summary", "api", "silence", "history", "announcer")
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 CORE = Path(sensor_digest.__file__).resolve().parent
 

@@ -42,6 +42,9 @@ class FunctionKind:
 INGEST = FunctionKind("ingest.handler.handler", names.INGEST_SERVICE, "ingest")
 SUMMARY = FunctionKind("summary.handler.handler", names.SUMMARY_SERVICE, "summary")
 API = FunctionKind("api.handler.handler", names.API_SERVICE, "api")
+# the alarm announcer (alarm_announcer.py): per stream record, a PutEvents of its transitions and a
+# PutItem each for the log; a batch of 100 records is seconds of I/O, no CPU to speak of
+ANNOUNCER = FunctionKind("announcer.handler.handler", names.ANNOUNCER_SERVICE, fixed=(60, 256))
 # the scheduled silence check (silence_check.py): about 7 batched reads per 100 sensors silent for
 # days; at 100,000 its time is botocore's CPU (about 60 s of one core, bench/silence.py --at-scale),
 # so it gets one full vCPU (1,769 MB: Lambda's CPU grows with memory, and one Python process uses one

@@ -66,6 +66,8 @@ class Watched:
     summary: lambda_.IFunction
     table: dynamodb.ITable
     ledger: dynamodb.ITable
+    announcer: lambda_.IFunction
+    announcer_failure_queue: sqs.IQueue
 
 
 class PipelineMonitoring(Construct):
@@ -83,6 +85,8 @@ class PipelineMonitoring(Construct):
         summary: lambda_.IFunction,
         table: dynamodb.ITable,
         ledger: dynamodb.ITable,
+        announcer: lambda_.IFunction,
+        announcer_failure_queue: sqs.IQueue,
         pipeline: str,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -90,7 +94,17 @@ class PipelineMonitoring(Construct):
         self._label = label
         self._pipeline = pipeline
         self.key, self.topic = self._alarm_topic()
-        self._watched = Watched(queue, dead_letter_queue, stream_failure_queue, ingest, summary, table, ledger)
+        self._watched = Watched(
+            queue,
+            dead_letter_queue,
+            stream_failure_queue,
+            ingest,
+            summary,
+            table,
+            ledger,
+            announcer,
+            announcer_failure_queue,
+        )
         self.alarms = self._alarms()
         self.dashboard = self._dashboard()
         self.dashboard_url = (
@@ -183,6 +197,19 @@ class PipelineMonitoring(Construct):
                 0,
                 "The summary gave up on stream records (see the stream failure queue)",
             ),
+            "AnnouncementStuck": (
+                w.announcer_failure_queue.metric_approximate_number_of_messages_visible(
+                    period=PERIOD, statistic="Maximum"
+                ),
+                0,
+                "An announcement is stuck: the announcer gave up on alarm transitions after its retries "
+                "(their stream positions wait in its failure queue; the alarms' states are stored)",
+            ),
+            "AnnouncerIteratorAge": (
+                w.announcer.metric("IteratorAge", period=PERIOD, statistic="Maximum"),
+                self._shape.iterator_age_alarm_seconds * 1000,
+                "The alarm announcer falls behind the table's stream: alarm events arrive late",
+            ),
         }
         return {
             name: alarm(self, f"{name}Alarm", metric, description, threshold=threshold, topic=self.topic)
@@ -215,6 +242,7 @@ class PipelineMonitoring(Construct):
                     w.queue.metric_approximate_number_of_messages_visible(period=PERIOD),
                     w.dead_letter_queue.metric_approximate_number_of_messages_visible(period=PERIOD),
                     w.stream_failure_queue.metric_approximate_number_of_messages_visible(period=PERIOD),
+                    w.announcer_failure_queue.metric_approximate_number_of_messages_visible(period=PERIOD),
                 ],
                 right=[w.queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum")],
                 right_annotations=[
@@ -235,8 +263,8 @@ class PipelineMonitoring(Construct):
             ),
             cloudwatch.GraphWidget(
                 title="Functions",
-                left=[w.ingest.metric_errors(period=PERIOD), w.summary.metric_errors(period=PERIOD)],
-                right=[w.ingest.metric_duration(period=PERIOD), w.summary.metric_duration(period=PERIOD)],
+                left=[f.metric_errors(period=PERIOD) for f in (w.ingest, w.summary, w.announcer)],
+                right=[f.metric_duration(period=PERIOD) for f in (w.ingest, w.summary, w.announcer)],
             ),
             cloudwatch.GraphWidget(
                 title="DynamoDB write capacity consumed",

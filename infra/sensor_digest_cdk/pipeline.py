@@ -1,13 +1,15 @@
 """``SensorDigestPipeline``: the whole pipeline as one construct (L3), for any stack.
 
-Tables, queues, the ingest and summary functions, the read API (an HTTP API with IAM auth and its
-query function), alarms and dashboard, and, on request, an AWS IoT topic rule to the
+Tables, queues, the ingest and summary functions, the alarm announcer (alarm events on the default
+bus, to the alarm topic), the read API (an HTTP API with IAM auth and its query function), alarms
+and dashboard, and, on request, an AWS IoT topic rule to the
 ingest queue and a queue policy that admits only the producers granted. Its props are
 ``PipelineShape``'s fields, keyword-only, checked at once (``ShapeError``, one line per problem);
 physical names are generated unless given, so two pipelines live in one stack side by side.
 
 What a user wires next is exposed: ``queue``, ``dead_letter_queue``, ``table``, ``ledger``,
-``ingest_function``, ``summary_function``, ``alarm_topic``, ``dashboard``, ``read_api``, ``iot`` (or
+``ingest_function``, ``summary_function``, ``announcer`` (``function``, ``failure_queue``, ``rule``),
+``alarm_topic``, ``dashboard``, ``read_api``, ``iot`` (or
 ``None``), ``silence`` (the scheduled silence check, or ``None`` without ``silence_hours``),
 ``history_import`` (the history import, or ``None`` without ``import_enabled``: its ``grant_start``
 lets an operator run ``sensor-digest import --stack``), and
@@ -27,7 +29,8 @@ from constructs import Construct
 from sensor_digest import names
 from sensor_digest.store import schema
 from sensor_digest_cdk import nag
-from sensor_digest_cdk.digest_tables import DigestTables
+from sensor_digest_cdk.alarm_announcer import AlarmAnnouncer
+from sensor_digest_cdk.digest_tables import RULE_READ_ACTIONS, DigestTables, rule_reads
 from sensor_digest_cdk.history_import import HistoryImport
 from sensor_digest_cdk.iot_ingest import IotIngest
 from sensor_digest_cdk.lambda_asset import function_asset
@@ -117,6 +120,7 @@ class SensorDigestPipeline(Construct):
             ledger_table_name=storage.ledger.table_name,
         )
         summary = StreamSummary(self, "Summary", shape=shape, asset=asset, table=storage.table)
+        self.announcer = AlarmAnnouncer(self, "Announcer", shape=shape, asset=asset, table=storage.table)
         self.monitoring = PipelineMonitoring(
             self,
             "Monitoring",
@@ -129,8 +133,11 @@ class SensorDigestPipeline(Construct):
             summary=summary.function,
             table=storage.table,
             ledger=storage.ledger,
+            announcer=self.announcer.function,
+            announcer_failure_queue=self.announcer.failure_queue,
             pipeline=self.pipeline_name,
         )
+        self.announcer.announce_to(self.monitoring.topic, label=label)
         self.read_api = ReadApi(
             self,
             "ReadApi",
@@ -169,12 +176,7 @@ class SensorDigestPipeline(Construct):
                 self, "Import", shape=shape, asset=asset, table=storage.table, ledger=storage.ledger
             )
             self.history_import.alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.monitoring.topic))
-        functions = [ingest.function, summary.function, self.read_api.function]
-        functions += [self.silence.function] if self.silence is not None else []
-        if self.history_import is not None:
-            made = self.history_import
-            functions += made.functions
-        for function in functions:
+        for function in self._functions():
             function.add_environment(names.PIPELINE_ENV, self.pipeline_name)  # its metrics' pipeline dimension
         self._grant_functions(ingest, summary)
         self._producers: list[str] = list(shape.producer_arns)
@@ -225,6 +227,13 @@ class SensorDigestPipeline(Construct):
 
     # -- inside ----------------------------------------------------------------------------------
 
+    def _functions(self) -> list[lambda_.Function]:
+        """Every function of the pipeline, those of the optional parts built included."""
+        functions = [self.ingest_function, self.summary_function, self.announcer.function, self.read_api.function]
+        functions += [self.silence.function] if self.silence is not None else []
+        functions += self.history_import.functions if self.history_import is not None else []
+        return functions
+
     def _grant_functions(self, ingest: QueueIngest, summary: StreamSummary) -> None:
         """Least privilege: exactly the item actions each function performs, on its tables only."""
         ingest.function.add_to_role_policy(
@@ -239,6 +248,10 @@ class SensorDigestPipeline(Construct):
         ingest.function.add_to_role_policy(
             iam.PolicyStatement(actions=ledger_actions, resources=[self.ledger.table_arn])
         )
+        # the alarm rules' two items (alarm evaluation after the count; its alarm items are the digest's
+        # BatchGetItem and PutItem above): only where GetItem on the ledger is not granted already
+        if not set(RULE_READ_ACTIONS) <= set(ledger_actions):
+            ingest.function.add_to_role_policy(rule_reads(self.ledger))
         ingest.function.add_to_role_policy(
             iam.PolicyStatement(actions=INGEST_DLQ_ACTIONS, resources=[self.dead_letter_queue.queue_arn])
         )
@@ -267,22 +280,22 @@ class SensorDigestPipeline(Construct):
     def _suppress_nag_findings(self) -> None:
         """Each accepted cdk-nag finding, with the reason and the exact finding it applies to."""
         nag.accept(
-            [self.ingest_function.role, self.summary_function.role],  # type: ignore[list-item]
+            [self.ingest_function.role, self.summary_function.role, self.announcer.function.role],  # type: ignore[list-item]
             "AwsSolutions-IAM5",
             "X-Ray PutTraceSegments/PutTelemetryRecords and DynamoDB ListStreams support no "
-            "resource-level permissions; every other action is scoped to one table, stream or queue.",
+            "resource-level permissions; every other action is scoped to one table, stream, queue or event bus.",
             findings=["Resource::*"],
             nag2_children=True,
         )
         nag.accept(
-            [self.ingest_function, self.summary_function],
+            [self.ingest_function, self.summary_function, self.announcer.function],
             "AwsSolutions-L1",
             "Python 3.13, not the newest Lambda runtime (3.14): the newest Python the project runs "
             "its unit tier on (make test-unit-py313), and no verdict of the functions depends on the "
             "Python version (their own timestamp grammar and character rule, zones from tzdata).",
         )
         nag.accept(
-            [self.dead_letter_queue, self.stream_failure_queue],
+            [self.dead_letter_queue, self.stream_failure_queue, self.announcer.failure_queue],
             "AwsSolutions-SQS3",
             "This queue is itself a dead-letter destination (SQS redrive target or the stream "
             "event source's on-failure destination); a queue for its failures would have no reader.",

@@ -1,11 +1,13 @@
 """The read API capability: an API Gateway HTTP API with IAM authorization on every route, in front
-of the query function (``functions/api/handler.py``), whose role may only read the digest table.
+of the query function (``functions/api/handler.py``), whose role may read the digest table and write
+its alarm items only (the operator's actions), and read the alarm rules of the ledger.
 
-``ReadApi(scope, id, *, shape, label, asset, table, ledger, alarm_topic=None)`` exposes ``api``, ``function``,
-``stage``, ``url`` and ``access_logs``, and ``grant_invoke(grantee)`` for consumers (AWS principals
-that sign their requests with SigV4). The stage throttles (``apiThrottleRateLimit``,
-``apiThrottleBurstLimit``), writes one JSON access log line per request to a log group of its own,
-and an alarm fires on any 5xx (to ``alarm_topic`` when given).
+``ReadApi(scope, id, *, shape, label, asset, table, ledger, alarm_topic=None)`` exposes ``api``,
+``function``, ``stage``, ``url`` and ``access_logs``, ``grant_invoke(grantee)`` for consumers (AWS
+principals that sign their requests with SigV4: the ``GET`` routes) and
+``grant_alarm_operations(grantee)`` for operators (the ``POST`` routes of the alarms' actions). The
+stage throttles (``apiThrottleRateLimit``, ``apiThrottleBurstLimit``), writes one JSON access log line
+per request to a log group of its own, and an alarm fires on any 5xx (to ``alarm_topic`` when given).
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from aws_cdk.aws_apigatewayv2_authorizers import HttpIamAuthorizer
 from aws_cdk.aws_apigatewayv2_integrations import HttpLambdaIntegration
 from constructs import Construct
 
+from sensor_digest.alarms.model import ACTIONS
 from sensor_digest.store import schema
 from sensor_digest_cdk import nag
+from sensor_digest_cdk.digest_tables import rule_reads
 from sensor_digest_cdk.lambda_function import API, RETENTION, FunctionKind, python_function
 from sensor_digest_cdk.monitoring import alarm
 from sensor_digest_cdk.removal import removal_policy
@@ -36,7 +40,9 @@ from sensor_digest_cdk.shape import PipelineShape
 
 # Only what the function calls (one Query a request), on the digest table and its Profiles index
 READ_ACTIONS = ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"]
-ROUTES = (
+ALARM_INDEX_ACTIONS = ["dynamodb:Query"]  # GET /alarms: the alarms in a state, from the Alarms index
+ALARM_WRITE_ACTIONS = ["dynamodb:PutItem"]  # an operator's action: the alarm's next version, on condition
+ROUTES = (  # GET
     "/sensors",
     "/sensors/{sensor_id}/days",
     "/sensors/{sensor_id}/months",
@@ -44,9 +50,20 @@ ROUTES = (
     "/sensors/{sensor_id}/readings",
     "/sensors/{sensor_id}/readings/hours",
     "/silence",
+    "/alarms",
+    "/sensors/{sensor_id}/alarms",
+    "/alarms/{alarm_id}/history",
 )
-# the routes as execute-api ARNs name them: a path parameter is a wildcard there
-INVOKED_PATHS = tuple(re.sub(r"\{[^}]+\}", "*", route) for route in ROUTES)
+OPERATOR_ROUTES = tuple(f"/alarms/{{alarm_id}}/{action}" for action in ACTIONS)  # POST, one per action
+
+
+def _invoked(routes: tuple[str, ...]) -> tuple[str, ...]:
+    """The routes as execute-api ARNs name them: a path parameter is a wildcard there."""
+    return tuple(re.sub(r"\{[^}]+\}", "*", route) for route in routes)
+
+
+INVOKED_PATHS = _invoked(ROUTES)
+OPERATED_PATHS = _invoked(OPERATOR_ROUTES)
 STAGE = "$default"
 # One JSON line per request: who (the signing principal), what, and how it went
 ACCESS_LOG_FIELDS = {
@@ -137,13 +154,16 @@ class ReadApi(Construct):
             self,
             "Api",
             api_name=f"{label.replace('/', '-')}-read-api",
-            description=f"{label}: day counts, monthly summaries and registered sensors (read only)",
+            description=f"{label}: day counts, monthly summaries, registered sensors and alarms (IAM auth)",
             default_authorizer=HttpIamAuthorizer(),
             default_integration=integration,
             create_default_stage=False,
         )
         for path in ROUTES:
             self.api.add_routes(path=path, methods=[apigwv2.HttpMethod.GET], integration=integration)
+        for path in OPERATOR_ROUTES:
+            self.api.add_routes(path=path, methods=[apigwv2.HttpMethod.POST], integration=integration)
+        self._grant_alarms(table, ledger)
         self.access_logs = logs.LogGroup(
             self,
             "AccessLogs",
@@ -172,45 +192,75 @@ class ReadApi(Construct):
         self._suppress_nag_findings()
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Let ``grantee`` call the API's routes (GET, signed with SigV4), and no other path or method.
+        """Let ``grantee`` call the API's ``GET`` routes (signed with SigV4), the alarms' among them, and no
+        other path or method: not the ``POST`` routes of the alarms' actions (``grant_alarm_operations``).
 
         A route's path parameter (``{sensor_id}``) is a wildcard in its execute-api ARN, which cdk-nag's
         ``AwsSolutions-IAM5`` reports on the grantee's policy: the grant records that finding as
         accepted, with its reason, for exactly these ARNs (any other wildcard of the grantee is still
         reported), so an app with ``AwsSolutionsChecks`` synthesizes clean."""
+        return self._grant_routes(
+            grantee,
+            "GET",
+            INVOKED_PATHS,
+            "execute-api:Invoke on the read API's GET routes only; their {sensor_id} and {alarm_id} path "
+            "parameters are wildcards in the route's execute-api ARN by API Gateway's own format.",
+        )
+
+    def grant_alarm_operations(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` act on alarms: ``POST /alarms/{alarm_id}/<action>`` for each action
+        (acknowledge, snooze, reset, disable, enable), and nothing else (reading them is ``grant_invoke``).
+        The ``{alarm_id}`` wildcard of these ARNs is accepted on the grantee as ``grant_invoke``'s are."""
+        return self._grant_routes(
+            grantee,
+            "POST",
+            OPERATED_PATHS,
+            "execute-api:Invoke on the read API's POST routes of the alarms' actions only; their {alarm_id} "
+            "path parameter is a wildcard in the route's execute-api ARN by API Gateway's own format.",
+        )
+
+    def _grant_routes(self, grantee: iam.IGrantable, method: str, paths: tuple[str, ...], reason: str) -> iam.Grant:
+        """``execute-api:Invoke`` of ``method`` on ``paths`` of the stage, the wildcards' findings accepted."""
         grant = iam.Grant.add_to_principal(
             grantee=grantee,
             actions=["execute-api:Invoke"],
-            resource_arns=[self.api.arn_for_execute_api("GET", path, STAGE) for path in INVOKED_PATHS],
+            resource_arns=[self.api.arn_for_execute_api(method, path, STAGE) for path in paths],
         )
         if isinstance(grantee, Construct):  # a role, user or function of the app: its policy is in the app
             nag.accept(
                 grantee,
                 "AwsSolutions-IAM5",
-                "execute-api:Invoke on the read API's GET routes only; their {sensor_id} path "
-                "parameter is a wildcard in the route's execute-api ARN by API Gateway's own format.",
-                findings=self._invoke_findings(),
-                nag2_applies_to=[nag.regex_applies_to(self._invoke_finding())],
+                reason,
+                findings=self._invoke_findings(method, paths),
+                nag2_applies_to=[nag.regex_applies_to(self._invoke_finding(method, paths))],
                 nag2_children=True,
             )
         return grant
 
-    def _invoke_prefix(self) -> str:
-        """How cdk-nag writes the start of ``grant_invoke``'s ARNs in a finding
+    def _invoke_prefix(self, method: str) -> str:
+        """How cdk-nag writes the start of a grant's ARNs in a finding
         (``Resource::arn:<AWS::Partition>:execute-api:...:<api logical id>/$default/GET``)."""
         api_id = Stack.of(self).resolve(self.api.node.default_child.logical_id)  # type: ignore[union-attr]
         region, account = nag.arn_env(self)
-        return f"Resource::arn:<AWS::Partition>:execute-api:{region}:{account}:<{api_id}>/{STAGE}/GET"
+        return f"Resource::arn:<AWS::Partition>:execute-api:{region}:{account}:<{api_id}>/{STAGE}/{method}"
 
-    def _invoke_findings(self) -> list[str]:
-        """The ``AwsSolutions-IAM5`` findings of ``grant_invoke``'s ARNs that hold a wildcard (cdk-nag 3
+    def _invoke_findings(self, method: str, paths: tuple[str, ...]) -> list[str]:
+        """The ``AwsSolutions-IAM5`` findings of a grant's ARNs that hold a wildcard (cdk-nag 3
         acknowledges each by its text)."""
-        return [self._invoke_prefix() + path for path in INVOKED_PATHS if "*" in path]
+        return [self._invoke_prefix(method) + path for path in paths if "*" in path]
 
-    def _invoke_finding(self) -> str:
+    def _invoke_finding(self, method: str, paths: tuple[str, ...]) -> str:
         """The same findings as the ``/regex/`` cdk-nag 2 takes."""
-        paths = "|".join(re.escape(path) for path in INVOKED_PATHS if "*" in path)
-        return f"/^{re.escape(self._invoke_prefix())}(?:{paths})$/"
+        wild = "|".join(re.escape(path) for path in paths if "*" in path)
+        return f"/^{re.escape(self._invoke_prefix(method))}(?:{wild})$/"
+
+    def _grant_alarms(self, table: dynamodb.ITable, ledger: dynamodb.ITable) -> None:
+        """The alarm routes' grants beyond the reads of the table: the Alarms index's Query, the
+        operator's PutItem of an alarm item, and GetItem of the alarm rules' two ledger items alone."""
+        index = f"{table.table_arn}/index/{schema.ALARM_INDEX}"
+        self.function.add_to_role_policy(iam.PolicyStatement(actions=ALARM_INDEX_ACTIONS, resources=[index]))
+        self.function.add_to_role_policy(iam.PolicyStatement(actions=ALARM_WRITE_ACTIONS, resources=[table.table_arn]))
+        self.function.add_to_role_policy(rule_reads(ledger))
 
     def _suppress_nag_findings(self) -> None:
         """The query function's accepted cdk-nag findings, each with its reason and what it applies to."""

@@ -161,6 +161,10 @@ class PipelineShape(Tunables):
         """The summary function's (``config.SummarySettings``): its table."""
         return self.function_environment(config.SummarySettings, {config.TABLE_NAME.name: table})
 
+    def announcer_environment(self, *, table: str) -> dict[str, str]:
+        """The alarm announcer's (``config.AnnouncerSettings``): its table."""
+        return self.function_environment(config.AnnouncerSettings, {config.TABLE_NAME.name: table})
+
     # -- building one ----------------------------------------------------------------------
 
     @classmethod

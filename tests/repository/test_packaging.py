@@ -147,10 +147,11 @@ def test_a_users_app_outside_the_checkout_synthesizes_two_pipelines_from_the_ins
     # Then each pipeline holds the whole pipeline of its own: tables, queues, functions, alarms, dashboard
     for name in PIPELINES:
         assert counts[name]["AWS::DynamoDB::Table"] == 2
-        assert counts[name]["AWS::SQS::Queue"] == 3
-        assert counts[name]["AWS::Lambda::Function"] == 3  # ingest, summary, read API
+        assert counts[name]["AWS::SQS::Queue"] == 4
+        assert counts[name]["AWS::Lambda::Function"] == 4  # ingest, summary, alarm announcer, read API
         assert counts[name]["AWS::CloudWatch::Dashboard"] == 1
-        assert counts[name]["AWS::CloudWatch::Alarm"] == 10  # the read API's 5xx alarm among them
+        assert counts[name]["AWS::CloudWatch::Alarm"] == 12  # the read API's 5xx alarm among them
+        assert counts[name]["AWS::Events::Rule"] == 1  # the alarm events to the pipeline's topic
     # the standard one fed by AWS IoT (the app's iotTopic), the FIFO one not (IoT cannot send to it)
     assert (counts["Plain"]["AWS::IoT::TopicRule"], counts["Ordered"]["AWS::IoT::TopicRule"]) == (1, 0)
     queues = template["Resources"].values()

@@ -28,8 +28,13 @@ STATEFUL = {
     "IngestFunctionLogs3AD22061": ("AWS::Logs::LogGroup", None),
     "SummaryFunctionLogs397D0B2C": ("AWS::Logs::LogGroup", None),
 }
-# new with the read API: added beside the others, replacing nothing
-ADDED = {"ReadApiAccessLogs1D88287A", "ReadApiFunctionLogsD288A994"}
+# new with the read API, then with the alarm announcer: added beside the others, replacing nothing
+ADDED = {
+    "ReadApiAccessLogs1D88287A",
+    "ReadApiFunctionLogsD288A994",
+    "AnnouncerFailureQueue11D25034",
+    "AnnouncerFunctionLogsB87F58BB",
+}
 NAME_PROPERTY = {"AWS::DynamoDB::Table": "TableName"}
 
 

@@ -45,9 +45,9 @@ def test_two_pipelines_in_one_stack_get_their_own_resources_under_generated_name
 ) -> None:
     _, template, _ = two_pipelines
     template.resource_count_is("AWS::DynamoDB::Table", 4)
-    template.resource_count_is("AWS::SQS::Queue", 6)
-    template.resource_count_is("AWS::Lambda::Function", 6)  # ingest, summary, read API
-    template.resource_count_is("AWS::CloudWatch::Alarm", 20)  # 10 each: the read API's 5xx alarm among them
+    template.resource_count_is("AWS::SQS::Queue", 8)
+    template.resource_count_is("AWS::Lambda::Function", 8)  # ingest, summary, alarm announcer, read API
+    template.resource_count_is("AWS::CloudWatch::Alarm", 24)  # 12 each: the read API's 5xx alarm among them
     template.resource_count_is("AWS::CloudWatch::Dashboard", 2)
     assert all("TableName" not in t["Properties"] for t in resources(template, "AWS::DynamoDB::Table").values())
     dashboards = resources(template, "AWS::CloudWatch::Dashboard").values()

@@ -38,8 +38,8 @@ def test_the_outputs_the_steps_read(template: Template) -> None:
 
 def test_what_an_idle_stack_is_billed_for(template: Template) -> None:
     alarms = resources(template, "AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 10
-    assert sum(alarm_metrics(a) for a in alarms) == 14  # 8 alarms on one metric, 2 over three metrics each
+    assert len(alarms) == 12
+    assert sum(alarm_metrics(a) for a in alarms) == 16  # 10 alarms on one metric, 2 over three metrics each
     periods = {a["Properties"]["Period"] for a in alarms if "Period" in a["Properties"]} | {
         m["MetricStat"]["Period"] for a in alarms for m in a["Properties"].get("Metrics", []) if "MetricStat" in m
     }
@@ -53,13 +53,13 @@ def test_what_an_idle_stack_is_billed_for(template: Template) -> None:
         assert table["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
         assert table["Properties"]["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
     event_sources = resources(template, "AWS::Lambda::EventSourceMapping").values()
-    assert len(event_sources) == 2  # the ingest queue's (polled while idle) and the stream's
+    assert len(event_sources) == 3  # the ingest queue's (polled while idle) and the stream's two
 
 
 def test_destroy_keeps_the_tables_under_fixed_names_and_the_rest_under_generated_ones(template: Template) -> None:
     kept = {k: r for k, r in template.to_json()["Resources"].items() if r.get("DeletionPolicy") == "Retain"}
     assert sorted(r["Type"] for r in kept.values()) == sorted(
-        ["AWS::DynamoDB::Table"] * 2 + ["AWS::SQS::Queue"] * 3 + ["AWS::Logs::LogGroup"] * 4 + ["AWS::KMS::Key"]
+        ["AWS::DynamoDB::Table"] * 2 + ["AWS::SQS::Queue"] * 4 + ["AWS::Logs::LogGroup"] * 5 + ["AWS::KMS::Key"]
     )
     assert all(r["UpdateReplacePolicy"] == "Retain" for r in kept.values())
     names = {r["Properties"].get("TableName") for r in kept.values() if r["Type"] == "AWS::DynamoDB::Table"}
@@ -74,7 +74,7 @@ def test_destroy_keeps_the_tables_under_fixed_names_and_the_rest_under_generated
 def test_a_dev_stack_takes_everything_with_it(synth_with: Callable[..., Any]) -> None:
     _, template = synth_with(stackName="SensorDigestDev", removal="destroy")
     stateful = [r for r in template.to_json()["Resources"].values() if r["Type"] in STATEFUL]
-    assert len(stateful) == 10  # the read API's two log groups (its function's, its access logs) among them
+    assert len(stateful) == 12  # the read API's two log groups, the announcer's queue and log group among them
     assert all(r.get("DeletionPolicy") == "Delete" for r in stateful)
     for table in resources(template, "AWS::DynamoDB::Table").values():
         assert table["Properties"]["DeletionProtectionEnabled"] is False

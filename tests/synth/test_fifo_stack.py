@@ -10,6 +10,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
+from sensor_digest.store import schema
 from sensor_digest_cdk import SensorDigestPipeline
 from sensor_digest_cdk.context import AppSettings
 from sensor_digest_cdk.rules import APP_LONGEST_FIFO_QUEUE_ID, FIFO_STACK_NAME_MAX
@@ -66,8 +67,14 @@ def test_the_function_is_told_the_queue_type_and_may_only_put_and_read_markers_i
         },
     )
     granted = {(a, json.dumps(s["Resource"])) for s in policy_of(fifo, "ingest.handler.handler") for a in actions(s)}
-    # the markers of counted messages that may come back through the dead-letter queue
-    assert {a for a, r in granted if "Ledger" in r} == {"dynamodb:PutItem", "dynamodb:BatchGetItem"}
+    # the markers of counted messages that may come back through the dead-letter queue, and the alarm
+    # rules' two items (GetItem of no other: tests/synth/test_alarms.py)
+    assert {a for a, r in granted if "Ledger" in r} == {"dynamodb:PutItem", "dynamodb:BatchGetItem", "dynamodb:GetItem"}
+    [rules] = [s for s in policy_of(fifo, "ingest.handler.handler") if actions(s) == ["dynamodb:GetItem"]]
+    assert set(rules["Condition"]["ForAllValues:StringEquals"]["dynamodb:LeadingKeys"]) == {
+        schema.RULES_KEY,
+        schema.RULES_VERSION_KEY,
+    }
     assert {a for a, r in granted if "DeadLetter" in r} == {"sqs:SendMessage"}
 
 

@@ -54,7 +54,7 @@ def test_functions_write_only_their_own_log_group(template: Template) -> None:
     log_groups = resources(template, "AWS::Logs::LogGroup")
     for role in resources(template, "AWS::IAM::Role").values():
         assert not role["Properties"].get("ManagedPolicyArns"), role
-    for handler in ("ingest.handler.handler", "summary.handler.handler"):
+    for handler in ("ingest.handler.handler", "summary.handler.handler", "announcer.handler.handler"):
         [function] = [
             f for f in resources(template, "AWS::Lambda::Function").values() if f["Properties"]["Handler"] == handler
         ]

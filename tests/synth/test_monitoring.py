@@ -34,7 +34,7 @@ def test_alarms_watch_the_pipeline(template: Template, metric: str, namespace: s
 def test_dead_letters_and_stream_failures_alarm_above_zero(template: Template) -> None:
     alarms = resources(template, "AWS::CloudWatch::Alarm").values()
     depth = [a for a in alarms if a["Properties"].get("MetricName") == "ApproximateNumberOfMessagesVisible"]
-    assert len(depth) == 2
+    assert len(depth) == 3  # the dead-letter queue, the summary's and the announcer's failure queues
     assert all(
         a["Properties"]["Threshold"] == 0 and a["Properties"]["ComparisonOperator"] == "GreaterThanThreshold"
         for a in depth

@@ -56,9 +56,9 @@ def test_two_pipelines_in_one_stack_publish_and_graph_their_own_metrics() -> Non
     SensorDigestPipeline(stack, "Ordered", queue_type="fifo")
     template = Template.from_stack(stack)
 
-    # Then each function publishes under its pipeline's name, three functions each
+    # Then each function publishes under its pipeline's name, four functions each
     by_function = pipeline_of_functions(template)
-    assert sorted(by_function.values()) == ["Readings/Ordered"] * 3 + ["Readings/Plain"] * 3
+    assert sorted(by_function.values()) == ["Readings/Ordered"] * 4 + ["Readings/Plain"] * 4
     assert all(value == "Readings/Plain" for key, value in by_function.items() if key.startswith("Plain"))
     # And each dashboard graphs its own pipeline's series of every custom metric, none of the other's
     graphed = {  # by the construct id each dashboard's logical id begins with
@@ -83,7 +83,7 @@ def test_two_pipelines_each_named_default_in_scopes_of_their_own_are_told_apart(
     # Then each keeps its path in its name, and its functions publish under it
     assert (first.pipeline_name, second.pipeline_name) == ("Readings/TeamA/Default", "Readings/TeamB/Default")
     values = pipeline_of_functions(Template.from_stack(stack)).values()
-    assert sorted(values) == ["Readings/TeamA/Default"] * 3 + ["Readings/TeamB/Default"] * 3
+    assert sorted(values) == ["Readings/TeamA/Default"] * 4 + ["Readings/TeamB/Default"] * 4
 
 
 def test_two_stacks_of_the_app_publish_and_graph_their_own_metrics(synth_with: Callable[..., Any]) -> None:

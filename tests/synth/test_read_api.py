@@ -1,7 +1,9 @@
 """The read API (``ReadApi``) in the synthesized template: an HTTP API whose every route takes IAM
-(SigV4) callers only, a query function whose role may only read the digest table and its
-``Profiles`` index, stage throttling and access logs, a 5xx alarm to the alarm topic, the URL as an
-output, and ``grant_invoke`` for consumers."""
+(SigV4) callers only, a query function whose role may read the digest table and its ``Profiles``
+index and, for the alarm routes, query the ``Alarms`` index, put alarm items and get the ledger's
+two rule items, stage throttling and access logs, a 5xx alarm to the alarm topic, the URL as an
+output, and ``grant_invoke`` for consumers (its ``GET`` routes only: the operator's ``POST`` routes
+are ``grant_alarm_operations``', tests/synth/test_alarms.py)."""
 
 from __future__ import annotations
 
@@ -36,6 +38,14 @@ def test_every_route_of_the_api_takes_iam_callers_only(template: Template) -> No
         "GET /sensors/{sensor_id}/readings",
         "GET /sensors/{sensor_id}/readings/hours",
         "GET /silence",
+        "GET /alarms",
+        "GET /sensors/{sensor_id}/alarms",
+        "GET /alarms/{alarm_id}/history",
+        "POST /alarms/{alarm_id}/acknowledge",
+        "POST /alarms/{alarm_id}/snooze",
+        "POST /alarms/{alarm_id}/reset",
+        "POST /alarms/{alarm_id}/disable",
+        "POST /alarms/{alarm_id}/enable",
     }
     assert {r["Properties"].get("AuthorizationType") for r in routes.values()} == {"AWS_IAM"}
 
@@ -50,18 +60,50 @@ def test_the_api_calls_its_function_with_payload_2_0(template: Template) -> None
     )
 
 
-def test_the_query_function_may_only_read_the_digest_table_and_its_profiles_index(template: Template) -> None:
+def test_the_query_function_reads_the_digest_and_writes_alarm_items_and_reads_only_the_rules_of_the_ledger(
+    template: Template,
+) -> None:
     granted = [s for s in policy_of(template, HANDLER) if any(a.startswith("dynamodb:") for a in actions(s))]
     digest = {"Fn::GetAtt": [table_id(template, "SensorDigest"), "Arn"]}
+    ledger = {"Fn::GetAtt": [table_id(template, "SensorDigestLedger"), "Arn"]}
+    by_resource = {json.dumps(s["Resource"]): (sorted(actions(s)), s.get("Condition")) for s in granted}
 
-    assert len(granted) == 1
-    assert sorted(actions(granted[0])) == ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"]
-    assert granted[0]["Resource"] == [
-        digest,
-        {"Fn::Join": ["", [digest, f"/index/{schema.PROFILE_INDEX}"]]},
-    ]
-    other = {a for s in policy_of(template, HANDLER) for a in actions(s)} - set(actions(granted[0]))
-    assert not {a for a in other if a.split(":")[0] in ("dynamodb", "sqs", "sns", "kms")}
+    assert len(granted) == 4
+    assert by_resource == {
+        # the counts, the profiles and a sensor's alarms and their logs
+        json.dumps([digest, {"Fn::Join": ["", [digest, f"/index/{schema.PROFILE_INDEX}"]]}]): (
+            ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"],
+            None,
+        ),
+        # GET /alarms: the alarms in a state
+        json.dumps({"Fn::Join": ["", [digest, f"/index/{schema.ALARM_INDEX}"]]}): (["dynamodb:Query"], None),
+        # an operator's action: the alarm's next version
+        json.dumps(digest): (["dynamodb:PutItem"], None),
+        # the alarm rules' two items, and no other item of the ledger
+        json.dumps(ledger): (
+            ["dynamodb:GetItem"],
+            {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [schema.RULES_KEY, schema.RULES_VERSION_KEY]}},
+        ),
+    }
+    other = {a for s in policy_of(template, HANDLER) for a in actions(s)} - {a for s in granted for a in actions(s)}
+    assert not {a for a in other if a.split(":")[0] in ("dynamodb", "sqs", "sns", "kms", "events")}
+
+
+def test_the_query_function_is_told_both_tables(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "Handler": HANDLER,
+            "Environment": {
+                "Variables": Match.object_like(
+                    {
+                        "TABLE_NAME": {"Ref": table_id(template, "SensorDigest")},
+                        "LEDGER_TABLE_NAME": {"Ref": table_id(template, "SensorDigestLedger")},
+                    }
+                )
+            },
+        },
+    )
 
 
 def test_the_stage_throttles_and_writes_json_access_logs_to_a_group_with_retention(
@@ -104,16 +146,21 @@ def test_the_digest_table_has_the_sparse_profiles_index(template: Template) -> N
     template.has_resource_properties(
         "AWS::DynamoDB::Table",
         {
-            "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": schema.PROFILE_INDEX,
-                    "KeySchema": [
-                        {"AttributeName": schema.PROFILE_LIST, "KeyType": "HASH"},
-                        {"AttributeName": schema.SENSOR_ID, "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": [schema.NAME, schema.TIME_ZONE]},
-                }
-            ]
+            "GlobalSecondaryIndexes": Match.array_with(
+                [
+                    {
+                        "IndexName": schema.PROFILE_INDEX,
+                        "KeySchema": [
+                            {"AttributeName": schema.PROFILE_LIST, "KeyType": "HASH"},
+                            {"AttributeName": schema.SENSOR_ID, "KeyType": "RANGE"},
+                        ],
+                        "Projection": {
+                            "ProjectionType": "INCLUDE",
+                            "NonKeyAttributes": [schema.NAME, schema.TIME_ZONE],
+                        },
+                    }
+                ]
+            )
         },
     )
 
@@ -136,7 +183,7 @@ def test_grant_invoke_lets_a_principal_get_the_apis_routes_and_nothing_else() ->
     role = iam.Role(stack, "DashboardRole", assumed_by=iam.AccountRootPrincipal())
     read_api.grant_invoke(role)
 
-    # Then its policy allows execute-api:Invoke on GET of the five routes of the API's stage
+    # Then its policy allows execute-api:Invoke on GET of the routes of the API's stage, and no POST
     [policy] = [
         p
         for p in resources(Template.from_stack(stack), "AWS::IAM::Policy").values()
@@ -152,6 +199,9 @@ def test_grant_invoke_lets_a_principal_get_the_apis_routes_and_nothing_else() ->
         "$default/GET/sensors/*/readings",
         "$default/GET/sensors/*/readings/hours",
         "$default/GET/silence",
+        "$default/GET/alarms",
+        "$default/GET/sensors/*/alarms",
+        "$default/GET/alarms/*/history",
     ]
 
 

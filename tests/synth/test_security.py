@@ -20,7 +20,7 @@ from tests.support.templates import resources
 
 def test_every_queue_is_encrypted_and_refuses_plain_http(template: Template) -> None:
     queues = resources(template, "AWS::SQS::Queue")
-    assert len(queues) == 3
+    assert len(queues) == 4
     assert all(q["Properties"]["SqsManagedSseEnabled"] is True for q in queues.values())
     policies = resources(template, "AWS::SQS::QueuePolicy").values()
     guarded = {
