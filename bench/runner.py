@@ -22,6 +22,7 @@ from bench.plan import Plan
 from bench.strategies import FIFO_STRATEGIES, STRATEGIES
 from bench.workloads import QUICK_MESSAGES, Workload, realtime, seed_history, seed_summaries, warm_up
 from sensor_digest import summary
+from sensor_digest.alarms.store import RuleStore, is_alarm_item
 from sensor_digest.config import SummarySettings
 from sensor_digest.store import schema
 from sensor_digest.store.reads import by_sensor, day_counts, scan_all, summaries
@@ -90,13 +91,17 @@ def run(
     history_days: int = 365,
     under_way: bool = False,
     summary_batches: tuple[int, ...] = (),
+    rules: Any = None,
 ) -> dict[str, Any]:
     """One strategy on one workload at ``settings``: ingest through the event source, then (for
     ``summary_batches``) the summary path on the stream the run produced. ``history``: each sensor
-    has ``history_days`` of day items and their month items before the workload's day."""
+    has ``history_days`` of day items and their month items before the workload's day. ``rules``: an
+    alarm ``RuleSet`` stored before the handler starts (bench/alarms.py)."""
     label, make = STRATEGIES[key]
     with engine(modeled=modeled) as e:
         tables = fresh_tables(e.client, key)
+        if rules is not None:
+            RuleStore(ledger_table_name=tables["ledger"], client=e.client).save(rules, expected=0, by="bench", now=0)
         baseline: Counter[tuple[int, str]] = Counter()
         reader = StreamReader(e.endpoint, tables["table"], client=e.client) if summary_batches else None
         handler = make(e.session, tables, settings)
@@ -120,6 +125,7 @@ def run(
             drained = feed(workload.messages if fifo else workload.deliveries, workload.repeated_ids)
         requests, units = (a - b for a, b in zip(e.meter.snapshot(), (requests0, units0), strict=True))
         reads = e.meter.read_units - reads0
+        alarm_writes = sum(int(i[schema.VERSION]["N"]) for i in scan_all(e.client, tables["table"]) if is_alarm_item(i))
         cancelled = Counter(e.meter.cancelled_units)
         cancelled.subtract(cancelled0)
         counts = Counter(day_counts(e.client, tables["table"]))
@@ -144,6 +150,7 @@ def run(
             "invocations": drained.invocations,
             "slowest_invocation_s": drained.slowest_invocation,
             "listed": drained.listed,
+            "alarm_writes": alarm_writes,
             "conflicts": e.conflicts.conflicts,
             "overcount": sum(max(0, c - workload.truth.get(k, 0)) for k, c in counts.items()),
             "undercount": sum(max(0, t - counts.get(k, 0)) for k, t in workload.truth.items()),

@@ -90,12 +90,12 @@ class AlarmAnnouncer(Construct):
         )
         self.rule: events.Rule | None = None
 
-    def announce_to(self, topic: sns.ITopic, *, label: str) -> events.Rule:
+    def announce_to(self, topic: sns.ITopic, *, label: str, pipeline: str) -> events.Rule:
         """The rule on the default bus that sends each alarm event to ``topic`` as one line:
         ``Sensor Digest alarm: sensor 7, rule hot: NORMAL -> ACTIVE, value 41.5, report time ...
         (transition ...)``. Its target grants EventBridge ``sns:Publish`` in the topic's policy and the
-        use of its key. The line names no pipeline: the default bus is the account's, and the event
-        names none, so a second pipeline's events in the same account and region match this rule too."""
+        use of its key. The default bus is the account's: the rule takes this pipeline's events only
+        (``detail.pipeline``, the announcer's ``SENSOR_DIGEST_PIPELINE``), never a second pipeline's."""
         line = (
             f"Sensor Digest alarm: sensor {_field('sensor_id')}, rule {_field('rule')}: "
             f"{_field('previous')} -> {_field('state')}, value {_field('value')}, "
@@ -105,7 +105,11 @@ class AlarmAnnouncer(Construct):
             self,
             "StateChanges",
             description=f"{label}: alarm state changes to the alarm topic, one line each",
-            event_pattern=events.EventPattern(source=[names.ALARM_EVENT_SOURCE], detail_type=[names.ALARM_DETAIL_TYPE]),
+            event_pattern=events.EventPattern(
+                source=[names.ALARM_EVENT_SOURCE],
+                detail_type=[names.ALARM_DETAIL_TYPE],
+                detail={"pipeline": [pipeline]},
+            ),
             targets=[targets.SnsTopic(topic, message=events.RuleTargetInput.from_text(line))],
         )
         return self.rule

@@ -137,7 +137,7 @@ class SensorDigestPipeline(Construct):
             announcer_failure_queue=self.announcer.failure_queue,
             pipeline=self.pipeline_name,
         )
-        self.announcer.announce_to(self.monitoring.topic, label=label)
+        self.announcer.announce_to(self.monitoring.topic, label=label, pipeline=self.pipeline_name)
         self.read_api = ReadApi(
             self,
             "ReadApi",

@@ -158,7 +158,10 @@ def test_a_rule_on_the_default_bus_sends_each_alarm_event_to_the_alarm_topic_as_
         r["Properties"] for r in resources(template, "AWS::Events::Rule").values() if "EventPattern" in r["Properties"]
     ]
     assert "EventBusName" not in rule  # the default bus, where the announcer puts its events
-    assert rule["EventPattern"] == {"source": [names.ALARM_EVENT_SOURCE], "detail-type": [names.ALARM_DETAIL_TYPE]}
+    assert rule["EventPattern"]["source"] == [names.ALARM_EVENT_SOURCE]
+    assert rule["EventPattern"]["detail-type"] == [names.ALARM_DETAIL_TYPE]
+    # its own pipeline's events only: the default bus is the account's
+    assert rule["EventPattern"]["detail"] == {"pipeline": ["SensorDigest"]}  # the announcer's PIPELINE_ENV
     [target] = rule["Targets"]
     assert target["Arn"] == {"Ref": topic_id(template)}
     transformer = target["InputTransformer"]

@@ -13,7 +13,14 @@ from typing import Any, get_args, get_type_hints
 import pytest
 
 from sensor_digest import config
-from sensor_digest.config import ENVIRONMENT_VARIABLES, ApiSettings, IngestSettings, SummarySettings
+from sensor_digest.config import (
+    ENVIRONMENT_VARIABLES,
+    AnnouncerSettings,
+    ApiSettings,
+    IngestSettings,
+    SilenceSettings,
+    SummarySettings,
+)
 from sensor_digest.environment import Choice, Settings, Whole, WholeOrNone
 from sensor_digest.errors import ConfigurationError
 from sensor_digest_cdk.shape import PipelineShape, ShapeError
@@ -22,8 +29,10 @@ from sensor_digest_cdk.tunables import CARRIES, RULES, Tunables
 RESOURCES = {"table": "Digest", "ledger": "DigestLedger", "dlq_url": "https://sqs.example/dlq"}
 DEPLOYED: dict[type[Settings], Callable[[PipelineShape], dict[str, str]]] = {
     IngestSettings: lambda shape: shape.ingest_environment(**RESOURCES),
-    ApiSettings: lambda shape: shape.silence_environment(table="Digest"),
+    ApiSettings: lambda shape: shape.api_environment(table="Digest", ledger="DigestLedger"),
+    SilenceSettings: lambda shape: shape.silence_environment(table="Digest"),
     SummarySettings: lambda shape: shape.summary_environment(table="Digest"),
+    AnnouncerSettings: lambda shape: shape.announcer_environment(table="Digest"),
 }
 CARRIED = [f for f in fields(Tunables) if CARRIES in f.metadata]
 
@@ -91,7 +100,9 @@ def test_the_silence_threshold_prop_and_the_read_apis_settings_agree() -> None:
     variable = config.SILENCE_HOURS
     off = PipelineShape().silence_environment(table="Digest")
     assert variable.name not in off  # 0: no default threshold, no variable
-    assert ApiSettings.from_env(off).silence_hours is None
+    assert SilenceSettings.from_env(off).silence_hours is None
+    api = PipelineShape().api_environment(table="Digest", ledger="DigestLedger")
+    assert variable.name not in api and ApiSettings.from_env(api).silence_hours is None
     allowed = [n for n in range(variable.low - 1, variable.high + 2) if RULES["silence_hours"].ok(n)]
     assert allowed == [0, *range(variable.low, variable.high + 1)]  # the prop's 0 is "none"
     for refused in ("0", str(variable.high + 1), "six"):

@@ -38,10 +38,13 @@ MAX_ENTRIES = 10  # PutEvents takes at most 10 entries per call
 ENTRY_RETRIES = Backoff(attempts=3, base_seconds=0.05, cap_seconds=0.5, least=0.5)
 
 
-def detail_of(alarm: Alarm, t: Transition) -> dict[str, Any]:
-    """The event's detail: the contract's fields, values exact (``None`` where an operator moved it)."""
+def detail_of(alarm: Alarm, t: Transition, pipeline: str | None = None) -> dict[str, Any]:
+    """The event's detail: the contract's fields, values exact (``None`` where an operator moved it),
+    and the pipeline that made it (``SENSOR_DIGEST_PIPELINE``: the default bus is the account's, and a
+    pipeline's own rule matches its own events by it)."""
     return {
         "transition_id": t.id,
+        "pipeline": pipeline,
         "alarm_id": alarm.id,
         "sensor_id": alarm.sensor_id,
         "reading": alarm.reading,
@@ -57,8 +60,9 @@ def detail_of(alarm: Alarm, t: Transition) -> dict[str, Any]:
     }
 
 
-def entry_of(alarm: Alarm, t: Transition) -> dict[str, Any]:
-    return {"Source": EVENT_SOURCE, "DetailType": DETAIL_TYPE, "Detail": exact_json.dumps(detail_of(alarm, t))}
+def entry_of(alarm: Alarm, t: Transition, pipeline: str | None = None) -> dict[str, Any]:
+    detail = exact_json.dumps(detail_of(alarm, t, pipeline))
+    return {"Source": EVENT_SOURCE, "DetailType": DETAIL_TYPE, "Detail": detail}
 
 
 @dataclass
@@ -103,9 +107,10 @@ def _new_transitions(record: Mapping[str, Any]) -> Alarm | None:
 class Announcer:
     """Stream records in, one event per transition out (see the module)."""
 
-    def __init__(self, *, events: EventBridgeClient, alarms: AlarmStore) -> None:
+    def __init__(self, *, events: EventBridgeClient, alarms: AlarmStore, pipeline: str | None = None) -> None:
         self._events = events
         self._alarms = alarms
+        self._pipeline = pipeline
 
     def handle_event(self, event: Mapping[str, Any], remaining_ms: int | None = None) -> AnnounceReport:
         report = AnnounceReport()
@@ -138,7 +143,7 @@ class Announcer:
         """Put one entry per transition; entries PutEvents did not take are put again (only they, so
         that a partial failure repeats nothing), ``ENTRY_RETRIES`` times, then ``AnnounceFailed``."""
         for start in range(0, len(transitions), MAX_ENTRIES):
-            pending = [entry_of(alarm, t) for t in transitions[start : start + MAX_ENTRIES]]
+            pending = [entry_of(alarm, t, self._pipeline) for t in transitions[start : start + MAX_ENTRIES]]
             for attempt in range(ENTRY_RETRIES.attempts):
                 try:
                     answer = self._events.put_events(Entries=pending)  # type: ignore[arg-type]
@@ -159,11 +164,13 @@ class AnnounceFailed(Exception):
     """PutEvents did not take every entry: the record is retried."""
 
 
-def build_service(settings: AnnouncerSettings, session: ClientSource) -> Announcer:
-    """The announcer of these settings, its clients from ``session`` (see ``announcer/handler.py``)."""
+def build_service(settings: AnnouncerSettings, session: ClientSource, *, pipeline: str | None = None) -> Announcer:
+    """The announcer of these settings, its clients from ``session`` (see ``announcer/handler.py``);
+    ``pipeline``: the name its events carry (the construct's ``SENSOR_DIGEST_PIPELINE``)."""
     return Announcer(
         events=session.client("events"),
         alarms=AlarmStore(table_name=settings.table_name, client=make_client(session, max_pool_connections=4)),
+        pipeline=pipeline,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ class LocalEventBus:
     def __init__(self, path: Path | None = None, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.path = path
         self.events: list[dict[str, Any]] = []
+        self.arrivals: list[float] = []  # ``time.monotonic()`` as each event was put (the benchmark's lag)
         self._lock = threading.Lock()
         self._clock = clock
         if path is not None:
@@ -61,6 +63,7 @@ class LocalEventBus:
             answers.append({"EventId": event_id})
         with self._lock:
             self.events.extend(kept)
+            self.arrivals.extend([time.monotonic()] * len(kept))
             if self.path is not None and kept:
                 with self.path.open("a", encoding="utf-8") as out:
                     out.writelines(exact_json.dumps(e) + "\n" for e in kept)  # values exact, as the detail holds them

@@ -11,13 +11,14 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from announcer import handler as announcer_handler
 
 from sensor_digest import ingest
 from sensor_digest.alarms.announce import Announcer
 from sensor_digest.alarms.model import State
 from sensor_digest.alarms.rules import AlarmRule, RuleSet
 from sensor_digest.alarms.store import AlarmStore, RuleStore
-from sensor_digest.config import DeliveryMode, IngestSettings
+from sensor_digest.config import AnnouncerSettings, DeliveryMode, IngestSettings
 from sensor_digest_tools.aws.stream_reader import StreamReader
 from sensor_digest_tools.lambda_runtime.events import QueuedMessage
 from sensor_digest_tools.lambda_runtime.invoke import lambda_handler
@@ -269,3 +270,19 @@ def test_an_entry_refused_once_is_put_again_alone(
     # Then: both announced once, in one invocation
     assert answer.response() == {"batchItemFailures": []}
     assert sorted(e["detail"]["state"] for e in bus.events) == ["ACTIVE", "NORMAL"] and bus.calls == 2
+
+
+def test_the_deployed_announcer_names_its_pipeline_in_each_event(
+    ingest_handler: Any, rules: Any, ddb: Any, tables: Tables, engine_endpoint: str, session: Any
+) -> None:
+    # Given: the announcer as announcer/handler.py builds it where the construct set SENSOR_DIGEST_PIPELINE
+    rules(HOT)
+    assert listed(ingest_handler(sqs_event([report(7, 1, "31")]), FakeContext())) == 0
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SENSOR_DIGEST_PIPELINE", "Plant-A")
+        announcer = announcer_handler._build(AnnouncerSettings(table_name=tables.table), session)
+    bus = LocalEventBus()
+    announcer._events = bus  # type: ignore[assignment]  # the default bus, kept here
+    records = StreamReader(engine_endpoint, tables.table).poll()
+    assert announcer.handle_event({"Records": records}).response() == {"batchItemFailures": []}
+    assert [e["detail"]["pipeline"] for e in bus.events] == ["Plant-A"]
