@@ -152,3 +152,32 @@ def test_with_time_enough_the_answer_is_the_whole_report() -> None:
     report = service.handle_event({"Records": [record("a", {"sensor_id": 1})]}, remaining_ms=60_000)
 
     assert (report.counted, report.response()) == (1, {"batchItemFailures": []})
+
+
+class HangingAlarms:
+    """An alarm step that waits until ``released`` (an alarm read that stops answering)."""
+
+    def __init__(self, released: threading.Event) -> None:
+        self.released = released
+
+    def evaluate(self, messages: Sequence[Any], expired: Any = None) -> Any:
+        self.released.wait()
+        raise AssertionError("evaluated after the answer")
+
+
+@pytest.mark.timeout(60)
+def test_reports_counted_but_not_yet_evaluated_against_the_alarms_are_listed(released: threading.Event) -> None:
+    # Given: every report counted, the alarm step hanging
+    service = IngestService(
+        counter=HangingCounter(set(), released),
+        dead_letters=KeepingSink(),
+        default_zone=ZoneInfo("UTC"),
+        alarms=HangingAlarms(released),  # type: ignore[arg-type]
+    )
+    event = {"Records": [record("a", {"sensor_id": 1}), record("bad", {"sensor_id": "x"})]}
+
+    report = service.handle_event(event, remaining_ms=REMAINING_MS)
+
+    # Then: the counted one comes back (found counted, then evaluated); the rejected one stays in the DLQ
+    assert report.response() == {"batchItemFailures": [{"itemIdentifier": "a"}]}
+    assert (report.counted, report.rejected) == (1, 1)

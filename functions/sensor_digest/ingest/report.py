@@ -33,6 +33,8 @@ class BatchReport:
     deferred: int = 0  # groups whose transaction met another writer's, written again at the end of the batch
     transitions: int = 0  # alarm transitions the batch's reports made (alarms/evaluator.py)
     ended_ids: set[str] = field(default_factory=set)  # counted, duplicate or kept in the DLQ
+    settled_ids: set[str] = field(default_factory=set)  # counted or duplicate (what alarms evaluate)
+    alarms_evaluated: bool = False  # the alarm step has run (``IngestService._evaluate_alarms``)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (message id, reason): a write refused
     audit: list[list[Any]] = field(default_factory=list)  # [sensor_id, day, [[event_id, count], ...]] counted
     answered: bool = False  # the handler answered before the batch's end (``IngestService.cut_short``)
@@ -46,6 +48,7 @@ class BatchReport:
             self.duplicates += len(duplicates)
             self.rejected += len(rejected)
             self.ended_ids.update(counted, duplicates, rejected)
+            self.settled_ids.update(counted, duplicates)
 
     def take_audit(self) -> list[list[list[Any]]]:
         """The audit trail of the groups counted so far, taken: what each counted report contributed

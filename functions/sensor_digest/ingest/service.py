@@ -109,6 +109,8 @@ class IngestService:
         with report.lock:
             report.answered = True  # what is still under way starts nothing more (``process``)
             ended = set(report.ended_ids)
+            # counted but not yet evaluated against the alarm rules: listed, so they come back, found counted
+            unevaluated = set() if self.alarms is None or report.alarms_evaluated else set(report.settled_ids)
             answer = BatchReport(
                 counted=report.counted,
                 duplicates=report.duplicates,
@@ -119,7 +121,7 @@ class IngestService:
                 deferred=report.deferred,
                 ended_ids=ended,
             )
-        unended = [m.message_id for m in messages if m.message_id not in ended]
+        unended = [m.message_id for m in messages if m.message_id not in ended or m.message_id in unevaluated]
         LOG.warning("the invocation's time is nearly out: listing what has not ended", listed=len(unended))
         answer.failed_ids = self._ordering.failures(messages, unended)
         return answer
@@ -300,6 +302,7 @@ class IngestService:
         expired = None if deadline is None else (lambda: self.clock() >= deadline)
         evaluated = self.alarms.evaluate(settled, expired)
         with report.lock:
+            report.alarms_evaluated = True
             report.transitions += evaluated.transitions
             report.requests += evaluated.writes + (1 if evaluated.reads else 0)
             report.failed_ids.extend(m.message_id for m in evaluated.failed)  # its repeats ended as duplicates
