@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sensor_digest.alarms.rules import MAX_RULES, AlarmRule, InvalidRule, RuleSet
-from sensor_digest.alarms.store import _decode, rules_json
+from sensor_digest.alarms.store import RuleCache, _decode, rules_json
+from sensor_digest.errors import TransientFault
 
 HOT = {"name": "hot", "reading": "temperature", "sensors": "*", "condition": "above", "threshold": 30}
 
@@ -95,3 +96,45 @@ def test_the_stored_form_reads_back_to_an_equal_rule_set(threshold: Decimal, gap
     text = rules_json(rules)
     json.loads(text)  # plain JSON
     assert RuleSet.parse(_decode(text)) == rules
+
+
+class Store:
+    """A rule store whose version and rules the test sets, counting its reads."""
+
+    def __init__(self) -> None:
+        self.rules, self.fail, self.reads = RuleSet(), False, 0
+
+    def version(self) -> int:
+        self.reads += 1
+        if self.fail:
+            raise TransientFault("GetItem failed (retryable): ThrottlingException")
+        return self.rules.version
+
+    def load(self) -> RuleSet:
+        self.reads += 1
+        return self.rules
+
+
+def test_a_container_reads_the_rules_version_once_a_minute_and_the_rules_when_it_moved() -> None:
+    store, now = Store(), [0.0]
+    store.rules = RuleSet.parse([HOT], version=1)
+    cache = RuleCache(store, clock=lambda: now[0])  # type: ignore[arg-type]
+    assert cache.rules().version == 1 and store.reads == 2  # the version, then the rules
+    now[0] = 59.0
+    assert cache.rules().version == 1 and store.reads == 2  # within the minute: no read
+    now[0] = 61.0
+    assert cache.rules().version == 1 and store.reads == 3  # the version alone: unchanged
+    store.rules = RuleSet.parse([], version=2)
+    now[0] = 122.0
+    assert cache.rules().rules == () and store.reads == 5
+
+
+def test_a_failed_refresh_keeps_the_rules_known_and_a_failed_first_read_is_raised() -> None:
+    store, now = Store(), [0.0]
+    store.rules = RuleSet.parse([HOT], version=1)
+    cache = RuleCache(store, clock=lambda: now[0])  # type: ignore[arg-type]
+    cache.rules()
+    store.fail, now[0] = True, 61.0
+    assert cache.rules().version == 1
+    with pytest.raises(TransientFault):
+        RuleCache(store).rules()  # type: ignore[arg-type]

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from sensor_digest import exact_json
 from sensor_digest.alarms.model import Alarm, State, Transition, iso
 from sensor_digest.alarms.rules import InvalidRule, RuleSet
-from sensor_digest.errors import MalformedItem, ReasonedError
+from sensor_digest.errors import MalformedItem, ReasonedError, TransientFault
+from sensor_digest.logs import LOG
 from sensor_digest.store import dynamo, schema
 
 if TYPE_CHECKING:
@@ -154,10 +155,14 @@ class RuleCache:
         now = self.clock()
         if self._rules is not None and now - self._checked < self.refresh_seconds:
             return self._rules
-        version = self.store.version()
-        if self._rules is None or version != self._rules.version:
-            loaded = self.store.load()
-            self._rules = loaded if loaded.version >= version else RuleSet(loaded.rules, loaded.version)
+        try:
+            version = self.store.version()
+            if self._rules is None or version != self._rules.version:
+                self._rules = self.store.load()
+        except TransientFault:
+            if self._rules is None:
+                raise
+            LOG.warning("alarm rules not refreshed; the ones known stay", version=self._rules.version)
         self._checked = now
         return self._rules
 
