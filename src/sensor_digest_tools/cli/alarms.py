@@ -42,6 +42,11 @@ from sensor_digest_tools.local.event_bus import read_events
 from sensor_digest_tools.ops import alarms as ops
 from sensor_digest_tools.ops.targets import Target, running_local
 
+RULES_REACH_INGEST = (
+    "ingest evaluates the new rules within a minute (each container reads them at most once a minute); "
+    "reports counted before then are not evaluated under them"
+)
+
 alarms_app = typer.Typer(
     help="Alarm rules on readings, and the alarms they raise: apply rules, list alarms, act on them.",
     no_args_is_help=True,
@@ -121,6 +126,7 @@ def alarms_apply(
         say(f"{file}: nothing changes; the rules stay at version {after.version}")
     else:
         say(f"applied {file}: {change.words()}; the rules are at version {after.version}")
+        note(RULES_REACH_INGEST)
 
 
 def _number(text: str, option: str) -> Decimal:
@@ -215,6 +221,7 @@ def alarms_set(
         print_exact_json({"rule": rule.document(), "change": change, "version": after.version})
         return
     say(f"rule {rule.name} {change}; the rules are at version {after.version}")
+    note(RULES_REACH_INGEST)
 
 
 def _rule_from_options(given: dict[str, Any], latch: bool) -> dict[str, Any]:
