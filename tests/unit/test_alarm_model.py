@@ -168,7 +168,7 @@ def test_a_report_older_than_the_last_one_that_moved_the_alarm_moves_nothing() -
 
 def test_the_transition_id_is_the_causes_and_differs_between_alarms() -> None:
     after = run(rule(), reports(31))
-    assert after.made[0].id == transition_id(7, "hot", "e0")
+    assert after.made[0].id == transition_id(7, "hot", "report\x1fe0")
     assert transition_id(7, "hot", "e0") != transition_id(8, "hot", "e0") != transition_id(7, "cold", "e0")
 
 
@@ -245,3 +245,11 @@ def test_the_state_follows_a_plain_reading_of_the_rule(vs: list[str], clear: int
             expected.append(("ACTIVE", "NORMAL"))
     after = evaluate(Alarm.fresh(7, r), r, reports(*vs), NOW)
     assert states(after) == expected
+
+
+def test_a_report_whose_event_id_spells_an_operator_cause_gets_its_own_transition_id() -> None:
+    r = rule()
+    active = replace(run(r, reports(31)), version=1, made=())
+    acked = act(active, "acknowledge", NOW, by="ops")  # its cause: acknowledge#2
+    spoof = run(r, [Report(NOW + 1, Decimal(20), "acknowledge#2")], replace(acked, version=2, made=()))
+    assert spoof.made[0].id != acked.made[0].id

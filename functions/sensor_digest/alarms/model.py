@@ -133,7 +133,8 @@ class Alarm:
 
 def _moved(alarm: Alarm, state: State, now: int, *, by: str, cause: str, report: Report | None) -> Alarm:
     made = Transition(
-        id=transition_id(alarm.sensor_id, alarm.rule, cause),
+        # a report's cause and an operator's in their own namespaces: an event_id cannot name an action
+        id=transition_id(alarm.sensor_id, alarm.rule, ("report\x1f" if report is not None else "operator\x1f") + cause),
         previous=alarm.state,
         state=state,
         at=now,
