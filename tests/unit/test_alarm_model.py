@@ -168,7 +168,7 @@ def test_a_report_older_than_the_last_one_that_moved_the_alarm_moves_nothing() -
 
 def test_the_transition_id_is_the_causes_and_differs_between_alarms() -> None:
     after = run(rule(), reports(31))
-    assert after.made[0].id == transition_id(7, "hot", "report\x1fe0")
+    assert after.made[0].id == transition_id(7, "hot", "report\x1fe0\x1fNORMAL\x1fACTIVE")
     assert transition_id(7, "hot", "e0") != transition_id(8, "hot", "e0") != transition_id(7, "cold", "e0")
 
 

@@ -134,7 +134,11 @@ class Alarm:
 def _moved(alarm: Alarm, state: State, now: int, *, by: str, cause: str, report: Report | None) -> Alarm:
     made = Transition(
         # a report's cause and an operator's in their own namespaces: an event_id cannot name an action
-        id=transition_id(alarm.sensor_id, alarm.rule, ("report\x1f" if report is not None else "operator\x1f") + cause),
+        id=transition_id(
+            alarm.sensor_id,
+            alarm.rule,
+            ("report\x1f" if report is not None else "operator\x1f") + f"{cause}\x1f{alarm.state}\x1f{state}",
+        ),
         previous=alarm.state,
         state=state,
         at=now,

@@ -368,7 +368,7 @@ class AlarmStore:
         """Keep ``transitions`` (of the alarm's ``version``) in its log: one put each."""
         for index, t in enumerate(transitions):
             item = {
-                **schema.alarm_log_key(alarm.sensor_id, alarm.rule, version * 100 + index),
+                **schema.alarm_log_key(alarm.sensor_id, alarm.rule, version, index),
                 schema.TRANSITION: transition_value(t),
             }
             dynamo.call("PutItem", partial(self._client.put_item, TableName=self._table, Item=item))

@@ -220,7 +220,7 @@ class AlarmRoutes:
         if token is not None:
             after = tokens.decode(token, digest)
             if not isinstance(after, str) or not re.fullmatch(
-                f"{re.escape(schema.ALARM_LOG_PREFIX + rule)}#[0-9]{{{schema.LOG_VERSION_DIGITS}}}", after
+                f"{re.escape(schema.ALARM_LOG_PREFIX + rule)}#[0-9]{{{schema.LOG_VERSION_DIGITS}}}#[0-9]{{5}}", after
             ):
                 raise BadRequest(tokens.REFUSED)
             start = {schema.SENSOR_ID: {"N": str(sensor)}, schema.DATE: {"S": after}}

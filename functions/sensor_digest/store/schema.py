@@ -170,8 +170,9 @@ def alarm_key(sensor_id: int | str, rule: str) -> Item:
     return _digest_key(sensor_id, ALARM_PREFIX + rule)
 
 
-def alarm_log_key(sensor_id: int | str, rule: str, version: int) -> Item:
-    return _digest_key(sensor_id, f"{ALARM_LOG_PREFIX}{rule}#{version:0{LOG_VERSION_DIGITS}d}")
+def alarm_log_key(sensor_id: int | str, rule: str, version: int, index: int = 0) -> Item:
+    """The log item of the ``index``-th transition of the alarm's ``version``: sorted by both."""
+    return _digest_key(sensor_id, f"{ALARM_LOG_PREFIX}{rule}#{version:0{LOG_VERSION_DIGITS}d}#{index:05d}")
 
 
 # -- table definitions: (attribute, type, key role), as CloudFormation and CreateTable name them --
