@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sensor_digest import exact_json, names
-from sensor_digest.alarms.model import Alarm, Transition, iso
+from sensor_digest.alarms.model import Alarm, Transition
 from sensor_digest.alarms.store import AlarmStore, alarm_of
 from sensor_digest.backoff import Backoff
 from sensor_digest.config import AnnouncerSettings
@@ -43,20 +43,12 @@ def detail_of(alarm: Alarm, t: Transition, pipeline: str | None = None) -> dict[
     and the pipeline that made it (``SENSOR_DIGEST_PIPELINE``: the default bus is the account's, and a
     pipeline's own rule matches its own events by it)."""
     return {
-        "transition_id": t.id,
         "pipeline": pipeline,
         "alarm_id": alarm.id,
         "sensor_id": alarm.sensor_id,
         "reading": alarm.reading,
         "rule": alarm.rule,
-        "previous": t.previous.value,
-        "state": t.state.value,
-        "severity": t.severity,
-        "value": t.value,
-        "report_time": None if t.report_time is None else iso(t.report_time),
-        "at": iso(t.at),
-        "by": t.by,
-        "cause": t.cause,
+        **t.as_json(),
     }
 
 

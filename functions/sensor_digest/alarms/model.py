@@ -104,6 +104,21 @@ class Transition:
     value: Decimal | None = None
     report_time: int | None = None
 
+    def as_json(self) -> dict[str, object]:
+        """The transition as the read API's history and the event's detail give it (values exact;
+        ``value`` and ``report_time`` ``None`` where an operator moved it)."""
+        return {
+            "transition_id": self.id,
+            "previous": self.previous.value,
+            "state": self.state.value,
+            "severity": self.severity,
+            "value": self.value,
+            "report_time": None if self.report_time is None else iso(self.report_time),
+            "at": iso(self.at),
+            "by": self.by,
+            "cause": self.cause,
+        }
+
 
 @dataclass(frozen=True)
 class Alarm:

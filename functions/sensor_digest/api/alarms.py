@@ -71,17 +71,7 @@ def alarm_json(alarm: Alarm) -> dict[str, Any]:
 def transition_json(t: Transition) -> dict[str, Any]:
     """One transition of an alarm's history; ``value`` and ``report_time`` are ``None`` where an
     operator moved it."""
-    return {
-        "transition_id": t.id,
-        "previous": t.previous.value,
-        "state": t.state.value,
-        "severity": t.severity,
-        "value": t.value,
-        "report_time": None if t.report_time is None else iso(t.report_time),
-        "at": iso(t.at),
-        "by": t.by,
-        "cause": t.cause,
-    }
+    return t.as_json()
 
 
 def operator_of(event: Mapping[str, Any]) -> str:
